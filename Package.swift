@@ -1,0 +1,45 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "resendgate",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Countdown", targets: ["Countdown"]),
+        .library(name: "ResendGate", targets: ["ResendGate"]),
+        .library(name: "ResendGateServer", targets: ["ResendGateServer"]),
+        .library(name: "ResendGateTestSupport", targets: ["ResendGateTestSupport"]),
+        .executable(name: "resendgate", targets: ["resendgate"]),
+    ],
+    targets: [
+        // MARK: C libraries from Debian
+        .systemLibrary(name: "CHiredis", path: "Sources/CHiredis"),
+        .target(
+            name: "CPhoneNumber",
+            path: "Sources/CPhoneNumber",
+            cxxSettings: [.unsafeFlags(["-std=c++17"])],
+            linkerSettings: [.linkedLibrary("phonenumber"), .linkedLibrary("stdc++")]
+        ),
+
+        // MARK: Swift modules
+        .target(name: "Countdown"),
+        .target(name: "ResendGate", dependencies: ["CHiredis", "CPhoneNumber", "Countdown"]),
+        .target(name: "ResendGateServer", dependencies: ["ResendGate", "Countdown", "CHiredis"]),
+        .executableTarget(name: "resendgate", dependencies: ["ResendGate", "ResendGateServer", "Countdown"]),
+        .target(name: "ResendGateTestSupport", dependencies: ["ResendGate"]),
+        .executableTarget(name: "CountdownBench", dependencies: ["Countdown"]),
+
+        // MARK: Tests
+        .testTarget(name: "CountdownTests", dependencies: ["Countdown"]),
+        .testTarget(name: "ResendGateTests", dependencies: ["ResendGate"]),
+        .testTarget(
+            name: "ResendGateIntegrationTests",
+            dependencies: ["ResendGate", "ResendGateTestSupport"]
+        ),
+        .testTarget(
+            name: "ResendGateServerTests",
+            dependencies: ["ResendGateServer", "ResendGate", "ResendGateTestSupport"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

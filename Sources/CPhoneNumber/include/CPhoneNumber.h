@@ -1,0 +1,60 @@
+#ifndef RESENDGATE_CPHONENUMBER_H
+#define RESENDGATE_CPHONENUMBER_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Why a parse failed. Stable values: the Swift layer maps them to typed errors.
+typedef enum rg_phone_status {
+    RG_PHONE_OK = 0,
+    RG_PHONE_EMPTY = 1,
+    RG_PHONE_NOT_A_NUMBER = 2,
+    RG_PHONE_TOO_SHORT = 3,
+    RG_PHONE_TOO_LONG = 4,
+    RG_PHONE_INVALID_FOR_REGION = 5,
+    RG_PHONE_INVALID_COUNTRY_CODE = 6,
+    RG_PHONE_MISSING_REGION = 7,
+    RG_PHONE_INTERNAL = 8
+} rg_phone_status;
+
+/// libphonenumber's number types, in a stable C form.
+typedef enum rg_phone_type {
+    RG_PHONE_TYPE_FIXED_LINE = 0,
+    RG_PHONE_TYPE_MOBILE = 1,
+    RG_PHONE_TYPE_FIXED_LINE_OR_MOBILE = 2,
+    RG_PHONE_TYPE_TOLL_FREE = 3,
+    RG_PHONE_TYPE_PREMIUM_RATE = 4,
+    RG_PHONE_TYPE_SHARED_COST = 5,
+    RG_PHONE_TYPE_VOIP = 6,
+    RG_PHONE_TYPE_PERSONAL_NUMBER = 7,
+    RG_PHONE_TYPE_PAGER = 8,
+    RG_PHONE_TYPE_UAN = 9,
+    RG_PHONE_TYPE_VOICEMAIL = 10,
+    RG_PHONE_TYPE_UNKNOWN = 11
+} rg_phone_type;
+
+/// The result of a successful parse, in fixed-size buffers (no allocation to free).
+typedef struct rg_phone_result {
+    char e164[24];     /* "+8613800138000", NUL-terminated */
+    char region[4];    /* "CN", or "001" for non-geographic entities */
+    int type;          /* an rg_phone_type */
+    int country_code;  /* 86 */
+} rg_phone_result;
+
+/// Parses `len` bytes of UTF-8 as a phone number. `default_region` (two letters,
+/// or NULL) is used when the input has no country code.
+rg_phone_status rg_phone_parse(const char *input, size_t len,
+                               const char *default_region,
+                               rg_phone_result *out);
+
+/// 1 when libphonenumber knows `region` (two letters, upper case), else 0.
+int rg_phone_is_known_region(const char *region);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,1 @@
+print("countdown bench: not yet")

@@ -1,0 +1,71 @@
+import CPhoneNumber
+
+/// A phone number in canonical E.164 form, the identity of a cooldown.
+///
+/// Every spelling of one number (`+86 138 0013 8000`, `008613800138000`,
+/// `tel:+86-138-0013-8000`, full-width digits, or a national number with a default
+/// region) parses to the same value, so a caller cannot dodge a cooldown by
+/// respelling the number.
+public struct PhoneNumber: Sendable, Hashable, CustomStringConvertible {
+    /// The number in E.164, such as `+8613800138000`.
+    public let e164: String
+    /// The region the number belongs to (`CN`), or `001` for non-geographic numbers.
+    public let region: String
+    /// What kind of line the number is, as libphonenumber's metadata says.
+    public let type: PhoneNumberType
+    /// The country calling code (`86`).
+    public let countryCode: Int
+
+    public var description: String { e164 }
+
+    /// Parses `text` with libphonenumber, using `defaultRegion` (two letters) for a
+    /// number written without a country code. Results are cached.
+    public init(parsing text: String, defaultRegion: String? = nil) throws(PhoneNumberError) {
+        self = try PhoneNumberParser.shared.parse(text, defaultRegion: defaultRegion)
+    }
+
+    init(e164: String, region: String, type: PhoneNumberType, countryCode: Int) {
+        self.e164 = e164
+        self.region = region
+        self.type = type
+        self.countryCode = countryCode
+    }
+
+    /// Whether libphonenumber knows `code` as a region (`CN`, `GB`).
+    public static func isKnownRegion(_ code: String) -> Bool {
+        code.utf8.count == 2 && rg_phone_is_known_region(code) == 1
+    }
+}
+
+/// A number's line type, as libphonenumber classifies it.
+public enum PhoneNumberType: String, Sendable, CaseIterable, Codable {
+    case fixedLine = "fixed_line"
+    case mobile
+    case fixedLineOrMobile = "fixed_line_or_mobile"
+    case tollFree = "toll_free"
+    case premiumRate = "premium_rate"
+    case sharedCost = "shared_cost"
+    case voip
+    case personalNumber = "personal_number"
+    case pager
+    case uan
+    case voicemail
+    case unknown
+
+    init(cValue: Int32) {
+        switch cValue {
+        case 0: self = .fixedLine
+        case 1: self = .mobile
+        case 2: self = .fixedLineOrMobile
+        case 3: self = .tollFree
+        case 4: self = .premiumRate
+        case 5: self = .sharedCost
+        case 6: self = .voip
+        case 7: self = .personalNumber
+        case 8: self = .pager
+        case 9: self = .uan
+        case 10: self = .voicemail
+        default: self = .unknown
+        }
+    }
+}

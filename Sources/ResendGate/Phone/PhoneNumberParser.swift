@@ -1,0 +1,84 @@
+import CPhoneNumber
+import Synchronization
+
+/// Parses phone numbers through libphonenumber, with a bounded cache of recent
+/// results: a parse costs libphonenumber 20-40 µs, a cache hit well under 1 µs.
+///
+/// The cache holds two generations of at most `capacity / 2` entries each: a hit in
+/// the old generation is promoted, and when the young one fills, the old one is
+/// dropped. That bounds memory without the bookkeeping of an exact LRU.
+public final class PhoneNumberParser: Sendable {
+    /// Inputs longer than this are refused before libphonenumber sees them.
+    public static let maximumInputBytes = 64
+    /// One shared parser, used by `PhoneNumber(parsing:defaultRegion:)`.
+    public static let shared = PhoneNumberParser(capacity: 65_536)
+
+    private struct CacheKey: Hashable {
+        let text: String
+        let region: String?
+    }
+
+    private struct Generations {
+        var young: [CacheKey: Result<PhoneNumber, PhoneNumberError>] = [:]
+        var old: [CacheKey: Result<PhoneNumber, PhoneNumberError>] = [:]
+    }
+
+    private let generationSize: Int
+    private let cache = Mutex(Generations())
+
+    /// A parser whose cache keeps at most `capacity` recent inputs.
+    public init(capacity: Int) {
+        generationSize = max(1, capacity / 2)
+    }
+
+    /// Parses `text`, using `defaultRegion` for numbers without a country code.
+    public func parse(_ text: String, defaultRegion: String?) throws(PhoneNumberError) -> PhoneNumber {
+        let key = CacheKey(text: text, region: defaultRegion)
+        if let hit = cache.withLock({ $0.young[key] }) { return try hit.get() }
+        let result = cache.withLock { generations in generations.old[key] } ?? Self.parseUncached(text, defaultRegion: defaultRegion)
+        cache.withLock { generations in
+            if generations.young.count >= generationSize {
+                generations.old = generations.young
+                generations.young.removeAll(keepingCapacity: true)
+            }
+            generations.young[key] = result
+        }
+        return try result.get()
+    }
+
+    private static func parseUncached(_ text: String, defaultRegion: String?) -> Result<PhoneNumber, PhoneNumberError> {
+        if let region = defaultRegion, !PhoneNumber.isKnownRegion(region) {
+            return .failure(.invalidDefaultRegion(region))
+        }
+        let utf8 = Array(text.utf8)
+        if utf8.count > maximumInputBytes { return .failure(.tooManyCharacters) }
+        // Control characters (NUL, CR, LF and the like) are never part of a number.
+        if utf8.contains(where: { $0 < 0x20 && $0 != 0x09 || $0 == 0x7F }) { return .failure(.notANumber) }
+
+        var out = rg_phone_result()
+        let status = utf8.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { chars in
+                if let region = defaultRegion {
+                    region.withCString { rg_phone_parse(chars.baseAddress, chars.count, $0, &out) }
+                } else {
+                    rg_phone_parse(chars.baseAddress, chars.count, nil, &out)
+                }
+            }
+        }
+        switch status {
+        case RG_PHONE_OK:
+            let e164 = withUnsafeBytes(of: out.e164) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let region = withUnsafeBytes(of: out.region) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            return .success(PhoneNumber(
+                e164: e164, region: region,
+                type: PhoneNumberType(cValue: out.type), countryCode: Int(out.country_code)))
+        case RG_PHONE_EMPTY: return .failure(.empty)
+        case RG_PHONE_TOO_SHORT: return .failure(.tooShort)
+        case RG_PHONE_TOO_LONG: return .failure(.tooLong)
+        case RG_PHONE_INVALID_FOR_REGION: return .failure(.invalidForRegion)
+        case RG_PHONE_INVALID_COUNTRY_CODE: return .failure(.invalidCountryCode)
+        case RG_PHONE_MISSING_REGION: return .failure(.missingRegion)
+        default: return .failure(.notANumber)
+        }
+    }
+}

@@ -1,0 +1,2 @@
+import ResendGate
+print("resendgate")
