@@ -1,2 +1,49 @@
+import Foundation
 import ResendGate
-print("resendgate")
+
+/// `resendgate COMMAND ...`: a thin dispatcher; each command lives in its own file.
+let usage = """
+    usage: resendgate COMMAND [options]
+
+    commands:
+      send PHONE      reserve a send if the cooldown allows (exit 0 allowed, 3 denied)
+      status PHONE    show a number's cooldown without consuming it
+      release PHONE   end a number's cooldown
+      serve           run the HTTP server
+      watch TOKEN     show "Resend in 42s" for a countdown token, redrawn in place
+
+    Run `resendgate COMMAND --help` for a command's options.
+    """
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let environment = ProcessInfo.processInfo.environment
+let code: ExitCode
+do {
+    switch arguments.first {
+    case "send": code = try await SendCommand.run(Array(arguments.dropFirst()), environment: environment)
+    case "status": code = try await StatusCommand.run(Array(arguments.dropFirst()), environment: environment)
+    case "release": code = try await ReleaseCommand.run(Array(arguments.dropFirst()), environment: environment)
+    case "help", "--help", "-h":
+        print(usage)
+        code = .success
+    case nil:
+        printError("no command given\n\(usage)")
+        code = .badInput
+    case let other?:
+        printError("unknown command \"\(other)\"\n\(usage)")
+        code = .badInput
+    }
+} catch let error as GateError {
+    printError(error.message)
+    code = ExitCode(for: error)
+} catch let error as ConfigurationError {
+    printError(error.description)
+    code = .badInput
+} catch let error as UsageError {
+    printError(error.description)
+    code = .badInput
+} catch {
+    printError("\(error)")
+    code = .storeUnavailable
+}
+exit(code.rawValue)

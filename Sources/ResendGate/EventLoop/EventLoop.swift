@@ -1,0 +1,101 @@
+import CHiredis
+import Foundation
+import Synchronization
+
+/// A libevent event loop running on one thread.
+///
+/// Everything that touches Redis connections, HTTP requests or timers of a loop
+/// runs on that loop's thread; other threads hand work over with `execute(_:)`.
+/// The gate's hot path never leaves its loop.
+public final class EventLoop: Sendable {
+    /// The libevent base. Only for the wrappers in this package.
+    package nonisolated(unsafe) let base: OpaquePointer
+    private nonisolated(unsafe) let wakeEvent: OpaquePointer
+    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    private let threadID = Mutex<pthread_t?>(nil)
+
+    private static let threadingReady: Bool = {
+        evthread_use_pthreads() == 0
+    }()
+
+    /// Creates a loop; call `run()` on the thread that should own it, or use
+    /// `EventLoop.startThread(name:)`.
+    public init() {
+        precondition(Self.threadingReady, "libevent could not enable pthreads locking")
+        guard let base = event_base_new() else { fatalError("event_base_new failed: out of memory") }
+        self.base = base
+        let box = WakeBox()
+        guard let event = event_new(base, -1, 0, { _, _, context in
+            Unmanaged<WakeBox>.fromOpaque(context!).takeUnretainedValue().loop?.runJobs()
+        }, Unmanaged.passUnretained(box).toOpaque()) else { fatalError("event_new failed") }
+        wakeEvent = event
+        wakeBox = box
+        box.loop = self
+    }
+
+    private let wakeBox: WakeBox
+
+    deinit {
+        event_free(wakeEvent)
+        event_base_free(base)
+    }
+
+    /// Starts a loop on a new thread of its own and returns it once it runs.
+    public static func startThread(name: String) -> EventLoop {
+        let loop = EventLoop()
+        let started = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            loop.run(onStart: { started.signal() })
+        }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+        started.wait()
+        return loop
+    }
+
+    /// Runs the loop on the calling thread until `stop()`.
+    public func run(onStart: (@Sendable () -> Void)? = nil) {
+        threadID.withLock { $0 = pthread_self() }
+        if let onStart { execute(onStart) }
+        event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY)
+        runJobs()
+        threadID.withLock { $0 = nil }
+    }
+
+    /// Stops the loop after the callbacks now running; safe from any thread.
+    public func stop() {
+        execute { [self] in _ = event_base_loopbreak(self.base) }
+    }
+
+    /// Whether the caller runs on this loop's thread.
+    public var inLoop: Bool {
+        threadID.withLock { id in id.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    }
+
+    /// Runs `job` on the loop's thread soon; safe from any thread, never blocks on the loop.
+    public func execute(_ job: @escaping @Sendable () -> Void) {
+        let wasEmpty = jobs.withLock { queue in
+            queue.append(job)
+            return queue.count == 1
+        }
+        if wasEmpty { event_active(wakeEvent, 0, 0) }
+    }
+
+    private func runJobs() {
+        while true {
+            let batch = jobs.withLock { queue -> [@Sendable () -> Void] in
+                let batch = queue
+                queue.removeAll(keepingCapacity: true)
+                return batch
+            }
+            if batch.isEmpty { return }
+            for job in batch { job() }
+        }
+    }
+}
+
+/// Breaks the reference cycle between the loop and its wake event's context.
+private final class WakeBox: @unchecked Sendable {
+    weak var loop: EventLoop?
+}

@@ -1,0 +1,49 @@
+/// The answer to "may a code be sent to this number now?".
+public struct Decision: Sendable, Equatable {
+    /// Why a send was refused.
+    public enum Reason: String, Sendable {
+        /// The number's cooldown is still running.
+        case cooldown
+    }
+
+    /// True when the send was allowed, and so reserved: the cooldown now runs.
+    public let allowed: Bool
+    /// Why the send was refused; nil when allowed.
+    public let reason: Reason?
+    public let phone: PhoneNumber
+    public let purpose: Purpose
+    /// Milliseconds until a send may be allowed (Redis's `PTTL`); when allowed,
+    /// the length of the cooldown just started.
+    public let retryAfterMilliseconds: Int64
+    /// The wall-clock time at which the reply was read, in ms since 1970.
+    public let serverTimeMilliseconds: Int64
+    /// Sends counted in the policy's window, this one included when allowed.
+    public let sendsInWindow: Int
+
+    /// Whole seconds until a send may be allowed, rounded up: 59 001 ms is 60 s.
+    public var retryAfter: Int64 { Self.wholeSeconds(retryAfterMilliseconds) }
+    /// When a send may be allowed, in ms since 1970.
+    public var resendAtMilliseconds: Int64 { serverTimeMilliseconds + retryAfterMilliseconds }
+
+    /// `ceil(ms / 1000)` for non-negative ms; 0 only for 0.
+    public static func wholeSeconds(_ milliseconds: Int64) -> Int64 {
+        milliseconds <= 0 ? 0 : (milliseconds + 999) / 1000
+    }
+}
+
+/// What a peek found: a number's cooldown, without consuming anything.
+public struct CooldownStatus: Sendable, Equatable {
+    public let phone: PhoneNumber
+    public let purpose: Purpose
+    /// Milliseconds left of the cooldown; 0 when none runs.
+    public let retryAfterMilliseconds: Int64
+    /// The wall-clock time at which the reply was read, in ms since 1970.
+    public let serverTimeMilliseconds: Int64
+
+    /// Whether a cooldown runs now.
+    public var active: Bool { retryAfterMilliseconds > 0 }
+    /// Whole seconds left, rounded up.
+    public var retryAfter: Int64 { Decision.wholeSeconds(retryAfterMilliseconds) }
+    /// When the cooldown ends, in ms since 1970; nil when none runs.
+    public var resendAtMilliseconds: Int64? { active ? serverTimeMilliseconds + retryAfterMilliseconds : nil }
+}

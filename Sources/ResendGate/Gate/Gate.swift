@@ -1,0 +1,80 @@
+import Foundation
+
+/// The resend gate for async Swift callers: decides whether a verification code may
+/// be sent to a number now, with Redis as the only state.
+///
+/// Each call is one atomic script call on the gate's own event loop thread and
+/// Redis connection; calls from many tasks pipeline on that connection.
+public final class Gate: Sendable {
+    private let loop: EventLoop
+    private nonisolated(unsafe) let worker: GateWorker
+    public let configuration: GateConfiguration
+
+    /// Starts the gate's loop thread and begins connecting to Redis; calls made
+    /// before the connection is up wait for it (at most the connect timeout).
+    public init(configuration: GateConfiguration) {
+        self.configuration = configuration
+        loop = EventLoop.startThread(name: "resendgate-redis")
+        let made = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var worker: GateWorker?
+        loop.execute { [loop] in
+            worker = GateWorker(loop: loop, configuration: configuration)
+            made.signal()
+        }
+        made.wait()
+        self.worker = worker!
+    }
+
+    deinit {
+        let worker = self.worker
+        nonisolated(unsafe) let confined = worker
+        loop.execute { confined.close() }
+        loop.stop()
+    }
+
+    /// Reserves a send to `phone` for `purpose` if its cooldown allows: allowed
+    /// starts the cooldown, denied says how long is left. Never consumes when denied.
+    public func reserve(phone: String, purpose: String = Purpose.default.name) async throws(GateError) -> Decision {
+        let (number, purpose) = try parse(phone, purpose)
+        return try await onLoop { worker, done in worker.reserve(number, purpose: purpose, completion: done) }
+    }
+
+    /// Reads the cooldown of `phone` for `purpose`; never consumes.
+    public func peek(phone: String, purpose: String = Purpose.default.name) async throws(GateError) -> CooldownStatus {
+        let (number, purpose) = try parse(phone, purpose)
+        return try await onLoop { worker, done in worker.peek(number, purpose: purpose, completion: done) }
+    }
+
+    /// Ends the cooldown (the SMS provider failed, or an operator resets a number),
+    /// so a code may be sent again at once. Returns whether a cooldown was running.
+    @discardableResult
+    public func release(phone: String, purpose: String = Purpose.default.name) async throws(GateError) -> Bool {
+        let (number, purpose) = try parse(phone, purpose)
+        return try await onLoop { worker, done in worker.release(number, purpose: purpose, completion: done) }
+    }
+
+    /// Canonicalises a number as this gate does (for keys, logs and display).
+    public func canonical(_ phone: String) throws(GateError) -> PhoneNumber {
+        do {
+            return try PhoneNumber(parsing: phone, defaultRegion: configuration.defaultRegion)
+        } catch {
+            throw .invalidPhone(error)
+        }
+    }
+
+    private func parse(_ phone: String, _ purpose: String) throws(GateError) -> (PhoneNumber, Purpose) {
+        (try canonical(phone), try Purpose(purpose))
+    }
+
+    private func onLoop<T: Sendable>(
+        _ body: @escaping @Sendable (GateWorker, @escaping (Result<T, GateError>) -> Void) -> Void
+    ) async throws(GateError) -> T {
+        nonisolated(unsafe) let worker = self.worker
+        let result: Result<T, GateError> = await withCheckedContinuation { continuation in
+            loop.execute {
+                body(worker) { continuation.resume(returning: $0) }
+            }
+        }
+        return try result.get()
+    }
+}

@@ -1,0 +1,45 @@
+/// Why the gate could not decide. `code` is stable: the HTTP layer maps codes to
+/// statuses in one place, and the CLI maps them to exit codes.
+public struct GateError: Error, Sendable, Equatable, CustomStringConvertible {
+    private enum Code: String, Sendable {
+        case invalidPhone = "invalid_phone"
+        case invalidPurpose = "invalid_purpose"
+        case storeUnavailable = "store_unavailable"
+    }
+
+    private let kind: Code
+    /// A sentence for people: what went wrong and, where it helps, what to do.
+    public let message: String
+    /// For `invalid_phone`: the precise reason.
+    public let phoneError: PhoneNumberError?
+
+    private init(_ kind: Code, _ message: String, phoneError: PhoneNumberError? = nil) {
+        self.kind = kind
+        self.message = message
+        self.phoneError = phoneError
+    }
+
+    /// The stable code: `invalid_phone`, `invalid_purpose` or `store_unavailable`.
+    public var code: String { kind.rawValue }
+
+    /// True when the input was wrong (a 4xx), false when the store failed (a 5xx).
+    public var isBadInput: Bool { kind != .storeUnavailable }
+
+    public var description: String { message }
+
+    public static func invalidPhone(_ reason: PhoneNumberError) -> GateError {
+        GateError(.invalidPhone, reason.description, phoneError: reason)
+    }
+
+    public static func invalidPurpose(_ message: String) -> GateError {
+        GateError(.invalidPurpose, message)
+    }
+
+    public static func storeUnavailable(_ message: String) -> GateError {
+        GateError(.storeUnavailable, "store unavailable: \(message)")
+    }
+
+    public static func == (lhs: GateError, rhs: GateError) -> Bool {
+        lhs.kind == rhs.kind && lhs.message == rhs.message
+    }
+}

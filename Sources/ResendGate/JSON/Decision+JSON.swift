@@ -1,0 +1,32 @@
+extension Decision {
+    /// The decision as the HTTP API and the command line print it (CONTRACT.md).
+    public func writeJSON(to json: inout JSONWriter, countdownToken: String? = nil) {
+        json.beginObject()
+        json.field("allowed", allowed)
+        if let reason { json.field("reason", reason.rawValue) }
+        json.field("phone", phone.e164)
+        json.field("purpose", purpose.name)
+        json.field("retry_after", retryAfter)
+        json.field("retry_after_ms", retryAfterMilliseconds)
+        json.key("resend_at"); json.timestamp(millisecondsSince1970: resendAtMilliseconds)
+        json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
+        if let countdownToken { json.field("countdown_token", countdownToken) }
+        json.endObject()
+    }
+}
+
+extension CooldownStatus {
+    /// The status as `GET /v1/cooldowns/{phone}` and `resendgate status` print it.
+    public func writeJSON(to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("phone", phone.e164)
+        json.field("purpose", purpose.name)
+        json.field("active", active)
+        json.field("retry_after", retryAfter)
+        json.field("retry_after_ms", retryAfterMilliseconds)
+        json.key("resend_at")
+        if let resendAt = resendAtMilliseconds { json.timestamp(millisecondsSince1970: resendAt) } else { json.null() }
+        json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
+        json.endObject()
+    }
+}

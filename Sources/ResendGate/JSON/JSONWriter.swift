@@ -1,0 +1,103 @@
+/// Writes one JSON object into a byte buffer that callers may reuse between
+/// requests, without Foundation's encoders on the hot path.
+public struct JSONWriter {
+    public private(set) var bytes: [UInt8]
+    private var needsComma = false
+
+    public init(reservingCapacity capacity: Int = 512) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Empties the buffer, keeping its storage.
+    public mutating func reset() {
+        bytes.removeAll(keepingCapacity: true)
+        needsComma = false
+    }
+
+    public mutating func beginObject() {
+        separate()
+        bytes.append(UInt8(ascii: "{"))
+        needsComma = false
+    }
+
+    public mutating func endObject() {
+        bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+
+    /// Writes `"name":` inside an object.
+    public mutating func key(_ name: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        needsComma = false
+    }
+
+    public mutating func value(_ text: String) {
+        separate()
+        appendQuoted(text)
+        needsComma = true
+    }
+
+    public mutating func value(_ number: Int64) {
+        separate()
+        bytes.append(contentsOf: String(number).utf8)
+        needsComma = true
+    }
+
+    public mutating func value(_ flag: Bool) {
+        separate()
+        bytes.append(contentsOf: (flag ? "true" : "false").utf8)
+        needsComma = true
+    }
+
+    public mutating func null() {
+        separate()
+        bytes.append(contentsOf: "null".utf8)
+        needsComma = true
+    }
+
+    /// Writes an RFC 3339 UTC timestamp with milliseconds, as a string.
+    public mutating func timestamp(millisecondsSince1970 milliseconds: Int64) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        RFC3339.append(milliseconds, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    public mutating func field(_ name: StaticString, _ text: String) { key(name); value(text) }
+    public mutating func field(_ name: StaticString, _ number: Int64) { key(name); value(number) }
+    public mutating func field(_ name: StaticString, _ flag: Bool) { key(name); value(flag) }
+
+    private mutating func separate() {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        needsComma = false
+    }
+
+    private mutating func appendQuoted(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20, 0x7F:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                          hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}
+
+extension JSONWriter {
+    /// The writer's bytes as a string (for the command line and tests).
+    public var string: String { String(decoding: bytes, as: UTF8.self) }
+}

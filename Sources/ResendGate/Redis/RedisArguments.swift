@@ -1,0 +1,59 @@
+/// The arguments of one command, written into a buffer that the connection
+/// reuses, so that building a command allocates nothing once warmed up.
+///
+/// Each argument is passed to hiredis with its length (`redisAsyncCommandArgv`),
+/// so no argument can ever be read as part of another command.
+public struct RedisArguments: ~Copyable {
+    var bytes: [UInt8] = []
+    var ends: [Int] = []
+
+    init() {
+        bytes.reserveCapacity(256)
+        ends.reserveCapacity(16)
+    }
+
+    mutating func reset() {
+        bytes.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+    }
+
+    /// Appends one argument.
+    public mutating func append(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+        ends.append(bytes.count)
+    }
+
+    /// Appends one argument in decimal.
+    public mutating func append(_ number: Int) {
+        if number == 0 {
+            bytes.append(UInt8(ascii: "0"))
+        } else {
+            var value = number.magnitude
+            let start = bytes.count
+            while value > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
+                value /= 10
+            }
+            if number < 0 { bytes.append(UInt8(ascii: "-")) }
+            bytes[start...].reverse()
+        }
+        ends.append(bytes.count)
+    }
+
+    var count: Int { ends.count }
+}
+
+extension RedisArguments {
+    /// Appends `prefix:{purpose:e164}:suffix`, a key of one number: the hash tag
+    /// keeps all of a number's keys in one cluster slot.
+    mutating func appendNumberKey(prefix: String, purpose: Purpose, phone: PhoneNumber, suffix: String) {
+        bytes.append(contentsOf: prefix.utf8)
+        bytes.append(contentsOf: ":{".utf8)
+        bytes.append(contentsOf: purpose.name.utf8)
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(contentsOf: phone.e164.utf8)
+        bytes.append(contentsOf: "}:".utf8)
+        bytes.append(contentsOf: suffix.utf8)
+        ends.append(bytes.count)
+    }
+}

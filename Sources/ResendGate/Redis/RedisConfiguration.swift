@@ -1,0 +1,109 @@
+/// Where and how to reach Redis.
+public struct RedisConfiguration: Sendable, Equatable {
+    /// How to reach the server.
+    public enum Endpoint: Sendable, Equatable {
+        case tcp(host: String, port: Int)
+        case unix(path: String)
+    }
+
+    public var endpoint: Endpoint
+    public var username: String?
+    public var password: String?
+    public var database: Int
+    /// How long a connection (with AUTH, SELECT and script loading) may take.
+    public var connectTimeout: Duration
+    /// How long a command may wait for its reply before it fails as unavailable.
+    public var commandTimeout: Duration
+    /// The first and the longest wait between reconnection attempts.
+    public var reconnectBackoff: ClosedRange<Duration>
+
+    /// The default local Redis: `redis://127.0.0.1:6379/0`.
+    public static let defaultURL = "redis://127.0.0.1:6379/0"
+
+    /// Reads `redis://[user:password@]host:port/db` or `unix:///path/to/redis.sock`
+    /// (`unix:///path?db=1` selects a database).
+    public init(
+        url: String,
+        connectTimeout: Duration = .seconds(1),
+        commandTimeout: Duration = .seconds(1),
+        reconnectBackoff: ClosedRange<Duration> = .milliseconds(25) ... .milliseconds(500)
+    ) throws(ConfigurationError) {
+        self.connectTimeout = connectTimeout
+        self.commandTimeout = commandTimeout
+        self.reconnectBackoff = reconnectBackoff
+        guard connectTimeout > .zero, commandTimeout > .zero else {
+            throw ConfigurationError(field: "redis-timeout", message: "timeouts must be greater than zero")
+        }
+        let invalid = ConfigurationError(
+            field: "redis",
+            message: "\"\(url)\" is not a Redis URL (redis://[user:password@]host:port/db or unix:///path)")
+        if url.hasPrefix("unix://") {
+            var rest = Substring(url.dropFirst("unix://".count))
+            database = 0
+            if let query = rest.firstIndex(of: "?") {
+                let params = rest[rest.index(after: query)...]
+                rest = rest[..<query]
+                for pair in params.split(separator: "&") {
+                    let parts = pair.split(separator: "=", maxSplits: 1)
+                    if parts.count == 2, parts[0] == "db", let db = Int(parts[1]), db >= 0 { database = db } else { throw invalid }
+                }
+            }
+            guard rest.hasPrefix("/"), rest.count > 1 else { throw invalid }
+            endpoint = .unix(path: String(rest))
+            return
+        }
+        guard url.hasPrefix("redis://") else { throw invalid }
+        var rest = Substring(url.dropFirst("redis://".count))
+        if let at = rest.lastIndex(of: "@") {
+            let credentials = rest[..<at]
+            rest = rest[rest.index(after: at)...]
+            if let colon = credentials.firstIndex(of: ":") {
+                let user = credentials[..<colon].removingPercentEncodingIfPossible
+                username = user.isEmpty ? nil : user
+                password = credentials[credentials.index(after: colon)...].removingPercentEncodingIfPossible
+            } else {
+                password = credentials.removingPercentEncodingIfPossible
+            }
+        }
+        var hostPort = rest
+        database = 0
+        if let slash = rest.firstIndex(of: "/") {
+            hostPort = rest[..<slash]
+            let db = rest[rest.index(after: slash)...]
+            if !db.isEmpty {
+                guard let number = Int(db), number >= 0 else { throw invalid }
+                database = number
+            }
+        }
+        var host = hostPort
+        var port = 6379
+        if hostPort.hasPrefix("[") {  // [::1]:6379
+            guard let close = hostPort.firstIndex(of: "]") else { throw invalid }
+            host = hostPort[hostPort.index(after: hostPort.startIndex)..<close]
+            let after = hostPort[hostPort.index(after: close)...]
+            if after.hasPrefix(":") { guard let p = Int(after.dropFirst()) else { throw invalid }; port = p }
+        } else if let colon = hostPort.lastIndex(of: ":") {
+            host = hostPort[..<colon]
+            guard let p = Int(hostPort[hostPort.index(after: colon)...]) else { throw invalid }
+            port = p
+        }
+        guard !host.isEmpty, (1...65535).contains(port) else { throw invalid }
+        endpoint = .tcp(host: String(host), port: port)
+    }
+}
+
+extension Substring {
+    fileprivate var removingPercentEncodingIfPossible: String {
+        var bytes: [UInt8] = []
+        var iterator = utf8.makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%"), let high = iterator.next(), let low = iterator.next(),
+               let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) {
+                bytes.append(value)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,188 @@
+import CHiredis
+
+/// One asynchronous hiredis connection on an `EventLoop`, confined to that loop.
+///
+/// Commands from any number of callers pipeline on it. It connects at creation,
+/// authenticates, selects the database and loads the scripts, and after any failure
+/// reconnects with backoff. While it has no connection, commands fail at once as
+/// `unavailable` instead of waiting: the caller answers "store unavailable" rather
+/// than hang. A command whose reply does not come within the command timeout fails
+/// as `timeout`, and the connection is dropped and made anew, since a late reply
+/// could no longer be matched to its command.
+public final class RedisConnection {
+    /// Where the connection stands.
+    public enum State: String, Sendable {
+        case connecting, ready, waitingToReconnect, closed
+    }
+
+    public typealias Completion = (Result<RedisReply, RedisError>) -> Void
+
+    struct Pending {
+        let deadline: ContinuousClock.Instant
+        let completion: Completion
+        /// For a script call: how to write its arguments again after `NOSCRIPT`.
+        let retry: (script: RedisScript, build: (inout RedisArguments) -> Void)?
+    }
+
+    let loop: EventLoop
+    let configuration: RedisConfiguration
+    let scripts: [RedisScript]
+    var context: UnsafeMutablePointer<redisAsyncContext>?
+    /// Bumped for each new hiredis context, so callbacks of a dropped one are ignored.
+    var generation: UInt = 1
+    var pending = FIFO<Pending>()
+    var handshakeRepliesLeft = 0
+    private var arguments = RedisArguments()
+    private var argvPointers: [UnsafePointer<CChar>?] = []
+    private var argvLengths: [Int] = []
+    var backoff: Duration
+    lazy var deadlineTimer = EventTimer(loop: loop) { [unowned self] in self.checkDeadlines() }
+    lazy var reconnectTimer = EventTimer(loop: loop) { [unowned self] in self.connect() }
+    lazy var connectTimer = EventTimer(loop: loop) { [unowned self] in
+        self.drop(RedisError(.timeout, "could not connect to Redis within \(self.configuration.connectTimeout)"))
+    }
+
+    /// Where the connection stands now.
+    public internal(set) var state: State = .connecting {
+        didSet { if state != oldValue { onStateChange?(state) } }
+    }
+    /// Called on the loop whenever `state` changes (for readiness and metrics).
+    public var onStateChange: ((State) -> Void)?
+    /// The last reason the connection failed, for messages and logs.
+    public internal(set) var lastError: RedisError?
+    /// Counters for metrics.
+    public internal(set) var reconnectCount = 0
+    public internal(set) var errorCount = 0
+
+    /// Creates the connection and starts connecting. Call on `loop`'s thread.
+    public init(loop: EventLoop, configuration: RedisConfiguration, scripts: [RedisScript]) {
+        self.loop = loop
+        self.configuration = configuration
+        self.scripts = scripts
+        backoff = configuration.reconnectBackoff.lowerBound
+        connect()
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Sends one command; `completion` runs on the loop with its reply.
+    public func send(_ build: (inout RedisArguments) -> Void, completion: @escaping Completion) {
+        guard let context, state == .ready || state == .connecting else {
+            completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
+            return
+        }
+        arguments.reset()
+        build(&arguments)
+        enqueue(context, Pending(deadline: .now + configuration.commandTimeout, completion: completion, retry: nil))
+    }
+
+    /// Calls `script` with `EVALSHA`; the arguments start with the key count.
+    /// If Redis lost the script (`SCRIPT FLUSH`, a restart), it is loaded again and
+    /// the call retried once.
+    public func evaluate(
+        _ script: RedisScript, _ build: @escaping (inout RedisArguments) -> Void, completion: @escaping Completion
+    ) {
+        guard let context, state == .ready || state == .connecting else {
+            completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
+            return
+        }
+        arguments.reset()
+        arguments.append("EVALSHA")
+        arguments.append(script.sha1)
+        build(&arguments)
+        enqueue(context, Pending(
+            deadline: .now + configuration.commandTimeout, completion: completion, retry: (script, build)))
+    }
+
+    /// Closes the connection for good; pending commands fail as unavailable.
+    public func close() {
+        guard state != .closed else { return }
+        state = .closed
+        reconnectTimer.cancel()
+        drop(RedisError(.unavailable, "the connection was closed"))
+    }
+
+    // MARK: - Sending
+
+    func enqueue(_ context: UnsafeMutablePointer<redisAsyncContext>, _ entry: Pending) {
+        let status = arguments.bytes.withUnsafeBufferPointer { bytes -> Int32 in
+            bytes.withMemoryRebound(to: CChar.self) { chars -> Int32 in
+                argvPointers.removeAll(keepingCapacity: true)
+                argvLengths.removeAll(keepingCapacity: true)
+                var start = 0
+                for end in arguments.ends {
+                    argvPointers.append(chars.baseAddress.map { UnsafePointer($0 + start) })
+                    argvLengths.append(end - start)
+                    start = end
+                }
+                return argvPointers.withUnsafeMutableBufferPointer { argv in
+                    argvLengths.withUnsafeBufferPointer { lengths in
+                        redisAsyncCommandArgv(
+                            context, redisReplyThunk, UnsafeMutableRawPointer(bitPattern: generation),
+                            Int32(argv.count), argv.baseAddress, lengths.baseAddress)
+                    }
+                }
+            }
+        }
+        guard status == REDIS_OK else {
+            entry.completion(.failure(RedisError(.unavailable, "hiredis refused the command (connection closing)")))
+            return
+        }
+        pending.append(entry)
+        if !deadlineTimer.isScheduled { deadlineTimer.schedule(after: configuration.commandTimeout) }
+    }
+
+    private func checkDeadlines() {
+        guard let oldest = pending.first else { return }
+        let now = ContinuousClock.now
+        if oldest.deadline <= now {
+            drop(RedisError(.timeout, "Redis did not answer within \(configuration.commandTimeout)"))
+        } else {
+            deadlineTimer.schedule(after: oldest.deadline - now)
+        }
+    }
+
+    // MARK: - Replies
+
+    func handleReply(_ reply: UnsafeMutableRawPointer?) {
+        guard let entry = pending.popFirst() else { return }
+        guard let reply else {
+            // hiredis hands out no reply only when the connection is going away.
+            entry.completion(.failure(lastError ?? RedisError(.unavailable, "the connection to Redis was lost")))
+            return
+        }
+        let value = RedisReply(reply.assumingMemoryBound(to: redisReply.self))
+        if case .error(let message) = value {
+            errorCount += 1
+            if message.hasPrefix("NOSCRIPT"), let retry = entry.retry, let context {
+                // Load the script again, then retry once: replies keep their order,
+                // so the load runs before the retried call.
+                arguments.reset()
+                arguments.append("SCRIPT")
+                arguments.append("LOAD")
+                arguments.append(retry.script.source)
+                enqueue(context, Pending(deadline: .now + configuration.commandTimeout, completion: { _ in }, retry: nil))
+                arguments.reset()
+                arguments.append("EVALSHA")
+                arguments.append(retry.script.sha1)
+                retry.build(&arguments)
+                enqueue(context, Pending(deadline: entry.deadline, completion: entry.completion, retry: nil))
+                return
+            }
+            entry.completion(.failure(RedisError(.server, message)))
+            return
+        }
+        entry.completion(.success(value))
+    }
+}
+
+/// hiredis's reply callback: privdata carries the generation of the context that sent
+/// the command, so a reply (or a failure) of a dropped context is ignored.
+let redisReplyThunk: @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { context, reply, privdata in
+    guard let data = context?.pointee.data else { return }
+    let connection = Unmanaged<RedisConnection>.fromOpaque(data).takeUnretainedValue()
+    guard UInt(bitPattern: privdata) == connection.generation else { return }
+    connection.handleReply(reply)
+}

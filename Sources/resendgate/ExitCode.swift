@@ -1,0 +1,17 @@
+import ResendGate
+
+/// The exit codes of `resendgate`, as CONTRACT.md promises them.
+enum ExitCode: Int32 {
+    /// Allowed, or the command did what it was asked.
+    case success = 0
+    /// The store (Redis) could not be reached or did not answer in time.
+    case storeUnavailable = 1
+    /// The input or the options were wrong.
+    case badInput = 2
+    /// The send was denied: a cooldown or a policy is in the way.
+    case denied = 3
+
+    init(for error: GateError) {
+        self = error.isBadInput ? .badInput : .storeUnavailable
+    }
+}

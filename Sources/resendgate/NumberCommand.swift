@@ -1,0 +1,38 @@
+import Foundation
+import ResendGate
+
+/// What `send`, `status` and `release` share: one phone number, a purpose, and a
+/// gate built from the common options.
+struct NumberCommand {
+    let phone: String
+    let purpose: String
+    let gate: Gate
+
+    static func options() -> [Settings.Option] { Settings.common + Settings.perNumber }
+
+    /// Reads the command line; nil when it only asked for `--help` (printed).
+    static func make(name: String, arguments: [String], environment: [String: String], summary: String) throws -> NumberCommand? {
+        let settings = try Settings(arguments: arguments, environment: environment, options: Self.options())
+        if settings.helpRequested {
+            print(Settings.help(usage: "resendgate \(name) PHONE [options]", summary: summary, options: Self.options()))
+            return nil
+        }
+        guard settings.positional.count == 1 else {
+            throw UsageError("\(name) takes exactly one phone number, got \(settings.positional.count) (see --help)")
+        }
+        return NumberCommand(
+            phone: settings.positional[0],
+            purpose: settings["purpose"] ?? Purpose.default.name,
+            gate: Gate(configuration: try settings.gateConfiguration()))
+    }
+}
+
+func printJSON(_ write: (inout JSONWriter) -> Void) {
+    var json = JSONWriter()
+    write(&json)
+    print(json.string)
+}
+
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data("resendgate: \(message)\n".utf8))
+}
