@@ -35,6 +35,11 @@ static bool has_visible_character(const std::string &text) {
     return false;
 }
 
+static bool has_plus_sign(const std::string &text) {
+    // ASCII '+' or the full-width plus sign U+FF0B (EF BC 8B in UTF-8).
+    return text.find('+') != std::string::npos || text.find("\xEF\xBC\x8B") != std::string::npos;
+}
+
 extern "C" rg_phone_status rg_phone_parse(const char *input, size_t len,
                                           const char *default_region,
                                           rg_phone_result *out) {
@@ -49,7 +54,9 @@ extern "C" rg_phone_status rg_phone_parse(const char *input, size_t len,
     switch (util.Parse(text, region, &number)) {
     case PhoneNumberUtil::NO_PARSING_ERROR: break;
     case PhoneNumberUtil::INVALID_COUNTRY_CODE_ERROR:
-        return default_region ? RG_PHONE_INVALID_COUNTRY_CODE : RG_PHONE_MISSING_REGION;
+        // With a leading plus the caller gave a country code, and it is unknown;
+        // without one, the number needed a default region.
+        return (default_region || has_plus_sign(text)) ? RG_PHONE_INVALID_COUNTRY_CODE : RG_PHONE_MISSING_REGION;
     case PhoneNumberUtil::NOT_A_NUMBER: return RG_PHONE_NOT_A_NUMBER;
     case PhoneNumberUtil::TOO_SHORT_AFTER_IDD:
     case PhoneNumberUtil::TOO_SHORT_NSN: return RG_PHONE_TOO_SHORT;

@@ -46,6 +46,11 @@ public final class PhoneNumberParser: Sendable {
         return try result.get()
     }
 
+    /// How many results the cache holds now (for tests and metrics).
+    public var cachedCount: Int {
+        cache.withLock { $0.young.count + $0.old.count }
+    }
+
     private static func parseUncached(_ text: String, defaultRegion: String?) -> Result<PhoneNumber, PhoneNumberError> {
         if let region = defaultRegion, !PhoneNumber.isKnownRegion(region) {
             return .failure(.invalidDefaultRegion(region))

@@ -1,0 +1,91 @@
+import Testing
+@testable import ResendGate
+
+@Suite("Times and rounding")
+struct DecisionTests {
+    @Test("retry_after is the ceiling of the milliseconds", arguments: [
+        (Int64(59_001), Int64(60)), (1, 1), (0, 0), (1000, 1), (1001, 2), (60_000, 60), (999, 1), (-5, 0),
+    ])
+    func roundsRetryAfterUp(milliseconds: Int64, seconds: Int64) {
+        #expect(Decision.wholeSeconds(milliseconds) == seconds)
+    }
+
+    @Test func formatsRFC3339WithMilliseconds() {
+        #expect(RFC3339.string(millisecondsSince1970: 0) == "1970-01-01T00:00:00.000Z")
+        #expect(RFC3339.string(millisecondsSince1970: 1_796_026_145_123) == "2026-11-30T08:09:05.123Z")
+        #expect(RFC3339.string(millisecondsSince1970: 951_782_400_000) == "2000-02-29T00:00:00.000Z")
+        #expect(RFC3339.string(millisecondsSince1970: -1) == "1969-12-31T23:59:59.999Z")
+    }
+
+    @Test func decisionJSONHasTheContractShape() throws {
+        let phone = try PhoneNumber(parsing: "+8613800138000")
+        let decision = Decision(
+            allowed: false, reason: .cooldown, phone: phone, purpose: try Purpose("login"),
+            retryAfterMilliseconds: 59_001, serverTimeMilliseconds: 1_796_026_145_000, sendsInWindow: 1)
+        var json = JSONWriter()
+        decision.writeJSON(to: &json, countdownToken: "abc")
+        #expect(json.string == #"{"allowed":false,"reason":"cooldown","phone":"+8613800138000","purpose":"login","retry_after":60,"retry_after_ms":59001,"resend_at":"2026-11-30T08:10:04.001Z","server_time":"2026-11-30T08:09:05.000Z","countdown_token":"abc"}"#)
+    }
+
+    @Test func jsonWriterEscapesControlCharactersAndQuotes() {
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("message", "a\"b\\c\nd\u{1}é")
+        json.endObject()
+        #expect(json.string == #"{"message":"a\"b\\c\nd\u0001é"}"#)
+    }
+}
+
+@Suite("Configuration")
+struct ConfigurationTests {
+    @Test func parsesDurations() throws {
+        #expect(try DurationParser.parse("60", field: "x") == .seconds(60))
+        #expect(try DurationParser.parse("60s", field: "x") == .seconds(60))
+        #expect(try DurationParser.parse("5m", field: "x") == .seconds(300))
+        #expect(try DurationParser.parse("24h", field: "x") == .seconds(86_400))
+        #expect(try DurationParser.parse("250ms", field: "x") == .milliseconds(250))
+        for bad in ["", "0", "-1", "5x", "s", "1.5s", "99999999999999"] {
+            #expect(throws: ConfigurationError.self) { try DurationParser.parse(bad, field: "x") }
+        }
+    }
+
+    @Test func parsesLadders() throws {
+        let policy = try CooldownPolicy(parsing: "60,120,300")
+        #expect(policy.ladder == [.seconds(60), .seconds(120), .seconds(300)])
+        #expect(policy.countsSends)
+        #expect(!CooldownPolicy.default.countsSends)
+        #expect(throws: ConfigurationError.self) { try CooldownPolicy(parsing: "60,,300") }
+    }
+
+    @Test func parsesRedisURLs() throws {
+        let plain = try RedisConfiguration(url: "redis://127.0.0.1:6380/2")
+        #expect(plain.endpoint == .tcp(host: "127.0.0.1", port: 6380))
+        #expect(plain.database == 2)
+        #expect(plain.password == nil)
+        let auth = try RedisConfiguration(url: "redis://user:p%40ss@localhost:6379/0")
+        #expect(auth.username == "user")
+        #expect(auth.password == "p@ss")
+        let passwordOnly = try RedisConfiguration(url: "redis://:secret@localhost")
+        #expect(passwordOnly.username == nil)
+        #expect(passwordOnly.password == "secret")
+        #expect(passwordOnly.endpoint == .tcp(host: "localhost", port: 6379))
+        let socket = try RedisConfiguration(url: "unix:///run/redis.sock?db=3")
+        #expect(socket.endpoint == .unix(path: "/run/redis.sock"))
+        #expect(socket.database == 3)
+        for bad in ["http://x", "redis://", "redis://host:99999", "redis://host/x", "unix://", "redis://host:port"] {
+            #expect(throws: ConfigurationError.self) { try RedisConfiguration(url: bad) }
+        }
+    }
+
+    @Test func namesScriptsByTheirSHA1AsRedisDoes() {
+        #expect(SHA1.hexDigest([]) == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
+        #expect(RedisScript("return 1").sha1 == "e0e1f9fabfc9d4800c877a703b823ac0578ff8db")
+    }
+
+    @Test func validatesPurposes() throws {
+        #expect(try Purpose("login_2fa-sms").name == "login_2fa-sms")
+        for bad in ["", "Login", "a b", "x{y}", String(repeating: "a", count: 33), "ü"] {
+            #expect(throws: GateError.self) { try Purpose(bad) }
+        }
+    }
+}

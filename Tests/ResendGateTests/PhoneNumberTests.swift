@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+@testable import ResendGate
+
+@Suite("Phone numbers")
+struct PhoneNumberTests {
+    /// Every spelling that CONTRACT.md lists, with CN as the default region.
+    static let spellings = [
+        "+86 138 0013 8000",
+        "+86-138-0013-8000",
+        "008613800138000",
+        "13800138000",
+        "tel:+86-138-0013-8000",
+        "＋８６ １３８ ００１３ ８０００",
+        "+86 (138) 0013-8000",
+        "  +8613800138000  ",
+    ]
+
+    @Test("every spelling of one number gives one canonical E.164", arguments: spellings)
+    func everySpellingCanonicalisesToOneNumber(spelling: String) throws {
+        let number = try PhoneNumber(parsing: spelling, defaultRegion: "CN")
+        #expect(number.e164 == "+8613800138000")
+        #expect(number.region == "CN")
+        #expect(number.countryCode == 86)
+        #expect(number.type == .mobile)
+    }
+
+    @Test func numberWithCountryCodeNeedsNoRegion() throws {
+        let number = try PhoneNumber(parsing: "+44 7400 123456")
+        #expect(number.e164 == "+447400123456")
+        #expect(number.region == "GB")
+        #expect(number.type == .mobile)
+    }
+
+    @Test func reportsNumberTypes() throws {
+        #expect(try PhoneNumber(parsing: "+44 20 7946 0000").type == .fixedLine)
+        #expect(try PhoneNumber(parsing: "+1 201 555 0123").type == .fixedLineOrMobile)
+        #expect(try PhoneNumber(parsing: "+44 909 879 0000").type == .premiumRate)
+        #expect(try PhoneNumber(parsing: "+1 800 253 0000").type == .tollFree)
+    }
+
+    static let invalid: [(String, String?, PhoneNumberError)] = [
+        ("", "CN", .empty),
+        ("   ", "CN", .empty),
+        ("hello", "CN", .notANumber),
+        ("+", nil, .notANumber),
+        ("1", "CN", .notANumber),
+        ("+86 138", nil, .tooShort),
+        ("+86 1380013800012345678", nil, .tooLong),
+        ("+86 100 0000 0000", nil, .invalidForRegion),
+        ("+999 1234 5678", nil, .invalidCountryCode),
+        ("13800138000", nil, .missingRegion),
+        ("13800138000", "XX", .invalidDefaultRegion("XX")),
+        ("+8613800138000\u{0}", nil, .notANumber),
+        ("+8613800138000\r\nX-Evil: 1", nil, .notANumber),
+        (String(repeating: "1", count: 65), "CN", .tooManyCharacters),
+    ]
+
+    @Test("invalid input is rejected with the reason", arguments: invalid)
+    func rejectsInvalidInput(input: String, region: String?, expected: PhoneNumberError) {
+        #expect(throws: expected) { try PhoneNumber(parsing: input, defaultRegion: region) }
+    }
+
+    @Test func cacheReturnsTheSameAnswerAndStaysBounded() throws {
+        let parser = PhoneNumberParser(capacity: 4)
+        for suffix in 0..<50 {
+            let number = try parser.parse("+86 138 0013 80\(String(format: "%02d", suffix))", defaultRegion: nil)
+            #expect(number.e164 == "+86138001380\(String(format: "%02d", suffix))")
+        }
+        // Hits, after eviction and after promotion, answer exactly as a fresh parse.
+        #expect(try parser.parse("+86 138 0013 8049", defaultRegion: nil).e164 == "+8613800138049")
+        #expect(try parser.parse("+86 138 0013 8000", defaultRegion: nil).e164 == "+8613800138000")
+        #expect(throws: PhoneNumberError.tooShort) { try parser.parse("+86 138", defaultRegion: nil) }
+        #expect(throws: PhoneNumberError.tooShort) { try parser.parse("+86 138", defaultRegion: nil) }
+        #expect(parser.cachedCount <= 4)
+    }
+}
