@@ -121,10 +121,10 @@ extension RedisConnection {
 
     private func scheduleReconnect(after error: RedisError) {
         lastError = error
-        errorCount += 1
+        statistics.recordError()
         guard state != .closed else { return }
         state = .waitingToReconnect
-        reconnectCount += 1
+        statistics.recordReconnect()
         let jittered = backoff * Double.random(in: 0.5...1.0)
         backoff = min(backoff * 2, configuration.reconnectBackoff.upperBound)
         reconnectTimer.schedule(after: jittered)

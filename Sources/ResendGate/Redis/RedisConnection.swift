@@ -44,15 +44,18 @@ public final class RedisConnection {
 
     /// Where the connection stands now.
     public internal(set) var state: State = .connecting {
-        didSet { if state != oldValue { onStateChange?(state) } }
+        didSet {
+            guard state != oldValue else { return }
+            statistics.setReady(state == .ready)
+            onStateChange?(state)
+        }
     }
     /// Called on the loop whenever `state` changes (for readiness and metrics).
     public var onStateChange: ((State) -> Void)?
     /// The last reason the connection failed, for messages and logs.
     public internal(set) var lastError: RedisError?
-    /// Counters for metrics.
-    public internal(set) var reconnectCount = 0
-    public internal(set) var errorCount = 0
+    /// Health counters, readable from any thread.
+    public let statistics = RedisStatistics()
 
     /// Creates the connection and starts connecting. Call on `loop`'s thread.
     public init(loop: EventLoop, configuration: RedisConfiguration, scripts: [RedisScript]) {
@@ -155,7 +158,7 @@ public final class RedisConnection {
         }
         let value = RedisReply(reply.assumingMemoryBound(to: redisReply.self))
         if case .error(let message) = value {
-            errorCount += 1
+            statistics.recordError()
             if message.hasPrefix("NOSCRIPT"), let retry = entry.retry, let context {
                 // Load the script again, then retry once: replies keep their order,
                 // so the load runs before the retried call.

@@ -1,0 +1,77 @@
+import CHiredis
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One request as evhttp parsed it. A view over libevent's request, valid until
+/// the response is sent; confined to the worker's loop.
+struct HTTPRequest {
+    enum Method: String {
+        case get = "GET", post = "POST", delete = "DELETE", head = "HEAD", put = "PUT"
+        case options = "OPTIONS", patch = "PATCH", trace = "TRACE", connect = "CONNECT", other = "OTHER"
+    }
+
+    let raw: UnsafeMutablePointer<evhttp_request>
+
+    var method: Method {
+        switch evhttp_request_get_command(raw) {
+        case EVHTTP_REQ_GET: .get
+        case EVHTTP_REQ_POST: .post
+        case EVHTTP_REQ_DELETE: .delete
+        case EVHTTP_REQ_HEAD: .head
+        case EVHTTP_REQ_PUT: .put
+        case EVHTTP_REQ_OPTIONS: .options
+        case EVHTTP_REQ_PATCH: .patch
+        case EVHTTP_REQ_TRACE: .trace
+        case EVHTTP_REQ_CONNECT: .connect
+        default: .other
+        }
+    }
+
+    /// The path, still percent-encoded, and the query (without `?`).
+    var target: (path: Substring, query: Substring?) {
+        let uri = String(cString: evhttp_request_get_uri(raw))
+        if let mark = uri.firstIndex(of: "?") {
+            return (uri[..<mark], uri[uri.index(after: mark)...])
+        }
+        return (uri[...], nil)
+    }
+
+    /// A request header's value (the first one, matched without case).
+    func header(_ name: String) -> String? {
+        evhttp_find_header(evhttp_request_get_input_headers(raw), name).map { String(cString: $0) }
+    }
+
+    /// How many times a header appears (to refuse ambiguous requests).
+    func headerCount(_ name: String) -> Int {
+        var count = 0
+        var entry = evhttp_request_get_input_headers(raw).pointee.tqh_first
+        while let current = entry {
+            if strcasecmp(current.pointee.key, name) == 0 { count += 1 }
+            entry = current.pointee.next.tqe_next
+        }
+        return count
+    }
+
+    /// The body length in bytes.
+    var bodyLength: Int { evbuffer_get_length(evhttp_request_get_input_buffer(raw)) }
+
+    /// Copies the body into `buffer` (reused between requests).
+    func readBody(into buffer: inout [UInt8]) {
+        let input = evhttp_request_get_input_buffer(raw)
+        let length = evbuffer_get_length(input)
+        buffer.removeAll(keepingCapacity: true)
+        guard length > 0 else { return }
+        buffer.append(contentsOf: repeatElement(0, count: length))
+        _ = buffer.withUnsafeMutableBytes { evbuffer_copyout(input, $0.baseAddress, length) }
+    }
+
+    /// The peer's address as evhttp saw it.
+    var peerAddress: String {
+        var address: UnsafeMutablePointer<CChar>?
+        var port: UInt16 = 0
+        guard let connection = evhttp_request_get_connection(raw) else { return "-" }
+        evhttp_connection_get_peer(connection, &address, &port)
+        return address.map { String(cString: $0) } ?? "-"
+    }
+}

@@ -1,0 +1,49 @@
+import CHiredis
+
+/// Writes and sends responses through evhttp; confined to the worker's loop.
+struct HTTPResponder {
+    let request: HTTPRequest
+
+    /// Adds a response header.
+    func header(_ name: String, _ value: String) {
+        evhttp_add_header(evhttp_request_get_output_headers(request.raw), name, value)
+    }
+
+    /// Sends `status` with `body` (copied into libevent's buffer) and ends the request.
+    /// A HEAD request gets the headers only.
+    func send(status: Int, body: [UInt8], contentType: String = "application/json; charset=utf-8") {
+        header("Content-Type", contentType)
+        if !body.isEmpty {
+            let output = evhttp_request_get_output_buffer(request.raw)
+            _ = body.withUnsafeBytes { evbuffer_add(output, $0.baseAddress, $0.count) }
+        }
+        evhttp_send_reply(request.raw, Int32(status), HTTPStatus.reason(status), nil)
+    }
+
+    /// Sends a status with no body (204).
+    func sendEmpty(status: Int) {
+        evhttp_send_reply(request.raw, Int32(status), HTTPStatus.reason(status), nil)
+    }
+}
+
+enum HTTPStatus {
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: "OK"
+        case 204: "No Content"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 413: "Content Too Large"
+        case 415: "Unsupported Media Type"
+        case 422: "Unprocessable Content"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 503: "Service Unavailable"
+        default: "Status"
+        }
+    }
+}

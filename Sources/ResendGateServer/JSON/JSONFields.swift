@@ -1,0 +1,218 @@
+/// Reads the top-level fields of a JSON object body, strictly (RFC 8259): nesting
+/// is bounded, strings must be valid UTF-8, and anything malformed is refused
+/// rather than guessed at. Only string, number, boolean and null members are kept;
+/// nested values are checked and skipped.
+struct JSONFields {
+    enum Value: Equatable {
+        case string(String)
+        case number(Substring)
+        case bool(Bool)
+        case null
+        case nested
+    }
+
+    enum Failure: Error, Equatable {
+        case malformed(String)
+        case notAnObject
+    }
+
+    static let maximumDepth = 32
+
+    private(set) var members: [(key: String, value: Value)] = []
+
+    init(parsing bytes: [UInt8]) throws(Failure) {
+        var reader = Reader(bytes: bytes)
+        reader.skipWhitespace()
+        guard reader.peek == UInt8(ascii: "{") else {
+            if reader.atEnd { throw .malformed("the body is empty") }
+            _ = try reader.value(depth: 0)
+            reader.skipWhitespace()
+            guard reader.atEnd else { throw .malformed("unexpected text after the JSON value") }
+            throw .notAnObject
+        }
+        reader.index += 1
+        reader.skipWhitespace()
+        if reader.peek == UInt8(ascii: "}") {
+            reader.index += 1
+        } else {
+            while true {
+                reader.skipWhitespace()
+                guard reader.peek == UInt8(ascii: "\"") else { throw .malformed("expected a member name at byte \(reader.index)") }
+                let key = try reader.string()
+                reader.skipWhitespace()
+                guard reader.consume(UInt8(ascii: ":")) else { throw .malformed("expected ':' at byte \(reader.index)") }
+                let value = try reader.value(depth: 1)
+                members.append((key, value))
+                reader.skipWhitespace()
+                if reader.consume(UInt8(ascii: ",")) { continue }
+                guard reader.consume(UInt8(ascii: "}")) else { throw .malformed("expected ',' or '}' at byte \(reader.index)") }
+                break
+            }
+        }
+        reader.skipWhitespace()
+        guard reader.atEnd else { throw .malformed("unexpected text after the JSON object") }
+    }
+
+    /// The member's value; a duplicated name counts as ambiguous and is refused.
+    func value(_ key: String) throws(Failure) -> Value? {
+        var found: Value?
+        for member in members where member.key == key {
+            if found != nil { throw .malformed("the member \"\(key)\" appears twice") }
+            found = member.value
+        }
+        return found
+    }
+}
+
+private struct Reader {
+    let bytes: [UInt8]
+    var index = 0
+
+    var atEnd: Bool { index >= bytes.count }
+    var peek: UInt8? { atEnd ? nil : bytes[index] }
+
+    mutating func consume(_ byte: UInt8) -> Bool {
+        guard peek == byte else { return false }
+        index += 1
+        return true
+    }
+
+    mutating func skipWhitespace() {
+        while let byte = peek, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
+    }
+
+    mutating func value(depth: Int) throws(JSONFields.Failure) -> JSONFields.Value {
+        guard depth <= JSONFields.maximumDepth else { throw .malformed("nested deeper than \(JSONFields.maximumDepth) levels") }
+        skipWhitespace()
+        guard let byte = peek else { throw .malformed("unexpected end of the body") }
+        switch byte {
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            try skipContainer(depth: depth)
+            return .nested
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
+        default: throw .malformed("unexpected character at byte \(index)")
+        }
+    }
+
+    private mutating func literal(_ word: StaticString) throws(JSONFields.Failure) {
+        let length = word.utf8CodeUnitCount
+        guard index + length <= bytes.count else { throw .malformed("unexpected end of the body") }
+        let matches = word.withUTF8Buffer { expected in bytes[index..<(index + length)].elementsEqual(expected) }
+        guard matches else { throw .malformed("unexpected word at byte \(index)") }
+        index += length
+    }
+
+    private mutating func number() throws(JSONFields.Failure) -> Substring {
+        let start = index
+        _ = consume(UInt8(ascii: "-"))
+        guard let first = peek, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
+            throw .malformed("bad number at byte \(start)")
+        }
+        if first == UInt8(ascii: "0") { index += 1 } else { skipDigits() }
+        if consume(UInt8(ascii: ".")) {
+            guard skipDigits() > 0 else { throw .malformed("bad number at byte \(start)") }
+        }
+        if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
+            index += 1
+            if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { index += 1 }
+            guard skipDigits() > 0 else { throw .malformed("bad number at byte \(start)") }
+        }
+        return Substring(decoding: bytes[start..<index], as: UTF8.self)
+    }
+
+    @discardableResult
+    private mutating func skipDigits() -> Int {
+        let start = index
+        while let byte = peek, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) { index += 1 }
+        return index - start
+    }
+
+    private mutating func skipContainer(depth: Int) throws(JSONFields.Failure) {
+        let open = bytes[index]
+        let close = open == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+        index += 1
+        skipWhitespace()
+        if consume(close) { return }
+        while true {
+            if open == UInt8(ascii: "{") {
+                skipWhitespace()
+                guard peek == UInt8(ascii: "\"") else { throw .malformed("expected a member name at byte \(index)") }
+                _ = try string()
+                skipWhitespace()
+                guard consume(UInt8(ascii: ":")) else { throw .malformed("expected ':' at byte \(index)") }
+            }
+            _ = try value(depth: depth + 1)
+            skipWhitespace()
+            if consume(UInt8(ascii: ",")) { continue }
+            guard consume(close) else { throw .malformed("unclosed container at byte \(index)") }
+            return
+        }
+    }
+
+    mutating func string() throws(JSONFields.Failure) -> String {
+        index += 1  // opening quote
+        var scalars: [UInt8] = []
+        while true {
+            guard let byte = peek else { throw .malformed("unterminated string") }
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                guard let text = String(validating: scalars, as: UTF8.self) else {
+                    throw .malformed("a string is not valid UTF-8")
+                }
+                return text
+            case UInt8(ascii: "\\"):
+                guard let escape = peek else { throw .malformed("unterminated string") }
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): scalars.append(escape)
+                case UInt8(ascii: "b"): scalars.append(0x08)
+                case UInt8(ascii: "f"): scalars.append(0x0C)
+                case UInt8(ascii: "n"): scalars.append(0x0A)
+                case UInt8(ascii: "r"): scalars.append(0x0D)
+                case UInt8(ascii: "t"): scalars.append(0x09)
+                case UInt8(ascii: "u"): try unicodeEscape(into: &scalars)
+                default: throw .malformed("bad escape at byte \(index - 1)")
+                }
+            case 0..<0x20: throw .malformed("a control character inside a string at byte \(index - 1)")
+            default: scalars.append(byte)
+            }
+        }
+    }
+
+    private mutating func hex4() throws(JSONFields.Failure) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw .malformed("bad \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            index += 1
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw .malformed("bad \\u escape")
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        return value
+    }
+
+    private mutating func unicodeEscape(into scalars: inout [UInt8]) throws(JSONFields.Failure) {
+        var code = try hex4()
+        if (0xD800...0xDBFF).contains(code) {
+            guard consume(UInt8(ascii: "\\")), consume(UInt8(ascii: "u")) else { throw .malformed("lone surrogate in \\u escape") }
+            let low = try hex4()
+            guard (0xDC00...0xDFFF).contains(low) else { throw .malformed("lone surrogate in \\u escape") }
+            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+        } else if (0xDC00...0xDFFF).contains(code) {
+            throw .malformed("lone surrogate in \\u escape")
+        }
+        guard let scalar = Unicode.Scalar(code) else { throw .malformed("bad \\u escape") }
+        scalars.append(contentsOf: Array(String(Character(scalar)).utf8))
+    }
+}

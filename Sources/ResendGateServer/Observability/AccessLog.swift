@@ -1,0 +1,53 @@
+import Foundation
+
+/// One line per request on stderr, buffered per worker and written in batches,
+/// so logging costs a memory copy on the hot path, not a system call.
+final class AccessLog {
+    private let level: LogLevel
+    private var buffer: [UInt8] = []
+    private let flushThreshold = 32 * 1024
+
+    init(level: LogLevel) {
+        self.level = level
+        buffer.reserveCapacity(flushThreshold * 2)
+    }
+
+    func enabled(_ wanted: LogLevel) -> Bool { level <= wanted && level != .off }
+
+    /// `method path status duration id`: never a phone number at info level (the
+    /// path of a cooldown route is logged without its number).
+    func request(method: String, path: Substring, status: Int, duration: Duration, id: UInt64) {
+        guard enabled(.info) else { return }
+        let micros = Int(duration / .microseconds(1))
+        let line = "level=info method=\(method) path=\(Self.redacted(path)) status=\(status) duration_us=\(micros) request_id=\(String(id, radix: 16))\n"
+        buffer.append(contentsOf: line.utf8)
+        if buffer.count >= flushThreshold { flush() }
+    }
+
+    func message(_ wanted: LogLevel, _ text: String) {
+        guard enabled(wanted) else { return }
+        buffer.append(contentsOf: "level=\(wanted.rawValue) msg=\"\(text)\"\n".utf8)
+        flush()
+    }
+
+    /// Writes what is buffered; called on a short timer and at shutdown.
+    func flush() {
+        guard !buffer.isEmpty else { return }
+        buffer.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(2, bytes.baseAddress! + offset, bytes.count - offset)
+                if written <= 0 { break }
+                offset += written
+            }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Replaces the number in `/v1/cooldowns/{phone}` with `{phone}`.
+    static func redacted(_ path: Substring) -> Substring {
+        let prefix = "/v1/cooldowns/"
+        guard path.hasPrefix(prefix) else { return path.prefix(256) }
+        return Substring(prefix + "{phone}")
+    }
+}

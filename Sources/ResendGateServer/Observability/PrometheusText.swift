@@ -1,0 +1,46 @@
+/// Renders the workers' metrics in the Prometheus text exposition format.
+enum PrometheusText {
+    static func render(_ workers: [WorkerMetrics], redis: [RedisHealth]) -> String {
+        func sum(_ counter: WorkerMetrics.Counter) -> Int64 { workers.reduce(0) { $0 + $1.value(counter) } }
+        var out = ""
+        func metric(_ name: String, _ type: String, _ help: String, _ samples: [(String, String)]) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            for (labels, value) in samples { out += "\(name)\(labels) \(value)\n" }
+        }
+        metric("resendgate_decisions_total", "counter", "Send decisions by outcome and reason.", [
+            ("{outcome=\"allowed\",reason=\"\"}", "\(sum(.allowed))"),
+            ("{outcome=\"denied\",reason=\"cooldown\"}", "\(sum(.deniedCooldown))"),
+        ])
+        metric("resendgate_http_requests_total", "counter", "HTTP requests answered, by status class.", [
+            ("{class=\"2xx\"}", "\(sum(.requests2xx))"),
+            ("{class=\"4xx\"}", "\(sum(.requests4xx))"),
+            ("{class=\"5xx\"}", "\(sum(.requests5xx))"),
+        ])
+        metric("resendgate_http_requests_in_flight", "gauge", "Requests received and not yet answered.", [
+            ("", "\(sum(.inFlight))"),
+        ])
+        var cumulative: Int64 = 0
+        var histogram: [(String, String)] = []
+        for (index, bound) in WorkerMetrics.latencyBuckets.enumerated() {
+            cumulative += workers.reduce(0) { $0 + $1.bucketCount(index) }
+            histogram.append(("_bucket{le=\"\(bound)\"}", "\(cumulative)"))
+        }
+        cumulative += workers.reduce(0) { $0 + $1.bucketCount(WorkerMetrics.latencyBuckets.count) }
+        histogram.append(("_bucket{le=\"+Inf\"}", "\(cumulative)"))
+        histogram.append(("_sum", "\(Double(sum(.latencySumMicroseconds)) / 1_000_000)"))
+        histogram.append(("_count", "\(sum(.latencyCount))"))
+        out += "# HELP resendgate_http_request_duration_seconds Time from request to response.\n"
+        out += "# TYPE resendgate_http_request_duration_seconds histogram\n"
+        for (suffix, value) in histogram { out += "resendgate_http_request_duration_seconds\(suffix) \(value)\n" }
+        metric("resendgate_redis_up", "gauge", "Worker connections to Redis that are ready.", [
+            ("", "\(redis.filter(\.up).count)"),
+        ])
+        metric("resendgate_redis_errors_total", "counter", "Redis errors: failed connects, timeouts, error replies.", [
+            ("", "\(redis.reduce(0) { $0 + $1.errors })"),
+        ])
+        metric("resendgate_redis_reconnects_total", "counter", "Reconnection attempts to Redis.", [
+            ("", "\(redis.reduce(0) { $0 + $1.reconnects })"),
+        ])
+        return out
+    }
+}

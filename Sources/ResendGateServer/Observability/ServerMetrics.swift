@@ -1,0 +1,56 @@
+import Synchronization
+
+/// One worker's counters. Written only by its own loop (relaxed atomics, so no
+/// contention), read by whichever worker answers `/metrics`.
+final class WorkerMetrics: Sendable {
+    enum Counter: Int, CaseIterable {
+        case allowed, deniedCooldown
+        case requests2xx, requests4xx, requests5xx
+        case inFlight
+        case latencySumMicroseconds, latencyCount
+    }
+
+    /// Upper bounds of the latency histogram, in seconds.
+    static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+
+    private let counters: InlineArray<32, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
+    private let buckets: InlineArray<16, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
+
+    func add(_ counter: Counter, _ amount: Int64 = 1) {
+        counters[counter.rawValue].wrappingAdd(amount, ordering: .relaxed)
+    }
+
+    func value(_ counter: Counter) -> Int64 {
+        counters[counter.rawValue].load(ordering: .relaxed)
+    }
+
+    func observe(latency: Duration, status: Int) {
+        let microseconds = latency / .microseconds(1)
+        let seconds = microseconds / 1_000_000
+        var bucket = Self.latencyBuckets.count
+        for (index, bound) in Self.latencyBuckets.enumerated() where seconds <= bound {
+            bucket = index
+            break
+        }
+        buckets[bucket].wrappingAdd(1, ordering: .relaxed)
+        add(.latencySumMicroseconds, Int64(microseconds))
+        add(.latencyCount)
+        switch status {
+        case 200..<300: add(.requests2xx)
+        case 400..<500: add(.requests4xx)
+        default: add(.requests5xx)
+        }
+    }
+
+    /// Requests whose latency fell in bucket `index` (the last is above every bound).
+    func bucketCount(_ index: Int) -> Int64 {
+        buckets[index].load(ordering: .relaxed)
+    }
+}
+
+/// What `/metrics` reports about Redis, read from each worker's connection.
+struct RedisHealth: Sendable {
+    var up: Bool
+    var errors: Int
+    var reconnects: Int
+}

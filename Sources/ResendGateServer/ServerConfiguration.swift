@@ -1,0 +1,69 @@
+import ResendGate
+
+/// How the HTTP server listens, authenticates and protects itself.
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    /// 0 picks a free port; `HTTPServer.port` tells which.
+    public var port: Int
+    /// Event loops, each with its own listener (`SO_REUSEPORT`) and Redis connection.
+    public var workers: Int
+    /// Bearer keys; empty means no authentication (loopback only, unless insecure).
+    public var apiKeys: [String]
+    /// Allow a non-loopback host without API keys.
+    public var insecureNoAuth: Bool
+    public var maxBodyBytes: Int
+    public var maxHeaderBytes: Int
+    /// How long a connection may take to send a request, or to read a response.
+    public var readTimeout: Duration
+    public var writeTimeout: Duration
+    /// Open connections per worker past which new ones are closed at once.
+    public var maxConnectionsPerWorker: Int
+    public var logLevel: LogLevel
+    /// How long SIGTERM waits for requests in flight.
+    public var drainTimeout: Duration
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, workers: Int = 1, apiKeys: [String] = [],
+        insecureNoAuth: Bool = false, maxBodyBytes: Int = 16 * 1024, maxHeaderBytes: Int = 8 * 1024,
+        readTimeout: Duration = .seconds(10), writeTimeout: Duration = .seconds(10),
+        maxConnectionsPerWorker: Int = 10_000, logLevel: LogLevel = .info, drainTimeout: Duration = .seconds(5)
+    ) throws(ConfigurationError) {
+        guard (0...65535).contains(port) else { throw ConfigurationError(field: "port", message: "must be 0...65535") }
+        guard (1...256).contains(workers) else { throw ConfigurationError(field: "workers", message: "must be 1...256") }
+        guard maxConnectionsPerWorker > 0 else {
+            throw ConfigurationError(field: "max-connections", message: "must be at least 1")
+        }
+        if apiKeys.isEmpty && !insecureNoAuth && !Self.isLoopback(host) {
+            throw ConfigurationError(
+                field: "host",
+                message: "\(host) is not a loopback address and no API keys are set: add --api-keys-file or RESENDGATE_API_KEYS, or pass --insecure-no-auth to expose the gate without keys")
+        }
+        for key in apiKeys where key.utf8.count < 16 || key.contains(where: { $0 == " " || $0 == "\t" }) {
+            throw ConfigurationError(field: "api-keys", message: "every API key needs at least 16 characters and no spaces")
+        }
+        self.host = host
+        self.port = port
+        self.workers = workers
+        self.apiKeys = apiKeys
+        self.insecureNoAuth = insecureNoAuth
+        self.maxBodyBytes = maxBodyBytes
+        self.maxHeaderBytes = maxHeaderBytes
+        self.readTimeout = readTimeout
+        self.writeTimeout = writeTimeout
+        self.maxConnectionsPerWorker = maxConnectionsPerWorker
+        self.logLevel = logLevel
+        self.drainTimeout = drainTimeout
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+}
+
+/// How much the server logs on stderr.
+public enum LogLevel: String, Sendable, CaseIterable, Comparable {
+    case debug, info, warning, error, off
+
+    private var rank: Int { Self.allCases.firstIndex(of: self)! }
+    public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rank < rhs.rank }
+}
