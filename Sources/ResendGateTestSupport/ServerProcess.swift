@@ -1,0 +1,128 @@
+import Foundation
+import Synchronization
+
+/// A long-running executable under test (for example `resendgate serve`): start it, wait for
+/// a line in its output, signal it, stop it and read what it printed.
+///
+/// Environment rules are those of `CommandRunner`. Output is kept in a temp folder that is
+/// removed by `stop()`.
+public final class ServerProcess: Sendable {
+    private let child: ChildProcess
+    private let folder: String
+    private let stopped = Mutex<CommandResult?>(nil)
+    private let started = ContinuousClock.now
+
+    /// Launches `executable` without waiting for anything.
+    public init(
+        _ executable: String,
+        _ arguments: [String] = [],
+        environment: [String: String] = [:],
+        inheritEnvironment: Bool = true,
+        workingDirectory: String? = nil
+    ) throws {
+        let folder = try TemporaryDirectory.make(prefix: "resendgate-server-")
+        do {
+            let stdout = try outputFile(folder + "/stdout")
+            let stderr = try outputFile(folder + "/stderr")
+            defer {
+                try? stdout.close()
+                try? stderr.close()
+            }
+            child = try ChildProcess(
+                executable: executable, arguments: arguments,
+                environment: childEnvironment(inherit: inheritEnvironment, extra: environment),
+                workingDirectory: workingDirectory, standardInput: nil, standardOutput: stdout, standardError: stderr)
+        } catch {
+            TemporaryDirectory.remove(folder)
+            throw error
+        }
+        self.folder = folder
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// The process id.
+    public var pid: Int32 { child.pid }
+
+    /// Whether it is still running.
+    public var isRunning: Bool { child.exitStatus == nil }
+
+    /// What it has written to standard output so far.
+    public var stdout: String { stopped.withLock { $0?.stdout } ?? readText(folder + "/stdout") }
+
+    /// What it has written to standard error so far.
+    public var stderr: String { stopped.withLock { $0?.stderr } ?? readText(folder + "/stderr") }
+
+    /// Waits for the first output line (stdout, then stderr) for which `matches` is true and returns it.
+    /// Throws `.timeout` past `timeout`, or `.didNotStart` if the process exits first; both carry the output.
+    public func waitForLine(
+        timeout: Duration = .seconds(10), where matches: (Substring) -> Bool
+    ) throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let exited = child.exitStatus
+            for text in [stdout, stderr] {
+                if let line = text.split(separator: "\n").first(where: matches) { return String(line) }
+            }
+            if let exited {
+                throw TestSupportError.didNotStart.with("the process exited (\(exited)) first\n\(outputSummary)")
+            }
+            guard ContinuousClock.now < deadline else {
+                throw TestSupportError.timeout.with("no matching output line within \(timeout)\n\(outputSummary)")
+            }
+            pauseBriefly()
+        }
+    }
+
+    /// Waits for a line containing `text`.
+    public func waitForLine(containing text: String, timeout: Duration = .seconds(10)) throws -> String {
+        try waitForLine(timeout: timeout) { $0.contains(text) }
+    }
+
+    /// Waits for a line announcing `http://HOST:PORT` (how a server started on port 0 tells its real
+    /// port) and returns the port.
+    public func waitForListeningPort(timeout: Duration = .seconds(10)) throws -> Int {
+        let line = try waitForLine(timeout: timeout) { Self.port(in: $0) != nil }
+        return Self.port(in: Substring(line))!
+    }
+
+    static func port(in line: Substring) -> Int? {
+        guard let scheme = line.range(of: "http://") else { return nil }
+        let authority = line[scheme.upperBound...].prefix { !$0.isWhitespace && $0 != "/" }
+        guard let colon = authority.lastIndex(of: ":") else { return nil }
+        return Int(authority[authority.index(after: colon)...])
+    }
+
+    /// Sends a signal (SIGTERM, SIGINT, SIGHUP...) if it still runs.
+    public func signal(_ signal: Int32) {
+        child.send(signal)
+    }
+
+    /// Waits for it to exit on its own; nil if it still runs after `timeout`.
+    public func waitForExit(timeout: Duration = .seconds(10)) -> CommandResult? {
+        guard child.waitForExit(timeout: timeout) != nil else { return nil }
+        return stop()
+    }
+
+    /// Stops it (SIGTERM, then SIGKILL after `grace`), removes its output folder and returns its
+    /// exit status and output. Idempotent: later calls return the same result.
+    @discardableResult
+    public func stop(grace: Duration = .seconds(10)) -> CommandResult {
+        stopped.withLock { result in
+            if let result { return result }
+            let status = child.terminate(grace: grace) ?? .signaled(SIGKILL)
+            let finished = CommandResult(
+                status: status, stdout: readText(folder + "/stdout"), stderr: readText(folder + "/stderr"),
+                timedOut: false, duration: ContinuousClock.now - started)
+            TemporaryDirectory.remove(folder)
+            result = finished
+            return finished
+        }
+    }
+
+    private var outputSummary: String {
+        "--- stdout (tail) ---\n\(tail(stdout, lines: 20))\n--- stderr (tail) ---\n\(tail(stderr, lines: 20))"
+    }
+}

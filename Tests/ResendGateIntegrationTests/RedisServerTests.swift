@@ -1,0 +1,157 @@
+import Foundation
+import ResendGateTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+@Suite("RedisServer: a real redis-server per test")
+struct RedisServerTests {
+    @Test func answersPingOnItsOwnLoopbackPort() throws {
+        let redis = try RedisServer()
+        defer { redis.stop() }
+        #expect(redis.url == "redis://127.0.0.1:\(redis.port)/0")
+        let client = try redis.client()
+        #expect(try client.command("PING") == .simpleString("PONG"))
+        #expect(try client.command("SET", "rg:k", "v", "PX", "60000") == .simpleString("OK"))
+        let pttl = try #require(try client.command("PTTL", "rg:k").integer)
+        #expect((59_000...60_000).contains(pttl))
+        #expect(try client.command("KEYS", "rg:*") == .array([.bulkString("rg:k")]))
+        #expect(try client.command("GET", "missing") == .null)
+        #expect(try client.command("DEBUG", "SLEEP", "0") == .simpleString("OK"))
+        #expect(try client.command("NOSUCHCOMMAND").isError)
+    }
+
+    @Test func serversStartedTogetherGetTheirOwnPortAndDirectory() async throws {
+        let servers = try await withThrowingTaskGroup(of: RedisServer.self) { group in
+            for _ in 0..<4 { group.addTask { try RedisServer() } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        defer { servers.forEach { $0.stop() } }
+        #expect(Set(servers.map(\.port)).count == 4)
+        #expect(Set(servers.map(\.directory)).count == 4)
+        for server in servers {
+            #expect(try server.client().command("PING") == .simpleString("PONG"))
+        }
+    }
+
+    @Test func restartKeepsAppendOnlyDataOnTheSamePort() throws {
+        let redis = try RedisServer(.init(appendOnly: true))
+        defer { redis.stop() }
+        let firstPid = redis.pid
+        try redis.client().command("SET", "rg:{login:+8613800138000}:cooldown", "1", "PX", "600000")
+        try redis.restart()
+        #expect(redis.pid != firstPid)
+        let client = try redis.client()
+        #expect(try client.command("GET", "rg:{login:+8613800138000}:cooldown") == .bulkString("1"))
+        let pttl = try #require(try client.command("PTTL", "rg:{login:+8613800138000}:cooldown").integer)
+        #expect((590_000...600_000).contains(pttl))
+    }
+
+    @Test func killWithAppendFsyncAlwaysLosesNothing() throws {
+        let redis = try RedisServer(.init(appendOnly: true, appendFsync: .always))
+        defer { redis.stop() }
+        try redis.client().command("SET", "k", "v")
+        redis.kill()
+        #expect(redis.pid == nil)
+        #expect(throws: TestSupportError.connection) { try redis.client() }
+        try redis.restart()
+        #expect(try redis.client().command("GET", "k") == .bulkString("v"))
+    }
+
+    @Test func withoutAppendOnlyRestartStartsEmpty() throws {
+        let redis = try RedisServer()
+        defer { redis.stop() }
+        try redis.client().command("SET", "k", "v")
+        try redis.restart()
+        #expect(try redis.client().command("DBSIZE") == .integer(0))
+    }
+
+    @Test func stopRemovesTheDirectoryAndFreesThePort() throws {
+        let redis = try RedisServer()
+        let directory = redis.directory
+        #expect(FileManager.default.fileExists(atPath: directory + "/redis.conf"))
+        redis.stop()
+        redis.stop()  // idempotent
+        #expect(!FileManager.default.fileExists(atPath: directory))
+        #expect(!LoopbackPort.isAccepting(redis.port))
+        #expect(throws: TestSupportError.invalidState) { try redis.restart() }
+    }
+
+    @Test func pausedServerTimesOutAndResumes() throws {
+        let redis = try RedisServer()
+        defer { redis.stop() }
+        let client = try redis.client(timeout: .milliseconds(200))
+        redis.pause()
+        #expect(throws: TestSupportError.timeout) { try client.command("PING") }
+        #expect(throws: TestSupportError.connection) { try client.command("PING") }  // closed after a timeout
+        redis.resume()
+        #expect(try redis.client().command("PING") == .simpleString("PONG"))
+    }
+
+    @Test func requiresPasswordAndListensOnUnixSocket() throws {
+        let redis = try RedisServer(.init(unixSocket: true, password: "s3cret pass"))
+        defer { redis.stop() }
+        #expect(redis.url == "redis://default:s3cret%20pass@127.0.0.1:\(redis.port)/0")
+        let socketPath = try #require(redis.unixSocketPath)
+        #expect(redis.unixSocketURL == "unix://" + socketPath)
+        let anonymous = try RedisTestClient(port: redis.port)
+        #expect(try anonymous.command("PING").string == nil)  // -NOAUTH
+        #expect(try redis.client().command("PING") == .simpleString("PONG"))
+        let local = try RedisTestClient(unixSocketPath: socketPath, password: "s3cret pass")
+        #expect(try local.command("PING") == .simpleString("PONG"))
+    }
+
+    @Test func reportsTheLogTailWhenRedisCannotStart() throws {
+        let error = try #require(throws: TestSupportError.self) {
+            try RedisServer(.init(extraConfiguration: ["no-such-directive yes"]))
+        }
+        #expect(error == .didNotStart)
+        #expect(error.message.contains("no-such-directive"))
+    }
+}
+
+@Suite("CommandRunner and ServerProcess")
+struct CommandRunnerTests {
+    @Test func capturesOutputAndExitCode() throws {
+        let result = try CommandRunner.run(
+            "/bin/sh", ["-c", "echo out; echo err >&2; cat; exit 3"], input: "from stdin\n")
+        #expect(result.exitCode == 3)
+        #expect(result.stdout == "out\nfrom stdin\n")
+        #expect(result.stderr == "err\n")
+        #expect(!result.timedOut)
+    }
+
+    @Test func terminatesACommandPastItsTimeout() throws {
+        let result = try CommandRunner.run("/bin/sh", ["-c", "exec sleep 30"], timeout: .milliseconds(200))
+        #expect(result.timedOut)
+        #expect(result.status == .signaled(SIGTERM))
+        #expect(result.duration < .seconds(5))
+    }
+
+    @Test func passesOnlyExplicitResendGateVariables() throws {
+        setenv("RESENDGATE_FROM_SHELL", "leak", 1)
+        let result = try CommandRunner.run(
+            "/bin/sh", ["-c", "echo \"[$RESENDGATE_FROM_SHELL][$RESENDGATE_REDIS_URL]\""],
+            environment: ["RESENDGATE_REDIS_URL": "redis://127.0.0.1:1/0"])
+        #expect(result.stdout == "[][redis://127.0.0.1:1/0]\n")
+    }
+
+    @Test func serverProcessReportsItsPortAndStopsOnSigterm() throws {
+        let server = try ServerProcess(
+            "/bin/sh", ["-c", "trap 'echo draining; exit 0' TERM; echo 'listening on http://127.0.0.1:4321/'; while :; do sleep 0.05; done"])
+        #expect(try server.waitForListeningPort() == 4321)
+        let result = server.stop()
+        #expect(result.status == .exited(0))
+        #expect(result.stdout.contains("draining"))
+        #expect(!server.isRunning)
+    }
+
+    @Test func findsTheBuiltResendgateExecutable() throws {
+        let path = try BuiltProducts.executable(named: "resendgate")
+        #expect(FileManager.default.isExecutableFile(atPath: path))
+    }
+}

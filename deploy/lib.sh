@@ -1,0 +1,33 @@
+# shellcheck shell=bash
+# Helpers shared by the deploy/ scripts. Sourced, never run.
+
+# Progress and errors: one line each, prefixed with the script's name.
+script_name=$(basename "$0")
+say() { printf '==> %s: %s\n' "$script_name" "$*"; }
+warn() { printf '==> %s: warning: %s\n' "$script_name" "$*" >&2; }
+die() { printf '%s: error: %s\n' "$script_name" "$*" >&2; exit 1; }
+
+# The repository root (the folder above deploy/).
+repo_root() { cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd; }
+
+# Runs a command as root: directly when we are root, else through sudo.
+as_root() {
+    if [[ $(id -u) -eq 0 ]]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        die "need root to run '$*' and sudo is not installed; rerun as root"
+    fi
+}
+
+# Puts swift on PATH when it is installed in /opt/swift but not on PATH yet; fails clearly otherwise.
+ensure_swift() {
+    if ! command -v swift >/dev/null 2>&1 && [[ -x /opt/swift/usr/bin/swift ]]; then
+        export PATH="/opt/swift/usr/bin:$PATH"
+    fi
+    command -v swift >/dev/null 2>&1 || die "swift not found on PATH or in /opt/swift/usr/bin; install Swift 6 for Debian 12 from https://www.swift.org/install/linux/ (e.g. unpack the tarball into /opt/swift) and rerun"
+}
+
+# Seconds since the epoch, for stage timings.
+now() { date +%s; }
