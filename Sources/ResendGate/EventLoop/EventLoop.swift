@@ -13,6 +13,7 @@ public final class EventLoop: Sendable {
     private nonisolated(unsafe) let wakeEvent: OpaquePointer
     private let jobs = Mutex<[@Sendable () -> Void]>([])
     private let threadID = Mutex<pthread_t?>(nil)
+    private let finished = DispatchSemaphore(value: 0)
 
     private static let threadingReady: Bool = {
         evthread_use_pthreads() == 0
@@ -61,6 +62,26 @@ public final class EventLoop: Sendable {
         event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY)
         runJobs()
         threadID.withLock { $0 = nil }
+        finished.signal()
+    }
+
+    /// Blocks until `run()` has returned (after `stop()`); never call it on the loop.
+    public func waitUntilStopped() {
+        finished.wait()
+        finished.signal()
+    }
+
+    /// Runs `job` on the loop and waits for its result; never call it on the loop.
+    public func submitAndWait<T, E: Error>(_ job: @escaping @Sendable () throws(E) -> T) throws(E) -> T {
+        precondition(!inLoop, "submitAndWait on the loop's own thread would deadlock")
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: Result<T, E>!
+        execute {
+            do throws(E) { result = .success(try job()) } catch { result = .failure(error) }
+            done.signal()
+        }
+        done.wait()
+        return try result.get()
     }
 
     /// Stops the loop after the callbacks now running; safe from any thread.

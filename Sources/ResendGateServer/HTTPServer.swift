@@ -1,0 +1,68 @@
+import ResendGate
+
+/// The resend gate over HTTP: one worker per event loop, each with its own
+/// listener on the shared port and its own Redis connection.
+public final class HTTPServer: Sendable {
+    /// The port the server listens on (the real one when 0 was asked for).
+    public let port: Int
+    public let configuration: ServerConfiguration
+    private nonisolated(unsafe) let workers: [Worker]
+    private let loops: [EventLoop]
+
+    /// Starts every worker and begins listening; returns once connections are accepted.
+    public init(configuration: ServerConfiguration, gate: GateConfiguration) throws(ConfigurationError) {
+        self.configuration = configuration
+        let loops = (0..<configuration.workers).map { EventLoop.startThread(name: "resendgate-worker-\($0)") }
+        let workers = loops.enumerated().map { index, loop in
+            loop.submitAndWait { Unchecked(Worker(index: index, loop: loop, configuration: configuration, gate: gate)) }.value
+        }
+        let shared = SharedState(
+            metrics: workers.map(\.metrics), redis: workers.map(\.gate.connection.statistics), apiKeys: configuration.apiKeys)
+        var port = configuration.port
+        for (worker, loop) in zip(workers, loops) {
+            let job = Unchecked(worker)
+            do {
+                port = try loop.submitAndWait { [port] () throws(Listener.Failure) -> Int in
+                    job.value.shared = shared
+                    try job.value.start(port: port)
+                    return job.value.port
+                }
+            } catch {
+                Self.stop(workers, loops)
+                throw ConfigurationError(field: "port", message: error.description)
+            }
+        }
+        self.port = port
+        self.workers = workers
+        self.loops = loops
+    }
+
+    /// Stops accepting, lets requests in flight finish (up to the drain timeout),
+    /// then closes every connection and returns.
+    public func shutdown() {
+        let deadline = ContinuousClock.now + configuration.drainTimeout
+        for (worker, loop) in zip(workers, loops) {
+            let job = Unchecked(worker)
+            loop.execute { job.value.drain(until: deadline) }
+        }
+        for loop in loops { loop.waitUntilStopped() }
+    }
+
+    private static func stop(_ workers: [Worker], _ loops: [EventLoop]) {
+        for (worker, loop) in zip(workers, loops) {
+            let job = Unchecked(worker)
+            loop.execute {
+                job.value.close()
+                loop.stop()
+            }
+        }
+        for loop in loops { loop.waitUntilStopped() }
+    }
+}
+
+/// Carries a loop-confined object to its own loop's thread.
+struct Unchecked<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+

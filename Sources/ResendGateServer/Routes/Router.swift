@@ -1,0 +1,32 @@
+/// Maps a request to its handler. Every route of the API is listed here.
+extension Worker {
+    func route(_ exchange: Exchange) {
+        let path = exchange.path
+        let method = exchange.request.method
+        switch path {
+        case "/v1/sends":
+            guard method == .post else { return methodNotAllowed(exchange, "POST") }
+            guard authorized(exchange) else { return respond(exchange, error: .unauthorized, headers: Self.challenge) }
+            handleSend(exchange)
+        case _ where path.hasPrefix("/v1/cooldowns/"):
+            guard method == .get || method == .head || method == .delete else {
+                return methodNotAllowed(exchange, "GET, HEAD, DELETE")
+            }
+            guard authorized(exchange) else { return respond(exchange, error: .unauthorized, headers: Self.challenge) }
+            handleCooldown(exchange, encodedPhone: path.dropFirst("/v1/cooldowns/".count))
+        case "/healthz", "/readyz", "/metrics", "/", "/openapi.yaml":
+            guard method == .get || method == .head else { return methodNotAllowed(exchange, "GET, HEAD") }
+            handleOperational(exchange)
+        default:
+            respond(exchange, error: .notFound(path))
+        }
+    }
+
+    static let challenge = [("WWW-Authenticate", "Bearer realm=\"resendgate\"")]
+}
+
+extension Worker {
+    func methodNotAllowed(_ exchange: Exchange, _ allowed: String) {
+        respond(exchange, error: .methodNotAllowed(allowed), headers: [("Allow", allowed)])
+    }
+}

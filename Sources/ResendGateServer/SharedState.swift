@@ -1,0 +1,25 @@
+import ResendGate
+
+/// What every worker may read about all of them: their metrics and Redis health,
+/// for `/metrics` and `/readyz`. Filled once before serving starts.
+final class SharedState: Sendable {
+    private let workerMetrics: [WorkerMetrics]
+    private let redis: [RedisStatistics]
+    /// The accepted API keys as bytes; empty means no authentication.
+    let apiKeys: [[UInt8]]
+
+    init(metrics: [WorkerMetrics], redis: [RedisStatistics], apiKeys: [String]) {
+        workerMetrics = metrics
+        self.redis = redis
+        self.apiKeys = apiKeys.map { Array($0.utf8) }
+    }
+
+    /// True when every worker's Redis connection is ready.
+    var redisReady: Bool { redis.allSatisfy(\.isReady) }
+
+    func prometheusText() -> String {
+        PrometheusText.render(workerMetrics, redis: redis.map {
+            RedisHealth(up: $0.isReady, errors: $0.errorCount, reconnects: $0.reconnectCount)
+        })
+    }
+}

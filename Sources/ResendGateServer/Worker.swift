@@ -1,0 +1,170 @@
+import CHiredis
+import ResendGate
+
+/// One event loop of the server: its own listener on the shared port, its own
+/// evhttp, its own Redis connection and parser cache. A request is read, decided
+/// and answered on this loop alone: no thread hop, no lock, no blocking call.
+final class Worker {
+    let index: Int
+    let loop: EventLoop
+    let configuration: ServerConfiguration
+    let gate: GateWorker
+    let metrics = WorkerMetrics()
+    let log: AccessLog
+    /// Set by the server once every worker exists, before serving starts.
+    var shared: SharedState!
+    private(set) var http: OpaquePointer!
+    private var boundSocket: OpaquePointer?
+    private(set) var port = 0
+    /// Reused for every request: the body bytes and the JSON being written.
+    var bodyBuffer: [UInt8] = []
+    var json = JSONWriter()
+    private var nextRequestID: UInt64
+    private(set) var inFlight = 0
+    private lazy var flushTimer = EventTimer(loop: loop) { [unowned self] in self.flushLog() }
+    private lazy var drainTimer = EventTimer(loop: loop) { [unowned self] in self.finishDraining() }
+    private var drainDeadline = ContinuousClock.now
+
+    init(index: Int, loop: EventLoop, configuration: ServerConfiguration, gate: GateConfiguration) {
+        self.index = index
+        self.loop = loop
+        self.configuration = configuration
+        self.gate = GateWorker(loop: loop, configuration: gate)
+        log = AccessLog(level: configuration.logLevel)
+        nextRequestID = UInt64(index) << 48 | UInt64.random(in: 0..<(1 << 32))
+        bodyBuffer.reserveCapacity(configuration.maxBodyBytes)
+    }
+
+    /// Opens this worker's listener and starts serving. Runs on the loop.
+    func start(port: Int) throws(Listener.Failure) {
+        guard let http = evhttp_new(loop.base) else { throw Listener.Failure(description: "evhttp_new failed") }
+        self.http = http
+        // Above maxBodyBytes we answer 413 ourselves, in JSON; far above it,
+        // libevent stops reading and answers 413 itself.
+        evhttp_set_max_body_size(http, configuration.maxBodyBytes * 4)
+        evhttp_set_max_headers_size(http, configuration.maxHeaderBytes)
+        var timeout = timeval(configuration.readTimeout)
+        evhttp_set_timeout_tv(http, &timeout)
+        // Every method reaches the router, so that a wrong one gets our 405.
+        evhttp_set_allowed_methods(http, UInt16(truncatingIfNeeded: EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_POST.rawValue
+            | EVHTTP_REQ_HEAD.rawValue | EVHTTP_REQ_PUT.rawValue | EVHTTP_REQ_DELETE.rawValue | EVHTTP_REQ_OPTIONS.rawValue
+            | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue | EVHTTP_REQ_PATCH.rawValue))
+        evhttp_set_default_content_type(http, "application/json; charset=utf-8")
+        evhttp_set_gencb(http, { raw, context in
+            guard let raw, let context else { return }
+            Unmanaged<Worker>.fromOpaque(context).takeUnretainedValue().handle(HTTPRequest(raw: raw))
+        }, Unmanaged.passUnretained(self).toOpaque())
+        let opened = try Listener.open(on: loop.base, host: configuration.host, port: port)
+        self.port = opened.port
+        boundSocket = evhttp_bind_listener(http, opened.listener)
+        flushTimer.schedule(after: .milliseconds(200))
+    }
+
+    /// Stops accepting; requests in flight still complete. Runs on the loop.
+    func stopAccepting() {
+        guard let http, let boundSocket else { return }
+        evhttp_del_accept_socket(http, boundSocket)  // also closes the listening socket
+        self.boundSocket = nil
+    }
+
+    /// Stops accepting, lets requests in flight finish until `deadline`, then
+    /// closes everything and stops the loop. Runs on the loop.
+    func drain(until deadline: ContinuousClock.Instant) {
+        stopAccepting()
+        drainDeadline = deadline
+        finishDraining()
+    }
+
+    private func finishDraining() {
+        guard inFlight == 0 || ContinuousClock.now >= drainDeadline else {
+            drainTimer.schedule(after: .milliseconds(10))
+            return
+        }
+        if inFlight > 0 { log.message(.warning, "drain timeout: closing \(inFlight) requests in flight") }
+        close()
+        loop.stop()
+    }
+
+    /// Closes every connection and the Redis connection. Runs on the loop.
+    func close() {
+        flushTimer.cancel()
+        drainTimer.cancel()
+        log.flush()
+        if let http { evhttp_free(http) }
+        http = nil
+        gate.close()
+    }
+
+    private func flushLog() {
+        log.flush()
+        flushTimer.schedule(after: .milliseconds(200))
+    }
+
+    // MARK: - Requests
+
+    private func handle(_ request: HTTPRequest) {
+        let started = ContinuousClock.now
+        nextRequestID &+= 1
+        let exchange = Exchange(request: request, started: started, id: nextRequestID)
+        inFlight += 1
+        metrics.add(.inFlight)
+        route(exchange)
+    }
+
+    /// Sends a JSON body written by `write`, and records the request.
+    func respond(_ exchange: Exchange, status: Int, headers: [(String, String)] = [], write: (inout JSONWriter) -> Void) {
+        json.reset()
+        write(&json)
+        respond(exchange, status: status, headers: headers, body: json.bytes)
+    }
+
+    func respond(_ exchange: Exchange, status: Int, headers: [(String, String)] = [], body: [UInt8],
+                 contentType: String = "application/json; charset=utf-8") {
+        let responder = HTTPResponder(request: exchange.request)
+        for (name, value) in headers { responder.header(name, value) }
+        responder.header("X-Request-Id", String(exchange.id, radix: 16))
+        if status == 204 {
+            responder.sendEmpty(status: status)
+        } else {
+            responder.send(status: status, body: exchange.request.method == .head ? [] : body, contentType: contentType)
+        }
+        finish(exchange, status: status)
+    }
+
+    func respond(_ exchange: Exchange, error: APIError, headers: [(String, String)] = []) {
+        respond(exchange, status: error.status, headers: headers) { error.writeJSON(to: &$0) }
+    }
+
+    private func finish(_ exchange: Exchange, status: Int) {
+        let elapsed = ContinuousClock.now - exchange.started
+        inFlight -= 1
+        metrics.add(.inFlight, -1)
+        metrics.observe(latency: elapsed, status: status)
+        log.request(method: exchange.methodName, path: exchange.path, status: status, duration: elapsed, id: exchange.id)
+    }
+}
+
+/// One request on its way through a worker.
+struct Exchange {
+    let request: HTTPRequest
+    let started: ContinuousClock.Instant
+    let id: UInt64
+    let path: Substring
+    let query: Substring?
+
+    init(request: HTTPRequest, started: ContinuousClock.Instant, id: UInt64) {
+        self.request = request
+        self.started = started
+        self.id = id
+        (path, query) = request.target
+    }
+
+    var methodName: String { request.method.rawValue }
+}
+
+extension timeval {
+    init(_ duration: Duration) {
+        let microseconds = Int(duration / .microseconds(1))
+        self.init(tv_sec: microseconds / 1_000_000, tv_usec: microseconds % 1_000_000)
+    }
+}
