@@ -81,6 +81,11 @@ public struct CountdownDeadlineError: Error, Hashable, Sendable, CustomStringCon
     /// The text that could not be read.
     public let text: String
 
+    /// Makes the error for `text`.
+    public init(text: String) {
+        self.text = text
+    }
+
     public var description: String { "not a deadline (ISO 8601, Unix seconds or milliseconds, or YYYY-MM-DD): \(text)" }
 }
 
