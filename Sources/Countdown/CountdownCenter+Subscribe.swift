@@ -49,7 +49,7 @@ extension CountdownCenter {
         box.isRegistered = false
         if let record = records[box.id], let index = record.subscribers.firstIndex(where: { $0 === box }) {
             record.subscribers.remove(at: index)
-            if record.subscribers.isEmpty { heap.remove(record) }
+            if record.subscribers.isEmpty { heap.file(record, key: nil) }
         }
         rearm()
     }

@@ -61,7 +61,7 @@ public final class CountdownCenter: @unchecked Sendable {
 
     /// How many countdowns have at least one subscriber.
     public var watchedCount: Int {
-        lock.withLock { heap.count }
+        lock.withLock { heap.liveCount }
     }
 
     // MARK: - Ticking (lock held unless noted)
@@ -78,8 +78,13 @@ public final class CountdownCenter: @unchecked Sendable {
         let now = clock.now
         lastWakeUp = now
         var outbox = Outbox()
-        while let next = heap.first, next.nextChange <= now {
-            refresh(next, at: now, into: &outbox)
+        while let next = heap.top(), next.key <= now.nanoseconds {
+            let record = next.record
+            if update(record, at: now, into: &outbox) {
+                heap.rekeyTop(next, to: record.nextChange.nanoseconds)
+            } else {
+                heap.file(record, key: nil)
+            }
         }
         rearm()
         outbox.sendQueued()
@@ -90,10 +95,18 @@ public final class CountdownCenter: @unchecked Sendable {
     /// Sends `record`'s subscribers its value at `now` if it changed for them, finishes it
     /// if no time remains, and files it in the heap under its next change.
     func refresh(_ record: CountdownRecord, at now: CountdownInstant, into outbox: inout Outbox) {
+        if update(record, at: now, into: &outbox) {
+            heap.file(record, key: record.nextChange.nanoseconds)
+        }
+    }
+
+    /// Sends `record`'s subscribers its value at `now` if it changed for them and sets its
+    /// next change; finishes it if no time remains. True if it is still watched.
+    private func update(_ record: CountdownRecord, at now: CountdownInstant, into outbox: inout Outbox) -> Bool {
         let remaining = record.remainingNanoseconds(at: now)
         guard remaining > 0 else {
             finish(record, into: &outbox)
-            return
+            return false
         }
         let shown = CountdownValue(remainingNanoseconds: remaining).totalSeconds
         for box in record.subscribers where box.lastShown != shown {
@@ -103,17 +116,15 @@ public final class CountdownCenter: @unchecked Sendable {
         // The value drops to shown - 1 when exactly (shown - 1) seconds remain.
         record.nextChange = CountdownInstant(nanoseconds: record.deadline.nanoseconds &- (shown - 1) &* 1_000_000_000)
         if record.subscribers.isEmpty {
-            heap.remove(record)
-        } else if record.heapIndex >= 0 {
-            heap.update(record)
-        } else {
-            heap.insert(record)
+            heap.file(record, key: nil)
+            return false
         }
+        return true
     }
 
     /// Ends `record`: forgets it and sends `finished` to each of its subscribers, once.
     func finish(_ record: CountdownRecord, into outbox: inout Outbox) {
-        heap.remove(record)
+        heap.file(record, key: nil)
         if records[record.id] === record { records[record.id] = nil }
         for box in record.subscribers {
             box.isRegistered = false
@@ -125,13 +136,13 @@ public final class CountdownCenter: @unchecked Sendable {
     /// Asks the scheduler for the next wake-up the heap needs, or drops the timer when the
     /// heap is empty. Keeps an earlier pending wake-up rather than churn the timer.
     func rearm() {
-        guard let next = heap.first else {
+        guard let next = heap.top() else {
             wakeUp?.cancel()
             wakeUp = nil
             wakeUpAt = nil
             return
         }
-        var target = next.nextChange
+        var target = CountdownInstant(nanoseconds: next.key)
         if let last = lastWakeUp {
             target = max(target, last.advanced(by: tolerance))
         }

@@ -6,10 +6,11 @@ final class CountdownRecord {
     var deadline: CountdownInstant
     /// Live subscriptions; usually one, so a plain array.
     var subscribers: [SubscriptionBox] = []
-    /// When the displayed value next changes; the heap's key while subscribed.
+    /// When the displayed value next changes.
     var nextChange: CountdownInstant
-    /// Position in the center's heap, or -1 while nobody watches.
-    var heapIndex = -1
+    /// The key of this record's live heap entry (its `nextChange` in nanoseconds), or nil
+    /// while nobody watches.
+    var heapKey: Int64?
 
     init(id: CountdownID, deadline: CountdownInstant) {
         self.id = id
