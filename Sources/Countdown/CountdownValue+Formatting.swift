@@ -1,0 +1,34 @@
+/// How a ``CountdownValue`` is written.
+public enum CountdownStyle: Sendable, Hashable {
+    /// Total seconds with a unit: `42s`, `125s`.
+    case seconds
+    /// A clock that grows only as needed: `0:42`, `1:05`, `1:02:03`, `2d 03:04:05`.
+    case clock
+}
+
+extension CountdownValue {
+    /// The value written in `style` with `strings` (English by default).
+    public func formatted(_ style: CountdownStyle = .clock, strings: CountdownStrings = .english) -> String {
+        switch style {
+        case .seconds:
+            return strings.seconds(totalSeconds)
+        case .clock:
+            if days > 0 {
+                return "\(strings.days(days)) \(Self.twoDigits(hours)):\(Self.twoDigits(minutes)):\(Self.twoDigits(seconds))"
+            }
+            if hours > 0 {
+                return "\(hours):\(Self.twoDigits(minutes)):\(Self.twoDigits(seconds))"
+            }
+            return "\(minutes):\(Self.twoDigits(seconds))"
+        }
+    }
+
+    /// The resend prompt: `Resend in 42s`, or `42秒后重新发送` with ``CountdownStrings/chinese``.
+    public func resendPrompt(_ style: CountdownStyle = .seconds, strings: CountdownStrings = .english) -> String {
+        strings.resendPrompt(formatted(style, strings: strings))
+    }
+
+    private static func twoDigits(_ value: Int64) -> String {
+        value < 10 ? "0\(value)" : "\(value)"
+    }
+}
