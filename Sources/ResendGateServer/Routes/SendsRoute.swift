@@ -13,7 +13,7 @@ extension Worker {
                 "body_too_large", "the body may be at most \(configuration.maxBodyBytes) bytes"), headers: [("Connection", "close")])
         }
         if let type = request.header("Content-Type"), !Self.isJSON(type) {
-            return respond(exchange, error: APIError("unsupported_media_type", "send the body as application/json"))
+            return respond(exchange, error: APIError("unsupported_media_type", "send the body as JSON with the header Content-Type: application/json"))
         }
         request.readBody(into: &bodyBuffer)
         let input: SendInput

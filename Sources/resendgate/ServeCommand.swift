@@ -1,0 +1,111 @@
+import Foundation
+import ResendGate
+import ResendGateServer
+
+/// `resendgate serve`: the HTTP server.
+enum ServeCommand {
+    static let summary = """
+        Run the HTTP server (CONTRACT.md). Without API keys it listens on loopback only.
+        SIGTERM or SIGINT stops accepting, lets requests in flight finish (at most 5 s), then exits 0.
+        """
+
+    static let options: [Settings.Option] = [
+        Settings.Option(name: "host", defaultValue: "127.0.0.1", help: "address to listen on"),
+        Settings.Option(name: "port", defaultValue: "8080", help: "port to listen on (0 picks a free one)"),
+        Settings.Option(name: "workers", defaultValue: String(ProcessInfo.processInfo.activeProcessorCount),
+                        help: "event loops, each with its own listener and Redis connection (default: the number of cores)"),
+        Settings.Option(name: "api-keys-file", defaultValue: nil, help: "file with one API key a line (# starts a comment)"),
+        Settings.Option(name: "api-keys", defaultValue: nil, help: "API keys separated by commas"),
+        Settings.Option(name: "insecure-no-auth", defaultValue: nil,
+                        help: "allow a non-loopback --host without API keys: anyone who can reach it can reserve and release", isFlag: true),
+        Settings.Option(name: "log-level", defaultValue: "info", help: "debug, info, warning, error or off (info logs no phone numbers)"),
+        Settings.Option(name: "max-connections", defaultValue: "10000", help: "open connections per worker"),
+        Settings.Option(name: "read-timeout", defaultValue: "10s", help: "time a client has to send its request"),
+        Settings.Option(name: "write-timeout", defaultValue: "10s", help: "time a client has to read its response"),
+    ]
+
+    static func run(_ arguments: [String], environment: [String: String]) async throws -> ExitCode {
+        let all = options + Settings.common
+        let settings = try Settings(arguments: arguments, environment: environment, options: all)
+        if settings.helpRequested {
+            print(Settings.help(usage: "resendgate serve [options]", summary: summary, options: all))
+            return .success
+        }
+        guard settings.positional.isEmpty else { throw UsageError("serve takes no arguments, got \(settings.positional[0])") }
+        guard let level = LogLevel(rawValue: settings["log-level"] ?? "") else {
+            throw ConfigurationError(field: "log-level", message: "use one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let configuration = try ServerConfiguration(
+            host: settings["host"] ?? "127.0.0.1",
+            port: try settings.integer("port", in: 0...65535),
+            workers: try settings.integer("workers", in: 1...256),
+            apiKeys: try apiKeys(settings),
+            insecureNoAuth: settings.flag("insecure-no-auth"),
+            readTimeout: try settings.duration("read-timeout"),
+            writeTimeout: try settings.duration("write-timeout"),
+            maxConnectionsPerWorker: try settings.integer("max-connections", in: 1...1_000_000),
+            logLevel: level)
+        signal(SIGPIPE, SIG_IGN)
+        let server = try HTTPServer(configuration: configuration, gate: try settings.gateConfiguration())
+        let displayHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        printError("listening on http://\(displayHost):\(server.port) with \(configuration.workers) workers, Redis \(settings["redis"] ?? "")")
+        await waitForTermination()
+        server.shutdown()
+        printError("stopped")
+        return .success
+    }
+
+    private static func apiKeys(_ settings: Settings) throws -> [String] {
+        var keys: [String] = []
+        if let path = settings["api-keys-file"], !path.isEmpty {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw ConfigurationError(field: "api-keys-file", message: "cannot read \(path)")
+            }
+            keys += text.split(whereSeparator: \.isNewline)
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        }
+        if let list = settings["api-keys"] {
+            keys += list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        return keys
+    }
+
+    /// Returns when SIGTERM or SIGINT arrives.
+    private static func waitForTermination() async {
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        let queue = DispatchQueue(label: "resendgate.signals")
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let once = OnceFlag()
+            var sources: [DispatchSourceSignal] = []
+            for number in [SIGTERM, SIGINT] {
+                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+                source.setEventHandler {
+                    if once.claim() { continuation.resume() }
+                }
+                source.resume()
+                sources.append(source)
+            }
+            SignalSources.keep(sources)
+        }
+    }
+}
+
+/// Keeps the signal sources alive for the life of the process.
+private enum SignalSources {
+    nonisolated(unsafe) static var sources: [DispatchSourceSignal] = []
+    static func keep(_ new: [DispatchSourceSignal]) { sources = new }
+}
+
+private final class OnceFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var claimed = false
+    func claim() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if claimed { return false }
+        claimed = true
+        return true
+    }
+}
