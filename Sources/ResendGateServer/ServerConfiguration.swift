@@ -13,9 +13,9 @@ public struct ServerConfiguration: Sendable {
     public var insecureNoAuth: Bool
     public var maxBodyBytes: Int
     public var maxHeaderBytes: Int
-    /// How long a connection may take to send a request, or to read a response.
-    public var readTimeout: Duration
-    public var writeTimeout: Duration
+    /// How long a connection may stay silent: while sending its request, reading
+    /// its response, or idle between requests (libevent 2.1 has one timeout for all).
+    public var connectionTimeout: Duration
     /// Open connections per worker past which new ones are closed at once.
     public var maxConnectionsPerWorker: Int
     public var logLevel: LogLevel
@@ -25,7 +25,7 @@ public struct ServerConfiguration: Sendable {
     public init(
         host: String = "127.0.0.1", port: Int = 8080, workers: Int = 1, apiKeys: [String] = [],
         insecureNoAuth: Bool = false, maxBodyBytes: Int = 16 * 1024, maxHeaderBytes: Int = 8 * 1024,
-        readTimeout: Duration = .seconds(10), writeTimeout: Duration = .seconds(10),
+        connectionTimeout: Duration = .seconds(10),
         maxConnectionsPerWorker: Int = 10_000, logLevel: LogLevel = .info, drainTimeout: Duration = .seconds(5)
     ) throws(ConfigurationError) {
         guard (0...65535).contains(port) else { throw ConfigurationError(field: "port", message: "must be 0...65535") }
@@ -48,8 +48,7 @@ public struct ServerConfiguration: Sendable {
         self.insecureNoAuth = insecureNoAuth
         self.maxBodyBytes = maxBodyBytes
         self.maxHeaderBytes = maxHeaderBytes
-        self.readTimeout = readTimeout
-        self.writeTimeout = writeTimeout
+        self.connectionTimeout = connectionTimeout
         self.maxConnectionsPerWorker = maxConnectionsPerWorker
         self.logLevel = logLevel
         self.drainTimeout = drainTimeout

@@ -15,6 +15,7 @@ final class Worker {
     var shared: SharedState!
     private(set) var http: OpaquePointer!
     private var boundSocket: OpaquePointer?
+    private(set) var connections: ConnectionTracker?
     private(set) var port = 0
     /// Reused for every request: the body bytes and the JSON being written.
     var bodyBuffer: [UInt8] = []
@@ -39,17 +40,18 @@ final class Worker {
     func start(port: Int) throws(Listener.Failure) {
         guard let http = evhttp_new(loop.base) else { throw Listener.Failure(description: "evhttp_new failed") }
         self.http = http
-        // Above maxBodyBytes we answer 413 ourselves, in JSON; far above it,
-        // libevent stops reading and answers 413 itself.
+        // Above the limits we answer 413 and 431 ourselves, in JSON; far above
+        // them, libevent stops reading and answers 413 itself.
         evhttp_set_max_body_size(http, configuration.maxBodyBytes * 4)
-        evhttp_set_max_headers_size(http, configuration.maxHeaderBytes)
-        var timeout = timeval(configuration.readTimeout)
+        evhttp_set_max_headers_size(http, configuration.maxHeaderBytes * 4)
+        var timeout = timeval(configuration.connectionTimeout)
         evhttp_set_timeout_tv(http, &timeout)
         // Every method reaches the router, so that a wrong one gets our 405.
         evhttp_set_allowed_methods(http, UInt16(truncatingIfNeeded: EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_POST.rawValue
             | EVHTTP_REQ_HEAD.rawValue | EVHTTP_REQ_PUT.rawValue | EVHTTP_REQ_DELETE.rawValue | EVHTTP_REQ_OPTIONS.rawValue
             | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue | EVHTTP_REQ_PATCH.rawValue))
         evhttp_set_default_content_type(http, "application/json; charset=utf-8")
+        connections = ConnectionTracker(loop: loop, http: http, limit: configuration.maxConnectionsPerWorker, metrics: metrics)
         evhttp_set_gencb(http, { raw, context in
             guard let raw, let context else { return }
             Unmanaged<Worker>.fromOpaque(context).takeUnretainedValue().handle(HTTPRequest(raw: raw))
@@ -92,6 +94,7 @@ final class Worker {
         log.flush()
         if let http { evhttp_free(http) }
         http = nil
+        connections = nil
         gate.close()
     }
 
@@ -105,6 +108,7 @@ final class Worker {
     private func handle(_ request: HTTPRequest) {
         let started = ContinuousClock.now
         nextRequestID &+= 1
+        connections?.requestStarted(request.raw)
         let exchange = Exchange(request: request, started: started, id: nextRequestID)
         inFlight += 1
         metrics.add(.inFlight)

@@ -20,8 +20,8 @@ enum ServeCommand {
                         help: "allow a non-loopback --host without API keys: anyone who can reach it can reserve and release", isFlag: true),
         Settings.Option(name: "log-level", defaultValue: "info", help: "debug, info, warning, error or off (info logs no phone numbers)"),
         Settings.Option(name: "max-connections", defaultValue: "10000", help: "open connections per worker"),
-        Settings.Option(name: "read-timeout", defaultValue: "10s", help: "time a client has to send its request"),
-        Settings.Option(name: "write-timeout", defaultValue: "10s", help: "time a client has to read its response"),
+        Settings.Option(name: "connection-timeout", defaultValue: "10s",
+                        help: "how long a connection may stay silent: sending its request, reading its response, or idle"),
     ]
 
     static func run(_ arguments: [String], environment: [String: String]) async throws -> ExitCode {
@@ -41,8 +41,7 @@ enum ServeCommand {
             workers: try settings.integer("workers", in: 1...256),
             apiKeys: try apiKeys(settings),
             insecureNoAuth: settings.flag("insecure-no-auth"),
-            readTimeout: try settings.duration("read-timeout"),
-            writeTimeout: try settings.duration("write-timeout"),
+            connectionTimeout: try settings.duration("connection-timeout"),
             maxConnectionsPerWorker: try settings.integer("max-connections", in: 1...1_000_000),
             logLevel: level)
         signal(SIGPIPE, SIG_IGN)

@@ -53,6 +53,9 @@ struct HTTPRequest {
         return count
     }
 
+    /// The size of the request line and headers, as evhttp counted them.
+    var headerBytes: Int { raw.pointee.headers_size }
+
     /// The body length in bytes.
     var bodyLength: Int { evbuffer_get_length(evhttp_request_get_input_buffer(raw)) }
 

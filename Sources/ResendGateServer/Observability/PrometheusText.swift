@@ -19,6 +19,12 @@ enum PrometheusText {
         metric("resendgate_http_requests_in_flight", "gauge", "Requests received and not yet answered.", [
             ("", "\(sum(.inFlight))"),
         ])
+        metric("resendgate_http_connections_open", "gauge", "Client connections open now.", [
+            ("", "\(sum(.openConnections))"),
+        ])
+        metric("resendgate_http_connections_evicted_total", "counter", "Idle connections closed to make room at --max-connections.", [
+            ("", "\(sum(.evictedConnections))"),
+        ])
         var cumulative: Int64 = 0
         var histogram: [(String, String)] = []
         for (index, bound) in WorkerMetrics.latencyBuckets.enumerated() {

@@ -7,6 +7,7 @@ final class WorkerMetrics: Sendable {
         case allowed, deniedCooldown
         case requests2xx, requests4xx, requests5xx
         case inFlight
+        case openConnections, evictedConnections
         case latencySumMicroseconds, latencyCount
     }
 

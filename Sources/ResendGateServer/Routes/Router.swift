@@ -3,6 +3,11 @@ extension Worker {
     func route(_ exchange: Exchange) {
         let path = exchange.path
         let method = exchange.request.method
+        guard exchange.request.headerBytes <= configuration.maxHeaderBytes else {
+            return respond(exchange, error: APIError(
+                "header_too_large", "the request headers may be at most \(configuration.maxHeaderBytes) bytes"),
+                headers: [("Connection", "close")])
+        }
         switch path {
         case "/v1/sends":
             guard method == .post else { return methodNotAllowed(exchange, "POST") }

@@ -1,0 +1,131 @@
+import CHiredis
+import ResendGate
+
+/// Keeps a worker's open connections under its cap without letting idle ones
+/// starve real clients: when a new connection would pass the cap, the oldest
+/// connection with no request being served is closed to make room.
+///
+/// libevent 2.1's evhttp has no hook for a new connection. It does let us make
+/// each connection's bufferevent (`evhttp_set_bevcb`), and it stores the new
+/// connection as that bufferevent's callback argument. So each bufferevent is
+/// noted when made, and at the end of the same loop pass (before any I/O on it can
+/// run) the connection behind it is adopted: it gets a close callback and a place
+/// in the eviction order.
+final class ConnectionTracker {
+    private struct Entry {
+        let sequence: UInt64
+        var busy: Int
+    }
+
+    private let limit: Int
+    private let metrics: WorkerMetrics
+    private var fresh: [OpaquePointer] = []
+    private var hook: OpaquePointer!
+    private var entries: [OpaquePointer: Entry] = [:]
+    /// Oldest first; entries of closed connections are skipped lazily.
+    private var order = FIFOQueue<(sequence: UInt64, connection: OpaquePointer)>()
+    private var nextSequence: UInt64 = 0
+
+    init(loop: EventLoop, http: OpaquePointer, limit: Int, metrics: WorkerMetrics) {
+        self.limit = limit
+        self.metrics = metrics
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        hook = event_new(loop.base, -1, 0, { _, _, context in
+            Unmanaged<ConnectionTracker>.fromOpaque(context!).takeUnretainedValue().adoptFresh()
+        }, context)
+        evhttp_set_bevcb(http, { base, context in
+            let tracker = Unmanaged<ConnectionTracker>.fromOpaque(context!).takeUnretainedValue()
+            let bufferevent = bufferevent_socket_new(base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
+            if let bufferevent {
+                if tracker.fresh.isEmpty { event_active(tracker.hook, 0, 0) }
+                tracker.fresh.append(bufferevent)
+            }
+            return bufferevent
+        }, context)
+    }
+
+    deinit {
+        event_free(hook)
+    }
+
+    /// A request arrived on `request`'s connection: it is not idle until the
+    /// response has been written.
+    func requestStarted(_ request: UnsafeMutablePointer<evhttp_request>) {
+        guard let connection = evhttp_request_get_connection(request), entries[connection] != nil else { return }
+        entries[connection]!.busy += 1
+        evhttp_request_set_on_complete_cb(request, { request, context in
+            guard let request, let connection = evhttp_request_get_connection(request) else { return }
+            let tracker = Unmanaged<ConnectionTracker>.fromOpaque(context!).takeUnretainedValue()
+            if let busy = tracker.entries[connection]?.busy { tracker.entries[connection]!.busy = max(0, busy - 1) }
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    private func adoptFresh() {
+        let batch = fresh
+        fresh.removeAll(keepingCapacity: true)
+        for bufferevent in batch {
+            var argument: UnsafeMutableRawPointer?
+            bufferevent_getcb(bufferevent, nil, nil, nil, &argument)
+            guard let connection = argument.map(OpaquePointer.init) else { continue }
+            if entries.count >= limit { evictOldestIdle() }
+            nextSequence += 1
+            entries[connection] = Entry(sequence: nextSequence, busy: 0)
+            order.append((nextSequence, connection))
+            metrics.add(.openConnections)
+            if order.count > 2 * entries.count + 1024 {
+                order.removeAll { entries[$0.connection]?.sequence != $0.sequence }
+            }
+            evhttp_connection_set_closecb(connection, { connection, context in
+                guard let connection else { return }
+                Unmanaged<ConnectionTracker>.fromOpaque(context!).takeUnretainedValue().closed(connection)
+            }, Unmanaged.passUnretained(self).toOpaque())
+        }
+    }
+
+    private func closed(_ connection: OpaquePointer) {
+        guard entries.removeValue(forKey: connection) != nil else { return }
+        metrics.add(.openConnections, -1)
+    }
+
+    /// Closes the oldest connection that is not being served; if every one is
+    /// busy, none is closed and the cap is exceeded briefly rather than cutting
+    /// a response.
+    private func evictOldestIdle() {
+        var skippedBusy: [(sequence: UInt64, connection: OpaquePointer)] = []
+        defer { for entry in skippedBusy.reversed() { order.prepend(entry) } }
+        while let candidate = order.popFirst() {
+            guard let entry = entries[candidate.connection], entry.sequence == candidate.sequence else { continue }
+            if entry.busy > 0 {
+                skippedBusy.append(candidate)
+                continue
+            }
+            metrics.add(.evictedConnections)
+            evhttp_connection_free(candidate.connection)  // its close callback forgets it
+            return
+        }
+    }
+}
+
+/// A small double-ended queue: append at the back, pop and push back at the front.
+struct FIFOQueue<Element> {
+    private var front: [Element] = []  // reversed
+    private var back: [Element] = []
+
+    var count: Int { front.count + back.count }
+
+    mutating func append(_ element: Element) { back.append(element) }
+
+    mutating func removeAll(where shouldRemove: (Element) -> Bool) {
+        front.removeAll(where: shouldRemove)
+        back.removeAll(where: shouldRemove)
+    }
+    mutating func prepend(_ element: Element) { front.append(element) }
+
+    mutating func popFirst() -> Element? {
+        if front.isEmpty {
+            front = back.reversed()
+            back.removeAll(keepingCapacity: true)
+        }
+        return front.popLast()
+    }
+}
