@@ -14,6 +14,7 @@ let package = Package(
     targets: [
         // MARK: C libraries from Debian
         .systemLibrary(name: "CHiredis", path: "Sources/CHiredis"),
+        .systemLibrary(name: "CCrypto", path: "Sources/CCrypto"),
         .target(
             name: "CPhoneNumber",
             path: "Sources/CPhoneNumber",
@@ -23,11 +24,19 @@ let package = Package(
 
         // MARK: Swift modules
         .target(name: "Countdown"),
-        .target(name: "ResendGate", dependencies: ["CHiredis", "CPhoneNumber", "Countdown"]),
+        .target(name: "ResendGate", dependencies: ["CHiredis", "CPhoneNumber", "CCrypto", "Countdown"]),
         .target(name: "ResendGateServer", dependencies: ["ResendGate", "Countdown", "CHiredis"]),
         .executableTarget(name: "resendgate", dependencies: ["ResendGate", "ResendGateServer", "Countdown"]),
         .target(name: "ResendGateTestSupport", dependencies: ["ResendGate"]),
         .executableTarget(name: "CountdownBench", dependencies: ["Countdown"]),
+
+        // MARK: Fuzzers (built only by deploy/fuzz with --sanitize fuzzer: libFuzzer brings main)
+        .executableTarget(
+            name: "FuzzRequestDecoding", dependencies: ["ResendGateServer"],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "FuzzPhoneNumber", dependencies: ["ResendGate"],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
 
         // MARK: Tests
         .testTarget(name: "CountdownTests", dependencies: ["Countdown"]),

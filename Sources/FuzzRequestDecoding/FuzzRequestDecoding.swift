@@ -1,0 +1,24 @@
+// libFuzzer entry point for everything the server decodes from a request before
+// Redis sees it: the JSON body, its fields, percent-encoded paths and queries.
+// Built only by deploy/fuzz (swift build --sanitize fuzzer); no main of its own.
+@testable import ResendGateServer
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzRequestDecoding(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    if let fields = try? JSONFields(parsing: bytes) {
+        for name in ["phone", "purpose", "client_ip"] { _ = try? fields.value(name) }
+    }
+    let text = Substring(decoding: bytes, as: UTF8.self)
+    _ = PercentDecoding.decode(text)
+    _ = try? PercentDecoding.queryValue("purpose", in: text)
+    if let ip = PercentDecoding.decode(text) { _ = IPAddress.isValid(ip) }
+    return 0
+}
+
+#if !RESENDGATE_FUZZING
+/// Without libFuzzer (a plain `swift build`), say how to run this fuzzer.
+@main enum FuzzerNotBuilt {
+    static func main() { print("built without libFuzzer: run deploy/fuzz") }
+}
+#endif

@@ -1,0 +1,44 @@
+import CCrypto
+
+/// Turns a canonical number into the text that names its Redis keys: the number
+/// itself, or, with a secret, its HMAC-SHA256 in hex, so that a Redis dump lists no
+/// phone number. Confined to one loop (it caches recent results).
+public final class NumberKeyHasher {
+    private let secret: [UInt8]?
+    private var cache: [String: String] = [:]
+    private let capacity = 65_536
+
+    /// `secret` nil keeps numbers readable in keys (simpler to operate).
+    public init(secret: String?) {
+        self.secret = secret.map { Array($0.utf8) }
+    }
+
+    /// The key text for `e164`.
+    public func keyText(for e164: String) -> String {
+        guard let secret else { return e164 }
+        if let hit = cache[e164] { return hit }
+        let text = Self.hmacSHA256Hex(key: secret, message: Array(e164.utf8))
+        if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
+        cache[e164] = text
+        return text
+    }
+
+    static func hmacSHA256Hex(key: [UInt8], message: [UInt8]) -> String {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        _ = key.withUnsafeBytes { keyBytes in
+            message.withUnsafeBytes { messageBytes in
+                HMAC(EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count),
+                     messageBytes.bindMemory(to: UInt8.self).baseAddress, messageBytes.count, &digest, &length)
+            }
+        }
+        let hex = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(Int(length) * 2)
+        for byte in digest.prefix(Int(length)) {
+            out.append(hex[Int(byte >> 4)])
+            out.append(hex[Int(byte & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

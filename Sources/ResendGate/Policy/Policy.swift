@@ -1,0 +1,102 @@
+import Foundation
+
+/// The anti-abuse rules for one purpose, all decided in one atomic script call
+/// (except region and number type, which are facts about the number and are
+/// checked before Redis is asked).
+public struct Policy: Sendable, Equatable {
+    /// Cooldown after a send, escalating with the sends counted in `window`; the
+    /// last step repeats.
+    public var ladder: [Duration]
+    /// The sliding window in which sends are counted (for the ladder and `maxSends`).
+    public var window: Duration
+    /// At most this many sends per number and purpose in `window`; nil: no cap.
+    public var maxSends: Int?
+    /// At most this many sends per client IP in `ipWindow`; nil: no cap.
+    public var ipMaxSends: Int?
+    public var ipWindow: Duration
+    /// Regions (two letters) that may receive codes; nil: every region.
+    public var allowedRegions: Set<String>?
+    /// Line types that may receive codes: by default mobiles only, since codes sent
+    /// to premium-rate or shared-cost lines are the classic toll-fraud pump.
+    public var allowedNumberTypes: Set<PhoneNumberType>
+
+    public static let defaultNumberTypes: Set<PhoneNumberType> = [.mobile, .fixedLineOrMobile]
+
+    /// A flat 60 s cooldown, mobiles only, no caps.
+    public static let `default` = Policy()
+
+    public init(
+        ladder: [Duration] = [.seconds(60)], window: Duration = .seconds(86_400), maxSends: Int? = nil,
+        ipMaxSends: Int? = nil, ipWindow: Duration = .seconds(3600), allowedRegions: Set<String>? = nil,
+        allowedNumberTypes: Set<PhoneNumberType> = Policy.defaultNumberTypes
+    ) {
+        self.ladder = ladder
+        self.window = window
+        self.maxSends = maxSends
+        self.ipMaxSends = ipMaxSends
+        self.ipWindow = ipWindow
+        self.allowedRegions = allowedRegions
+        self.allowedNumberTypes = allowedNumberTypes
+    }
+
+    /// Refuses rules that cannot work, naming the field (`where` prefixes it, such
+    /// as `purposes.login.`).
+    public func lint(where prefix: String = "") throws(ConfigurationError) {
+        func fail(_ field: String, _ message: String) -> ConfigurationError {
+            ConfigurationError(field: prefix + field, message: message)
+        }
+        guard !ladder.isEmpty else { throw fail("cooldown", "needs at least one duration") }
+        for step in ladder where step < .milliseconds(1) {
+            throw fail("cooldown", "every step must be at least 1 ms, got \(step)")
+        }
+        guard window >= .milliseconds(1) else { throw fail("window", "must be at least 1 ms") }
+        guard ipWindow >= .milliseconds(1) else { throw fail("ip-window", "must be at least 1 ms") }
+        if let maxSends {
+            guard maxSends >= 1 else { throw fail("max-sends", "must be at least 1, got \(maxSends)") }
+            // The last allowed send comes after the cooldowns of the sends before it.
+            var elapsed = Duration.zero
+            for index in 0..<(maxSends - 1) { elapsed += ladder[min(index, ladder.count - 1)] }
+            guard elapsed < window else {
+                throw fail("max-sends", "\(maxSends) sends cannot fit into the window of \(window): the cooldowns before the last one add up to \(elapsed)")
+            }
+        }
+        if let ipMaxSends, ipMaxSends < 1 { throw fail("ip-max-sends", "must be at least 1, got \(ipMaxSends)") }
+        for region in allowedRegions ?? [] where !PhoneNumber.isKnownRegion(region) {
+            throw fail("allow-regions", "\"\(region)\" is not a known region (two letters, such as CN or GB)")
+        }
+        guard !allowedNumberTypes.isEmpty else { throw fail("allow-number-types", "needs at least one type") }
+    }
+
+    /// The cooldown after the `count`-th send in the window (1-based).
+    func cooldown(afterSend count: Int) -> Duration {
+        ladder[min(max(count, 1), ladder.count) - 1]
+    }
+}
+
+extension Policy {
+    /// Reads `60`, `60s`, `5m` or a ladder `60,120,300` into `ladder`.
+    public static func parseLadder(_ text: String, field: String = "cooldown") throws(ConfigurationError) -> [Duration] {
+        var steps: [Duration] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            steps.append(try DurationParser.parse(String(part), field: field))
+        }
+        return steps
+    }
+
+    /// Reads `CN,GB` into upper-case region codes.
+    public static func parseRegions(_ text: String) -> Set<String> {
+        Set(text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() }.filter { !$0.isEmpty })
+    }
+
+    /// Reads `mobile,fixed_line_or_mobile` into number types, naming an unknown one.
+    public static func parseNumberTypes(_ text: String, field: String = "allow-number-types") throws(ConfigurationError) -> Set<PhoneNumberType> {
+        var types: Set<PhoneNumberType> = []
+        for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+            guard let type = PhoneNumberType(rawValue: name) else {
+                throw ConfigurationError(field: field, message: "\"\(name)\" is not a number type (one of \(PhoneNumberType.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            types.insert(type)
+        }
+        return types
+    }
+}

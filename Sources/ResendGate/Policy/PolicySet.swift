@@ -1,0 +1,103 @@
+import Foundation
+
+/// The policy of each purpose: one for every purpose not named, and overrides.
+public struct PolicySet: Sendable, Equatable {
+    public var fallback: Policy
+    public var purposes: [String: Policy]
+
+    public init(fallback: Policy = .default, purposes: [String: Policy] = [:]) {
+        self.fallback = fallback
+        self.purposes = purposes
+    }
+
+    public func policy(for purpose: Purpose) -> Policy {
+        purposes[purpose.name] ?? fallback
+    }
+
+    /// Checks every policy, naming the field that is wrong.
+    public func lint() throws(ConfigurationError) {
+        try fallback.lint()
+        for (name, policy) in purposes.sorted(by: { $0.key < $1.key }) {
+            do { _ = try Purpose(name) } catch {
+                throw ConfigurationError(field: "policy", message: "purposes.\(name): a purpose must match [a-z0-9_-]{1,32}")
+            }
+            try policy.lint(where: "purposes.\(name).")
+        }
+    }
+
+    /// Reads a policy file: `{"default": {...}, "purposes": {"login": {...}}}`, each
+    /// object with any of `cooldown`, `window`, `max_sends`, `ip_max_sends`,
+    /// `ip_window`, `allow_regions`, `allow_number_types`. A purpose's object
+    /// starts from the default; the default starts from `base` (the flags).
+    public static func parse(json data: Data, base: Policy) throws(ConfigurationError) -> PolicySet {
+        let root: [String: Any]
+        do {
+            guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw ConfigurationError(field: "policy", message: "the file must hold a JSON object")
+            }
+            root = object
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw ConfigurationError(field: "policy", message: "the file is not valid JSON: \(error.localizedDescription)")
+        }
+        for key in root.keys where key != "default" && key != "purposes" {
+            throw ConfigurationError(field: "policy", message: "unknown field \"\(key)\" (use \"default\" and \"purposes\")")
+        }
+        let fallback = try overlay(root["default"], on: base, path: "default.")
+        var purposes: [String: Policy] = [:]
+        if let raw = root["purposes"] {
+            guard let map = raw as? [String: Any] else {
+                throw ConfigurationError(field: "policy", message: "\"purposes\" must be an object of purpose names")
+            }
+            for (name, value) in map {
+                purposes[name] = try overlay(value, on: fallback, path: "purposes.\(name).")
+            }
+        }
+        let set = PolicySet(fallback: fallback, purposes: purposes)
+        try set.lint()
+        return set
+    }
+
+    private static func overlay(_ raw: Any?, on base: Policy, path: String) throws(ConfigurationError) -> Policy {
+        guard let raw else { return base }
+        guard let object = raw as? [String: Any] else {
+            throw ConfigurationError(field: path.dropLast().description, message: "must be an object")
+        }
+        var policy = base
+        for (key, value) in object {
+            let field = path + key
+            func text() throws(ConfigurationError) -> String {
+                if let string = value as? String { return string }
+                if let number = value as? NSNumber, !(value is Bool) { return number.stringValue }
+                throw ConfigurationError(field: field, message: "must be a duration such as \"60s\"")
+            }
+            func count() throws(ConfigurationError) -> Int? {
+                if value is NSNull { return nil }
+                guard let number = value as? NSNumber, !(value is Bool), number.doubleValue == Double(number.intValue) else {
+                    throw ConfigurationError(field: field, message: "must be a whole number or null")
+                }
+                return number.intValue
+            }
+            func list() throws(ConfigurationError) -> String {
+                guard let items = value as? [String] else {
+                    throw ConfigurationError(field: field, message: "must be a list of strings")
+                }
+                return items.joined(separator: ",")
+            }
+            switch key {
+            case "cooldown": policy.ladder = try Policy.parseLadder(try text(), field: field)
+            case "window": policy.window = try DurationParser.parse(try text(), field: field)
+            case "max_sends": policy.maxSends = try count()
+            case "ip_max_sends": policy.ipMaxSends = try count()
+            case "ip_window": policy.ipWindow = try DurationParser.parse(try text(), field: field)
+            case "allow_regions":
+                policy.allowedRegions = value is NSNull ? nil : Policy.parseRegions(try list())
+            case "allow_number_types": policy.allowedNumberTypes = try Policy.parseNumberTypes(try list(), field: field)
+            default:
+                throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, ip_max_sends, ip_window, allow_regions, allow_number_types)")
+            }
+        }
+        return policy
+    }
+}
