@@ -28,6 +28,7 @@ let package = Package(
         .executableTarget(name: "resendgate", dependencies: ["ResendGate", "ResendGateServer", "Countdown"]),
         .target(name: "ResendGateTestSupport", dependencies: ["ResendGate"]),
         .executableTarget(name: "CountdownBench", dependencies: ["Countdown"]),
+        .executableTarget(name: "GateBench", dependencies: ["ResendGate", "ResendGateTestSupport"]),
 
         // MARK: Tests
         .testTarget(name: "CountdownTests", dependencies: ["Countdown"]),
