@@ -29,6 +29,7 @@ let package = Package(
         .executableTarget(name: "resendgate", dependencies: ["ResendGate", "ResendGateServer", "Countdown"]),
         .target(name: "ResendGateTestSupport", dependencies: ["ResendGate"]),
         .executableTarget(name: "CountdownBench", dependencies: ["Countdown"]),
+        .executableTarget(name: "GateBench", dependencies: ["ResendGate", "ResendGateTestSupport"]),
 
         // MARK: Fuzzers (built only by deploy/fuzz with --sanitize fuzzer: libFuzzer brings main)
         .executableTarget(

@@ -5,10 +5,15 @@ import CHiredis
 public final class EventTimer {
     private var event: OpaquePointer!
     private let action: () -> Void
+    /// Held so that the libevent base outlives this timer's event: its owner may release
+    /// its own reference to the loop first (Swift releases stored properties in declaration
+    /// order), and `event_free` on an event whose base is already freed locks freed memory.
+    private let loop: EventLoop
 
     /// A timer that runs `action` on `loop` each time it fires.
     public init(loop: EventLoop, action: @escaping () -> Void) {
         self.action = action
+        self.loop = loop
         event = event_new(loop.base, -1, 0, { _, _, context in
             Unmanaged<EventTimer>.fromOpaque(context!).takeUnretainedValue().action()
         }, Unmanaged.passUnretained(self).toOpaque())

@@ -1,4 +1,5 @@
 import CPhoneNumber
+import Synchronization
 
 /// A phone number in canonical E.164 form, the identity of a cooldown.
 ///
@@ -32,9 +33,23 @@ public struct PhoneNumber: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether libphonenumber knows `code` as a region (`CN`, `GB`).
+    ///
+    /// Answers are remembered: the C call copies libphonenumber's ~245 regions into a
+    /// fresh `std::set` each time, which cost about a third of the CPU of every uncached
+    /// parse (this check runs before each one). Two ASCII letters make at most 676 entries.
     public static func isKnownRegion(_ code: String) -> Bool {
-        code.utf8.count == 2 && rg_phone_is_known_region(code) == 1
+        let bytes = code.utf8
+        guard bytes.count == 2 else { return false }
+        guard bytes.allSatisfy({ (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0 & 0xDF) }) else {
+            return rg_phone_is_known_region(code) == 1
+        }
+        if let known = knownRegions.withLock({ $0[code] }) { return known }
+        let known = rg_phone_is_known_region(code) == 1
+        knownRegions.withLock { $0[code] = known }
+        return known
     }
+
+    private static let knownRegions = Mutex<[String: Bool]>([:])
 }
 
 /// A number's line type, as libphonenumber classifies it.

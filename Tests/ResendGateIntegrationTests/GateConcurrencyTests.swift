@@ -1,0 +1,107 @@
+import Foundation
+import ResendGate
+import ResendGateTestSupport
+import Testing
+
+/// Many callers, one number: the script's atomicity, seen from the library.
+@Suite("Gate: concurrency and escalation against a real Redis")
+struct GateConcurrencyTests {
+    @Test func fiveHundredConcurrentReservesAllowExactlyOne() async throws {
+        try await withLiveGate { redis, gate async throws in
+            let start = ContinuousClock.now
+            let decisions = try await withThrowingTaskGroup(of: Decision.self) { group in
+                for index in 0..<500 {
+                    // Mixed spellings too: they must all land on the same key.
+                    let spelling = index % 2 == 0 ? number : "138 0013 8000"
+                    group.addTask { try await gate.reserve(phone: spelling) }
+                }
+                return try await group.reduce(into: [Decision]()) { $0.append($1) }
+            }
+            #expect(decisions.count == 500)
+            let allowed = decisions.filter(\.allowed)
+            #expect(allowed.count == 1)
+            #expect(allowed.first?.retryAfterMilliseconds == 60_000)
+            let denied = decisions.filter { !$0.allowed }
+            #expect(denied.count == 499)
+            #expect(denied.allSatisfy { $0.reason == .cooldown })
+            expectRemaining(denied.map(\.retryAfterMilliseconds).min() ?? 0, since: start)
+            #expect(try redis.client().keys() == [cooldownKey()])
+        }
+    }
+
+    @Test func concurrentReservesOfDistinctNumbersAreAllAllowed() async throws {
+        try await withLiveGate { redis, gate async throws in
+            let allowed = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<300 {
+                    group.addTask { try await gate.reserve(phone: "+86138\(String(format: "%08d", 10_000_000 + index))").allowed }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(allowed == 300)
+            #expect(try redis.client().command("DBSIZE") == .integer(300))
+        }
+    }
+
+    @Test func releaseRefundsTheSendSoTheLadderDoesNotClimb() async throws {
+        let ladder = try CooldownPolicy(ladder: [.seconds(60), .seconds(120)])
+        try await withLiveGate(policy: ladder) { redis, gate async throws in
+            for _ in 0..<3 {
+                let decision = try await gate.reserve(phone: number)
+                #expect(decision.allowed)
+                #expect(decision.retryAfterMilliseconds == 60_000)
+                #expect(decision.sendsInWindow == 1)
+                #expect(try redis.client().command("GET", sendsKey()) == .bulkString("1"))
+                // The SMS provider failed: release ends the cooldown and refunds the send.
+                #expect(try await gate.release(phone: number))
+                #expect(try redis.client().keys() == [])
+            }
+        }
+    }
+
+    @Test func ladderEscalatesOnceACooldownRunsOut() async throws {
+        let ladder = try CooldownPolicy(ladder: [.milliseconds(300), .milliseconds(600)])
+        try await withLiveGate(policy: ladder) { redis, gate async throws in
+            let first = try await gate.reserve(phone: number)
+            #expect(first.allowed)
+            #expect(first.retryAfterMilliseconds == 300)
+            #expect(first.sendsInWindow == 1)
+
+            // Let Redis expire the 300 ms cooldown (polled, bounded); the second send gets 600 ms.
+            #expect(try await waitUntilIdle(gate))
+            let second = try await gate.reserve(phone: number)
+            #expect(second.allowed)
+            #expect(second.retryAfterMilliseconds == 600)
+            #expect(second.sendsInWindow == 2)
+
+            // The last step repeats.
+            #expect(try await waitUntilIdle(gate))
+            let third = try await gate.reserve(phone: number)
+            #expect(third.allowed)
+            #expect(third.retryAfterMilliseconds == 600)
+            #expect(third.sendsInWindow == 3)
+            #expect(try redis.client().command("GET", sendsKey()) == .bulkString("3"))
+        }
+    }
+
+    @Test func releaseAfterAnEscalationRefundsOneStep() async throws {
+        let ladder = try CooldownPolicy(ladder: [.milliseconds(300), .seconds(60), .seconds(120)])
+        try await withLiveGate(policy: ladder) { redis, gate async throws in
+            #expect(try await gate.reserve(phone: number).retryAfterMilliseconds == 300)
+            #expect(try await waitUntilIdle(gate))
+            let second = try await gate.reserve(phone: number)
+            #expect(second.retryAfterMilliseconds == 60_000)
+            #expect(second.sendsInWindow == 2)
+            #expect(try await gate.release(phone: number))
+            let again = try await gate.reserve(phone: number)
+            #expect(again.retryAfterMilliseconds == 60_000)
+            #expect(again.sendsInWindow == 2)
+        }
+    }
+}
+
+/// Polls `peek` until Redis has expired the cooldown (at most 5 s); true when it did.
+private func waitUntilIdle(_ gate: Gate, phone: String = number) async throws -> Bool {
+    try await poll(every: .milliseconds(20), upTo: .seconds(5)) {
+        (try? await gate.peek(phone: phone)).flatMap { $0.active ? nil : true }
+    } ?? false
+}

@@ -1,0 +1,199 @@
+import Foundation
+import ResendGate
+import ResendGateTestSupport
+import Testing
+
+/// The library against a real Redis: reserve, peek and release of one number's cooldown.
+@Suite("Gate: cooldowns against a real Redis")
+struct GateCooldownTests {
+    @Test func allowsFirstSendThenDeniesWithTheRemainingTime() async throws {
+        let now: Int64 = 1_796_026_145_000
+        try await withLiveGate(wallClock: { now }) { redis, gate async throws in
+            let start = ContinuousClock.now
+            let first = try await gate.reserve(phone: number)
+            #expect(first.allowed)
+            #expect(first.reason == nil)
+            #expect(first.phone.e164 == number)
+            #expect(first.purpose.name == "default")
+            #expect(first.retryAfterMilliseconds == 60_000)
+            #expect(first.retryAfter == 60)
+            #expect(first.serverTimeMilliseconds == now)
+            #expect(first.resendAtMilliseconds == now + 60_000)
+            #expect(first.sendsInWindow == 0)  // a flat cooldown counts no sends
+
+            let second = try await gate.reserve(phone: number)
+            #expect(!second.allowed)
+            #expect(second.reason == .cooldown)
+            expectRemaining(second.retryAfterMilliseconds, since: start)
+            #expect(second.retryAfter == Decision.wholeSeconds(second.retryAfterMilliseconds))
+            #expect(second.resendAtMilliseconds == now + second.retryAfterMilliseconds)
+
+            let client = try redis.client()
+            #expect(try client.keys() == [cooldownKey()])
+            #expect(try client.command("GET", cooldownKey()) == .bulkString("1"))
+        }
+    }
+
+    @Test func denialNeitherExtendsTheCooldownNorCountsASend() async throws {
+        let ladder = try CooldownPolicy(ladder: [.seconds(60), .seconds(120)])
+        try await withLiveGate(policy: ladder) { redis, gate async throws in
+            let client = try redis.client()
+            let start = ContinuousClock.now
+            let first = try await gate.reserve(phone: number)
+            #expect(first.allowed)
+            #expect(first.retryAfterMilliseconds == 60_000)
+            #expect(first.sendsInWindow == 1)
+            let before = try #require(try client.pttl(cooldownKey()))
+
+            for _ in 0..<5 {
+                let denied = try await gate.reserve(phone: number)
+                #expect(!denied.allowed)
+                #expect(denied.reason == .cooldown)
+                #expect(denied.sendsInWindow == 1)
+                #expect(denied.retryAfterMilliseconds <= before)
+            }
+            let after = try #require(try client.pttl(cooldownKey()))
+            #expect(after <= before)
+            expectRemaining(Int64(after), since: start)
+            #expect(try client.command("GET", sendsKey()) == .bulkString("1"))
+            let windowLeft = try #require(try client.pttl(sendsKey()))
+            #expect(windowLeft > 86_300_000 && windowLeft <= 86_400_000)
+        }
+    }
+
+    @Test func peekNeverConsumes() async throws {
+        try await withLiveGate { redis, gate async throws in
+            let client = try redis.client()
+            let idle = try await gate.peek(phone: number)
+            #expect(!idle.active)
+            #expect(idle.retryAfterMilliseconds == 0)
+            #expect(idle.retryAfter == 0)
+            #expect(idle.resendAtMilliseconds == nil)
+            #expect(try client.keys() == [])
+
+            let start = ContinuousClock.now
+            let reserved = try await gate.reserve(phone: number)
+            #expect(reserved.allowed)
+
+            let running = try await gate.peek(phone: number)
+            #expect(running.active)
+            expectRemaining(running.retryAfterMilliseconds, of: reserved.retryAfterMilliseconds, since: start)
+            #expect(running.resendAtMilliseconds == running.serverTimeMilliseconds + running.retryAfterMilliseconds)
+
+            let again = try await gate.peek(phone: number)
+            #expect(again.retryAfterMilliseconds <= running.retryAfterMilliseconds)
+            let denied = try await gate.reserve(phone: number)
+            #expect(!denied.allowed)
+            #expect(denied.retryAfterMilliseconds <= again.retryAfterMilliseconds)
+        }
+    }
+
+    @Test func releaseEndsTheCooldownAtOnce() async throws {
+        try await withLiveGate { redis, gate async throws in
+            #expect(try await gate.reserve(phone: number).allowed)
+            #expect(try await gate.release(phone: number) == true)
+            #expect(try redis.client().keys() == [])
+            #expect(try await gate.peek(phone: number).active == false)
+
+            let again = try await gate.reserve(phone: number)
+            #expect(again.allowed)
+            #expect(again.retryAfterMilliseconds == 60_000)
+        }
+    }
+
+    @Test func releaseWithoutACooldownReturnsFalse() async throws {
+        try await withLiveGate { redis, gate async throws in
+            #expect(try await gate.release(phone: number) == false)
+            #expect(try await gate.release(phone: "+8613900139000", purpose: "login") == false)
+            #expect(try redis.client().keys() == [])
+        }
+    }
+
+    @Test func purposesHaveIndependentCooldowns() async throws {
+        try await withLiveGate { redis, gate async throws in
+            #expect(try await gate.reserve(phone: number, purpose: "login").allowed)
+            #expect(try await gate.reserve(phone: number, purpose: "signup").allowed)
+            #expect(try await gate.reserve(phone: number, purpose: "login").allowed == false)
+            #expect(try await gate.reserve(phone: number, purpose: "signup").allowed == false)
+            #expect(try await gate.peek(phone: number).active == false)  // "default" is a purpose too
+
+            #expect(try await gate.release(phone: number, purpose: "login"))
+            #expect(try await gate.peek(phone: number, purpose: "login").active == false)
+            #expect(try await gate.peek(phone: number, purpose: "signup").active)
+            #expect(try await gate.reserve(phone: number, purpose: "login").allowed)
+
+            #expect(try redis.client().keys() == [cooldownKey(purpose: "login"), cooldownKey(purpose: "signup")])
+        }
+    }
+
+    @Test func everySpellingOfANumberSharesOneCooldown() async throws {
+        let spellings = [
+            "+86 138 0013 8000", "+86-138-0013-8000", "008613800138000", "13800138000",
+            "tel:+86-138-0013-8000", "＋８６ １３８ ００１３ ８０００", "+8613800138000",
+        ]
+        try await withLiveGate(region: "CN") { redis, gate async throws in
+            let first = try await gate.reserve(phone: spellings[0])
+            #expect(first.allowed)
+            for spelling in spellings.dropFirst() {
+                let decision = try await gate.reserve(phone: spelling)
+                #expect(!decision.allowed, "\(spelling) escaped the cooldown")
+                #expect(decision.phone.e164 == number, "\(spelling)")
+                #expect(try await gate.peek(phone: spelling).active, "\(spelling)")
+            }
+            #expect(try redis.client().keys() == [cooldownKey()])
+            #expect(try await gate.release(phone: spellings.last!))
+            #expect(try await gate.reserve(phone: spellings[3]).allowed)
+        }
+    }
+
+    @Test func rejectsBadInputWithoutTouchingRedis() async throws {
+        try await withLiveGate(region: nil) { redis, gate async throws in
+            let national = await gateError { () async throws(GateError) in try await gate.reserve(phone: "13800138000") }
+            #expect(national?.code == "invalid_phone")  // no default region: a country code is needed
+            let garbage = await gateError { () async throws(GateError) in try await gate.reserve(phone: "not a number") }
+            #expect(garbage?.code == "invalid_phone")
+            #expect(garbage?.isBadInput == true)
+            let purpose = await gateError { () async throws(GateError) in try await gate.reserve(phone: number, purpose: "Log In") }
+            #expect(purpose?.code == "invalid_purpose")
+            #expect(purpose?.isBadInput == true)
+            #expect(try redis.client().keys() == [])
+        }
+    }
+
+    @Test func survivesScriptFlushByReloading() async throws {
+        try await withLiveGate { redis, gate async throws in
+            let client = try redis.client()
+            let start = ContinuousClock.now
+            #expect(try await gate.reserve(phone: number).allowed)
+            #expect(try client.command("SCRIPT", "FLUSH") == .simpleString("OK"))
+
+            let other = try await gate.reserve(phone: "+8613900139000")
+            #expect(other.allowed)
+            #expect(other.retryAfterMilliseconds == 60_000)
+            let denied = try await gate.reserve(phone: number)
+            #expect(!denied.allowed)
+            expectRemaining(denied.retryAfterMilliseconds, since: start)
+
+            // peek and release are scripts too: each reloads on its own NOSCRIPT.
+            #expect(try client.command("SCRIPT", "FLUSH") == .simpleString("OK"))
+            #expect(try await gate.peek(phone: number).active)
+            #expect(try await gate.release(phone: number))
+            #expect(try await gate.reserve(phone: number).allowed)
+        }
+    }
+
+    @Test func survivesScriptFlushUnderPipelinedLoad() async throws {
+        try await withLiveGate { redis, gate async throws in
+            #expect(try await gate.reserve(phone: number).allowed)
+            #expect(try redis.client().command("SCRIPT", "FLUSH") == .simpleString("OK"))
+            let allowed = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<200 {
+                    group.addTask { try await gate.reserve(phone: "+86139\(String(format: "%08d", index))").allowed }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(allowed == 200)
+            #expect(try await gate.reserve(phone: number).allowed == false)
+        }
+    }
+}

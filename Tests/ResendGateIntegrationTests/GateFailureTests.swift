@@ -1,0 +1,106 @@
+import Foundation
+import ResendGate
+import ResendGateTestSupport
+import Testing
+
+/// Redis unreachable, frozen, or refusing us: "store unavailable" within the timeout, never a
+/// hang, never an allowed send; and the gate serves again once Redis does.
+@Suite("Gate: store failures against a real Redis")
+struct GateFailureTests {
+    @Test func closedPortGivesStoreUnavailableWithinTheTimeout() async throws {
+        let gate = try makeGate(url: "redis://127.0.0.1:\(try closedPort())/0", timeout: .milliseconds(500))
+        for _ in 0..<3 {  // the first call races the connect; later ones find it failed
+            let (error, elapsed) = await timedOnOwnThread {
+                await gateError { () async throws(GateError) in try await gate.reserve(phone: number) }
+            }
+            #expect(error?.code == "store_unavailable")
+            #expect(error?.isBadInput == false)
+            #expect(elapsed < .milliseconds(1_500))
+        }
+        let peek = await gateError { () async throws(GateError) in try await gate.peek(phone: number) }
+        #expect(peek?.code == "store_unavailable")
+        let release = await gateError { () async throws(GateError) in try await gate.release(phone: number) }
+        #expect(release?.code == "store_unavailable")
+    }
+
+    @Test func pausedRedisGivesStoreUnavailableWithinTheCommandTimeoutThenRecovers() async throws {
+        try await withLiveGate(timeout: .milliseconds(500)) { redis, gate async throws in
+            #expect(try await gate.reserve(phone: number).allowed)
+            redis.pause()
+            var (error, elapsed) = await timedOnOwnThread {
+                await gateError { () async throws(GateError) in try await gate.reserve(phone: "+8613900139000") }
+            }
+            #expect(error?.code == "store_unavailable")
+            #expect(error?.message.contains("did not answer") == true, "\(String(describing: error))")
+            #expect(elapsed >= .milliseconds(450) && elapsed < .milliseconds(1_500))
+            // Still frozen: later calls fail within the timeout too, whether reconnecting or not.
+            (error, elapsed) = await timedOnOwnThread {
+                await gateError { () async throws(GateError) in try await gate.peek(phone: number) }
+            }
+            #expect(error?.code == "store_unavailable")
+            #expect(elapsed < .milliseconds(1_500))
+
+            redis.resume()
+            let recovered = try await poll(every: .milliseconds(50), upTo: .seconds(3)) {
+                try? await gate.peek(phone: number)
+            }
+            let status = try #require(recovered, "gate did not serve within 3 s of Redis resuming")
+            #expect(status.active)  // the cooldown from before the pause is intact
+            let fresh = try await gate.reserve(phone: "+8613700137000")
+            #expect(fresh.allowed)
+            #expect(try await gate.reserve(phone: number).allowed == false)
+        }
+    }
+
+    @Test func killedRedisGivesStoreUnavailableAndTheGateReconnectsAfterRestart() async throws {
+        try await withLiveGate(redis: .init(appendOnly: true, appendFsync: .always), timeout: .milliseconds(500)) { redis, gate async throws in
+            #expect(try await gate.reserve(phone: number).allowed)
+            redis.kill()
+            let (error, elapsed) = await timedOnOwnThread {
+                await gateError { () async throws(GateError) in try await gate.reserve(phone: number) }
+            }
+            #expect(error?.code == "store_unavailable")
+            #expect(elapsed < .milliseconds(1_500))
+
+            try redis.restart()
+            let recovered = try await poll(every: .milliseconds(50), upTo: .seconds(3)) {
+                try? await gate.reserve(phone: number)
+            }
+            let decision = try #require(recovered, "gate did not serve within 3 s of Redis restarting")
+            #expect(!decision.allowed)  // the AOF kept the cooldown
+            #expect(decision.reason == .cooldown)
+        }
+    }
+
+    @Test func passwordAndNonZeroDatabaseFromTheURL() async throws {
+        let options = RedisServer.Options(password: "s3cret pass")
+        try await withLiveGate(redis: options, url: { $0.url.replacingOccurrences(of: "/0", with: "/3") }) { redis, gate async throws in
+            #expect(try await gate.reserve(phone: number).allowed)
+            #expect(try await gate.reserve(phone: number).allowed == false)
+            let client = try redis.client()
+            #expect(try client.command("DBSIZE") == .integer(0))  // nothing in db 0
+            #expect(try client.command("SELECT", "3") == .simpleString("OK"))
+            #expect(try client.keys() == [cooldownKey()])
+        }
+    }
+
+    @Test func wrongPasswordGivesStoreUnavailableNamingTheAuthFailure() async throws {
+        let redis = try await startRedis(.init(password: "s3cret pass"))
+        defer { redis.stop() }
+        let gate = try makeGate(url: "redis://default:wrong@127.0.0.1:\(redis.port)/0", timeout: .milliseconds(500))
+        let error = await gateError { () async throws(GateError) in try await gate.reserve(phone: number) }
+        #expect(error?.code == "store_unavailable")
+        let message = error?.message ?? ""
+        #expect(message.contains("WRONGPASS") || message.contains("invalid password"), "\(message)")
+        #expect(try redis.client().keys() == [])
+    }
+
+    @Test func missingPasswordGivesStoreUnavailableNamingNoAuth() async throws {
+        let redis = try await startRedis(.init(password: "s3cret pass"))
+        defer { redis.stop() }
+        let gate = try makeGate(url: "redis://127.0.0.1:\(redis.port)/0", timeout: .milliseconds(500))
+        let error = await gateError { () async throws(GateError) in try await gate.reserve(phone: number) }
+        #expect(error?.code == "store_unavailable")
+        #expect(error?.message.contains("NOAUTH") == true, "\(String(describing: error))")
+    }
+}

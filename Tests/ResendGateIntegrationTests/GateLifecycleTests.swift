@@ -1,0 +1,35 @@
+import Foundation
+import ResendGate
+import ResendGateTestSupport
+import Testing
+
+/// Gates come and go (a CLI run, a test, a reload): dropping one must never touch freed memory.
+@Suite("Gate: lifecycle against a real Redis")
+struct GateLifecycleTests {
+    @Test func droppingGatesRightAfterACallNeverCrashes() async throws {
+        let redis = try await startRedis()
+        defer { redis.stop() }
+        for index in 0..<300 {
+            let gate = try makeGate(url: redis.url)
+            let decision = try await gate.reserve(phone: "+86137\(String(format: "%08d", index))")
+            #expect(decision.allowed)
+        }
+        #expect(try redis.client().command("DBSIZE") == .integer(300))
+    }
+}
+
+/// The last reference to a loop may go before its timers do: when a `Gate` is dropped, its
+/// connection can be the last holder of the loop, and Swift releases the connection's `loop`
+/// before its timers. The timers must keep the libevent base alive until they are freed.
+@Suite("EventLoop and EventTimer lifetimes")
+struct EventLoopLifetimeTests {
+    @Test func aTimerMayOutliveEveryOtherReferenceToItsLoop() {
+        var loop: EventLoop? = EventLoop()
+        let timer = EventTimer(loop: loop!) {}
+        timer.schedule(after: .seconds(60))
+        loop = nil
+        #expect(timer.isScheduled)
+        timer.cancel()
+        #expect(!timer.isScheduled)
+    }
+}

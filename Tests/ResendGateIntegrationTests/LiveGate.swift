@@ -1,0 +1,129 @@
+import Foundation
+import ResendGate
+import ResendGateTestSupport
+import Testing
+
+// MARK: - A gate on its own real Redis
+
+/// The number most tests use, in canonical form, and its keys under the default prefix.
+let number = "+8613800138000"
+
+func cooldownKey(_ e164: String = number, purpose: String = "default") -> String { "rg:{\(purpose):\(e164)}:cooldown" }
+func sendsKey(_ e164: String = number, purpose: String = "default") -> String { "rg:{\(purpose):\(e164)}:sends" }
+
+/// Starts a fresh `redis-server`, makes a `Gate` on it, runs `body`, then stops Redis
+/// whatever happened. The gate is created with `url` (default: the server's own URL).
+func withLiveGate<T>(
+    redis options: RedisServer.Options = .init(),
+    url: ((RedisServer) -> String)? = nil,
+    policy: CooldownPolicy = .default,
+    region: String? = "CN",
+    timeout: Duration = .seconds(1),
+    wallClock: (@Sendable () -> Int64)? = nil,
+    _ body: (RedisServer, Gate) async throws -> T
+) async throws -> T {
+    let redis = try await startRedis(options)
+    do {
+        let gate = try makeGate(url: url?(redis) ?? redis.url, policy: policy, region: region, timeout: timeout, wallClock: wallClock)
+        let result = try await body(redis, gate)
+        await offThePool { redis.stop() }
+        return result
+    } catch {
+        await offThePool { redis.stop() }
+        throw error
+    }
+}
+
+/// Starts a `redis-server` without holding a cooperative thread while it boots.
+func startRedis(_ options: RedisServer.Options = .init()) async throws -> RedisServer {
+    try await offThePool { try RedisServer(options) }
+}
+
+/// Runs blocking work (starting Redis, running a process) on a thread of its own. The
+/// cooperative pool has as many threads as cores (two here); with every suite starting
+/// its servers at once, blocking it stalls the gate's replies by over a second.
+func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+    }
+}
+
+func offThePool(_ work: @escaping @Sendable () -> Void) async {
+    await withCheckedContinuation { continuation in
+        Thread.detachNewThread {
+            work()
+            continuation.resume()
+        }
+    }
+}
+
+/// Checks a denial's remaining time against what can have elapsed: Redis counts down from
+/// `granted` ms set after `start`, so `remaining` lies in [granted - elapsed, granted], and
+/// within a second of the grant it rounds up to the same whole seconds.
+func expectRemaining(
+    _ remaining: Int64, of granted: Int64 = 60_000, since start: ContinuousClock.Instant,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let elapsed = ContinuousClock.now - start
+    let elapsedMilliseconds = Int64(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+    #expect(remaining <= granted, sourceLocation: sourceLocation)
+    #expect(remaining >= granted - elapsedMilliseconds - 2, "elapsed \(elapsed)", sourceLocation: sourceLocation)
+    if elapsedMilliseconds < 1_000 {
+        #expect(remaining > granted - 1_000, sourceLocation: sourceLocation)
+        #expect(Decision.wholeSeconds(remaining) == Decision.wholeSeconds(granted), sourceLocation: sourceLocation)
+    }
+}
+
+/// A gate on `url` with both Redis timeouts set to `timeout`.
+func makeGate(
+    url: String, policy: CooldownPolicy = .default, region: String? = "CN", timeout: Duration = .seconds(1),
+    wallClock: (@Sendable () -> Int64)? = nil
+) throws -> Gate {
+    let redis = try RedisConfiguration(url: url, connectTimeout: timeout, commandTimeout: timeout)
+    let configuration = if let wallClock {
+        try GateConfiguration(redis: redis, policy: policy, defaultRegion: region, wallClock: wallClock)
+    } else {
+        try GateConfiguration(redis: redis, policy: policy, defaultRegion: region)
+    }
+    return Gate(configuration: configuration)
+}
+
+/// The error `body` throws, or nil when it succeeds.
+func gateError<T>(_ body: () async throws(GateError) -> T) async -> GateError? {
+    do {
+        _ = try await body()
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// Calls `body` every `interval` until it returns a value, at most for `limit`: for waiting
+/// on recovery or on Redis expiring a key, never for checking a countdown's value.
+func poll<T>(
+    every interval: Duration = .milliseconds(50), upTo limit: Duration = .seconds(3), _ body: () async -> T?
+) async throws -> T? {
+    let deadline = ContinuousClock.now + limit
+    while true {
+        if let value = await body() { return value }
+        if ContinuousClock.now >= deadline { return nil }
+        try await Task.sleep(for: interval)
+    }
+}
+
+extension RedisTestClient {
+    /// `PTTL key` as an integer (-2: no key).
+    func pttl(_ key: String) throws -> Int? { try command("PTTL", key).integer }
+
+    /// Every key matching `pattern`, sorted.
+    func keys(_ pattern: String = "*") throws -> [String] {
+        (try command("KEYS", pattern).array ?? []).compactMap(\.string).sorted()
+    }
+}
+
+/// A loopback port nothing listens on (probed, then closed).
+func closedPort() throws -> Int {
+    let port = try LoopbackPort.free()
+    precondition(!LoopbackPort.isAccepting(port))
+    return port
+}
