@@ -19,6 +19,9 @@ enum PrometheusText {
         metric("resendgate_http_requests_in_flight", "gauge", "Requests received and not yet answered.", [
             ("", "\(sum(.inFlight))"),
         ])
+        metric("resendgate_sse_streams", "gauge", "Open server-sent event streams of countdowns.", [
+            ("", "\(sum(.sseStreams))"),
+        ])
         var cumulative: Int64 = 0
         var histogram: [(String, String)] = []
         for (index, bound) in WorkerMetrics.latencyBuckets.enumerated() {

@@ -8,6 +8,7 @@ final class WorkerMetrics: Sendable {
         case requests2xx, requests4xx, requests5xx
         case inFlight
         case latencySumMicroseconds, latencyCount
+        case sseStreams
     }
 
     /// Upper bounds of the latency histogram, in seconds.
