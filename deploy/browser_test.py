@@ -236,9 +236,19 @@ def main():
         page.eval("localStorage.clear(); true")
         page.load(base)
         page.type_and_send("+86-138-0013-8000")
-        s = wait_for("the 429 message", lambda: (lambda s: s if "Too many codes" in s["status"] else None)(page.state()))
-        assert re.fullmatch(r"Resend in 5\ds", s["button"]) and s["disabled"], s
+        s = wait_for("the 429 message", lambda: (lambda s: s if "sent to this number a moment ago. Try again in" in s["status"] else None)(page.state()))
+        assert re.fullmatch(r"Resend in 5\ds", s["button"]) and s["disabled"] and s["statusClass"] == "error", s
         page.screenshot(f"{out}/5-denied.png")
+
+        print("==> with Redis gone, a send says the service cannot send codes right now (503)")
+        processes[0].terminate()
+        processes[0].wait(timeout=5)
+        page.eval("localStorage.clear(); true")
+        page.load(base)
+        page.type_and_send("+8613800138001")
+        s = wait_for("the 503 message", lambda: (lambda s: s if "cannot send codes right now" in s["status"] else None)(page.state()))
+        assert not s["disabled"] and s["button"] == "Send code", s
+        page.screenshot(f"{out}/6-unavailable.png")
 
         print("PASSED: browser test of the demo page")
         return 0

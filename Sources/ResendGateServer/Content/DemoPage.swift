@@ -64,7 +64,10 @@ enum DemoPage {
               ready: "You can ask for a new code now.",
               invalidPhone: "That is not a phone number we can send to. Check it, and include the country code, for example +86 138 0013 8000.",
               badRequest: "The request was not accepted: ",
-              limited: function (reason, s) { return "Too many codes for this number" + (reason && reason !== "cooldown" ? " (" + reason + ")" : "") + ". Try again in " + s + " seconds."; },
+              limited: function (reason, s) {
+                return (reason === "cooldown" ? "A code was sent to this number a moment ago" : "Too many codes for this number (" + reason + ")") +
+                  ". Try again in " + s + " seconds.";
+              },
               unavailable: "The service cannot send codes right now. Please try again in a moment.",
               unauthorized: "This server needs an API key, so this page cannot send codes. Run the server without API keys to use it.",
               offline: "The server cannot be reached. Check your connection and try again.",
@@ -80,7 +83,9 @@ enum DemoPage {
               ready: "现在可以重新获取验证码。",
               invalidPhone: "这个号码无法接收短信。请检查号码，并加上国家代码，例如 +86 138 0013 8000。",
               badRequest: "请求未被接受：",
-              limited: function (reason, s) { return "这个号码的验证码请求过于频繁" + (reason && reason !== "cooldown" ? "（" + reason + "）" : "") + "。请在" + s + "秒后再试。"; },
+              limited: function (reason, s) {
+                return (reason === "cooldown" ? "刚刚已向这个号码发送过验证码" : "这个号码的验证码请求过于频繁（" + reason + "）") + "。请在" + s + "秒后再试。";
+              },
               unavailable: "服务暂时无法发送验证码，请稍后再试。",
               unauthorized: "此服务器需要 API 密钥，本页面无法发送验证码。请在不设 API 密钥的情况下运行服务器。",
               offline: "无法连接服务器。请检查网络后重试。",
