@@ -78,7 +78,7 @@ class Stream(asyncio.Protocol):
         if b"event: done" in chunk:
             self.stats["done"] += 1
         self.stats["heartbeats"] += chunk.count(b": heartbeat")
-        self.tail = data[-16:]
+        self.tail = chunk[-(len(TICK) - 1):]  # a marker split across reads is counted once
 
     def connection_lost(self, exc):
         self.stats["lost"] += 1
