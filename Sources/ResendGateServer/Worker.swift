@@ -22,6 +22,8 @@ final class Worker {
     var json = JSONWriter()
     private var nextRequestID: UInt64
     private(set) var inFlight = 0
+    /// Server-sent event streams of countdowns, with the worker's one countdown ticker.
+    lazy var countdownStreams = CountdownStreams(loop: loop, metrics: metrics)
     private lazy var flushTimer = EventTimer(loop: loop) { [unowned self] in self.flushLog() }
     private lazy var drainTimer = EventTimer(loop: loop) { [unowned self] in self.finishDraining() }
     private var drainDeadline = ContinuousClock.now
@@ -139,7 +141,8 @@ final class Worker {
         respond(exchange, status: error.status, headers: headers) { error.writeJSON(to: &$0) }
     }
 
-    private func finish(_ exchange: Exchange, status: Int) {
+    /// Records an answered request; a streamed one (SSE) is recorded once its head is sent.
+    func finish(_ exchange: Exchange, status: Int) {
         let elapsed = ContinuousClock.now - exchange.started
         inFlight -= 1
         metrics.add(.inFlight, -1)

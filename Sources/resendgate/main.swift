@@ -23,6 +23,7 @@ do {
     case "send": code = try await SendCommand.run(Array(arguments.dropFirst()), environment: environment)
     case "status": code = try await StatusCommand.run(Array(arguments.dropFirst()), environment: environment)
     case "release": code = try await ReleaseCommand.run(Array(arguments.dropFirst()), environment: environment)
+    case "watch": code = try await WatchCommand.run(Array(arguments.dropFirst()), environment: environment)
     case "serve": code = try await ServeCommand.run(Array(arguments.dropFirst()), environment: environment)
     case "help", "--help", "-h":
         print(usage)

@@ -19,6 +19,9 @@ public struct Decision: Sendable, Equatable {
     public let serverTimeMilliseconds: Int64
     /// Sends counted in the policy's window, this one included when allowed.
     public let sendsInWindow: Int
+    /// The unguessable handle of the cooldown this decision started (allowed) or ran into
+    /// (denied), for thin clients: `GET /v1/countdowns/{token}`. Nil when unknown.
+    public var countdownToken: CountdownToken? = nil
 
     /// Whole seconds until a send may be allowed, rounded up: 59 001 ms is 60 s.
     public var retryAfter: Int64 { Self.wholeSeconds(retryAfterMilliseconds) }
@@ -46,4 +49,23 @@ public struct CooldownStatus: Sendable, Equatable {
     public var retryAfter: Int64 { Decision.wholeSeconds(retryAfterMilliseconds) }
     /// When the cooldown ends, in ms since 1970; nil when none runs.
     public var resendAtMilliseconds: Int64? { active ? serverTimeMilliseconds + retryAfterMilliseconds : nil }
+}
+
+/// A countdown read through its token: how long its cooldown still runs, and nothing
+/// about the number.
+public struct CountdownReading: Sendable, Equatable {
+    /// Milliseconds left (Redis's `PTTL`), always positive.
+    public let retryAfterMilliseconds: Int64
+    /// The wall-clock time at which the reply was read, in ms since 1970.
+    public let serverTimeMilliseconds: Int64
+
+    public init(retryAfterMilliseconds: Int64, serverTimeMilliseconds: Int64) {
+        self.retryAfterMilliseconds = retryAfterMilliseconds
+        self.serverTimeMilliseconds = serverTimeMilliseconds
+    }
+
+    /// Whole seconds left, rounded up.
+    public var retryAfter: Int64 { Decision.wholeSeconds(retryAfterMilliseconds) }
+    /// When the cooldown ends, in ms since 1970.
+    public var resendAtMilliseconds: Int64 { serverTimeMilliseconds + retryAfterMilliseconds }
 }

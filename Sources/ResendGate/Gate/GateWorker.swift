@@ -29,6 +29,8 @@ public final class GateWorker {
     }
 
     /// Reserves a send if the number's cooldown allows it, in one atomic script call.
+    /// An allowed send starts a cooldown with a fresh countdown token; a denied one
+    /// carries the running cooldown's token (nil for a cooldown written without one).
     public func reserve(
         _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
@@ -36,20 +38,44 @@ public final class GateWorker {
         let window = windowMilliseconds
         let ladder = ladderMilliseconds
         let clock = configuration.wallClock
+        let token = CountdownToken.random()
         connection.evaluate(GateScripts.reserve, { args in
-            args.append(2)
+            args.append(3)
             args.appendNumberKey(prefix: prefix, purpose: purpose, phone: phone, suffix: "cooldown")
             args.appendNumberKey(prefix: prefix, purpose: purpose, phone: phone, suffix: "sends")
+            args.append(token.key(prefix: prefix))
             args.append(Int(window))
+            args.append(token.text)
             for step in ladder { args.append(Int(step)) }
         }, completion: { result in
             completion(Self.decode(result) { reply throws(GateError) in
-                guard case .array(let items) = reply, items.count == 3,
+                guard case .array(let items) = reply, items.count == 4,
                       let allowed = items[0].integer, let milliseconds = items[1].integer, let sends = items[2].integer
                 else { throw Self.unexpected(reply) }
                 return Decision(
                     allowed: allowed == 1, reason: allowed == 1 ? nil : .cooldown, phone: phone, purpose: purpose,
-                    retryAfterMilliseconds: Int64(milliseconds), serverTimeMilliseconds: clock(), sendsInWindow: sends)
+                    retryAfterMilliseconds: Int64(milliseconds), serverTimeMilliseconds: clock(), sendsInWindow: sends,
+                    countdownToken: items[3].string.flatMap { CountdownToken(validating: $0) })
+            })
+        })
+    }
+
+    /// The remaining time of the cooldown that issued `token`, or nil when the token is
+    /// unknown, expired or stale (the cooldown was released or replaced). One script call.
+    public func countdown(
+        _ token: CountdownToken, completion: @escaping (Result<CountdownReading?, GateError>) -> Void
+    ) {
+        let prefix = configuration.keyPrefix
+        let clock = configuration.wallClock
+        connection.evaluate(GateScripts.countdown, { args in
+            args.append(1)
+            args.append(token.key(prefix: prefix))
+            args.append(token.text)
+        }, completion: { result in
+            completion(Self.decode(result) { reply throws(GateError) in
+                guard let pttl = reply.integer else { throw Self.unexpected(reply) }
+                guard pttl > 0 else { return nil }
+                return CountdownReading(retryAfterMilliseconds: Int64(pttl), serverTimeMilliseconds: clock())
             })
         })
     }

@@ -1,5 +1,6 @@
 extension Decision {
-    /// The decision as the HTTP API and the command line print it (CONTRACT.md).
+    /// The decision as the HTTP API and the command line print it (CONTRACT.md);
+    /// `countdownToken` overrides the decision's own token.
     public func writeJSON(to json: inout JSONWriter, countdownToken: String? = nil) {
         json.beginObject()
         json.field("allowed", allowed)
@@ -10,7 +11,7 @@ extension Decision {
         json.field("retry_after_ms", retryAfterMilliseconds)
         json.key("resend_at"); json.timestamp(millisecondsSince1970: resendAtMilliseconds)
         json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
-        if let countdownToken { json.field("countdown_token", countdownToken) }
+        if let token = countdownToken ?? self.countdownToken?.text { json.field("countdown_token", token) }
         json.endObject()
     }
 }
@@ -26,6 +27,19 @@ extension CooldownStatus {
         json.field("retry_after_ms", retryAfterMilliseconds)
         json.key("resend_at")
         if let resendAt = resendAtMilliseconds { json.timestamp(millisecondsSince1970: resendAt) } else { json.null() }
+        json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
+        json.endObject()
+    }
+}
+
+extension CountdownReading {
+    /// The reading as `GET /v1/countdowns/{token}` prints it: times only, never the number.
+    public func writeJSON(to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("active", true)
+        json.field("retry_after", retryAfter)
+        json.field("retry_after_ms", retryAfterMilliseconds)
+        json.key("resend_at"); json.timestamp(millisecondsSince1970: resendAtMilliseconds)
         json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
         json.endObject()
     }

@@ -25,6 +25,9 @@ enum PrometheusText {
         metric("resendgate_http_connections_evicted_total", "counter", "Idle connections closed to make room at --max-connections.", [
             ("", "\(sum(.evictedConnections))"),
         ])
+        metric("resendgate_sse_streams", "gauge", "Open server-sent event streams of countdowns.", [
+            ("", "\(sum(.sseStreams))"),
+        ])
         var cumulative: Int64 = 0
         var histogram: [(String, String)] = []
         for (index, bound) in WorkerMetrics.latencyBuckets.enumerated() {

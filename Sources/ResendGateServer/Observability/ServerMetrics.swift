@@ -9,6 +9,7 @@ final class WorkerMetrics: Sendable {
         case inFlight
         case openConnections, evictedConnections
         case latencySumMicroseconds, latencyCount
+        case sseStreams
     }
 
     /// Upper bounds of the latency histogram, in seconds.

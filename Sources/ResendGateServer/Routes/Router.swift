@@ -19,6 +19,9 @@ extension Worker {
             }
             guard authorized(exchange) else { return respond(exchange, error: .unauthorized, headers: Self.challenge) }
             handleCooldown(exchange, encodedPhone: path.dropFirst("/v1/cooldowns/".count))
+        case _ where path.hasPrefix("/v1/countdowns/"):
+            // No API key: the unguessable token is the credential, and it reveals no number.
+            handleCountdown(exchange, rest: path.dropFirst("/v1/countdowns/".count))
         case "/healthz", "/readyz", "/metrics", "/", "/openapi.yaml":
             guard method == .get || method == .head else { return methodNotAllowed(exchange, "GET, HEAD") }
             handleOperational(exchange)

@@ -1,0 +1,80 @@
+import Countdown
+
+/// The server-sent events of one countdown, apart from HTTP: subscribes to the worker's
+/// shared ``CountdownCenter`` and turns its events into SSE frames — a `tick` at once,
+/// one each time the whole-second value changes, then `done` — handing each to `send`
+/// and calling `finish` after `done`.
+///
+/// Loop-confined: the center it uses is driven by the worker's loop and delivers inline.
+final class CountdownEventSource: @unchecked Sendable {
+    // @unchecked: loop-confined; the center's handler type is @Sendable because other
+    // centers deliver on other threads.
+    let countdownID: CountdownID
+    let deadline: CountdownInstant
+    private let center: CountdownCenter
+    private let send: ([UInt8]) -> Void
+    private let finish: () -> Void
+    private var subscription: CountdownSubscription?
+    /// True once `done` was sent or the source was cancelled.
+    private(set) var isOver = false
+    /// Frames sent so far (ticks and done).
+    private(set) var framesSent = 0
+
+    /// A source for the countdown `countdownID` ending at `deadline` (which must be this
+    /// stream's own id: cancelling forgets the countdown).
+    init(center: CountdownCenter, countdownID: CountdownID, deadline: CountdownInstant,
+         send: @escaping ([UInt8]) -> Void, finish: @escaping () -> Void) {
+        self.center = center
+        self.countdownID = countdownID
+        self.deadline = deadline
+        self.send = send
+        self.finish = finish
+    }
+
+    /// Starts the countdown and sends the first tick before returning (or `done` and
+    /// `finish`, when the deadline already passed).
+    func start() {
+        center.start(countdownID, deadline: deadline)
+        let subscription = center.subscribe(to: countdownID) { [self] event in self.deliver(event) }
+        if isOver { subscription.cancel() } else { self.subscription = subscription }
+    }
+
+    /// The client went away: stop watching and forget the countdown. Sends nothing.
+    func cancel() {
+        guard !isOver else { return }
+        isOver = true
+        subscription?.cancel()
+        subscription = nil
+        center.cancel(countdownID)  // nobody subscribes to this stream's own id any more
+    }
+
+    private func deliver(_ event: CountdownEvent) {
+        guard !isOver else { return }
+        switch event {
+        case .value(let value):
+            let remaining = center.clock.now.duration(to: deadline)
+            send(Self.tick(value, remaining: remaining))
+        case .finished:
+            isOver = true
+            subscription = nil
+            send(Self.done)
+            finish()
+        }
+        framesSent += 1
+    }
+
+    // MARK: - Frames
+
+    /// `event: tick` with the whole seconds shown and the milliseconds behind them, kept
+    /// consistent: `retry_after == ceil(retry_after_ms / 1000)`.
+    static func tick(_ value: CountdownValue, remaining: Duration) -> [UInt8] {
+        let seconds = value.totalSeconds
+        let (whole, fraction) = remaining.components
+        var milliseconds = whole * 1_000 + (fraction + 999_999_999_999_999) / 1_000_000_000_000_000
+        milliseconds = min(max(milliseconds, (seconds - 1) * 1_000 + 1), seconds * 1_000)
+        return Array("event: tick\ndata: {\"retry_after\": \(seconds), \"retry_after_ms\": \(milliseconds)}\n\n".utf8)
+    }
+
+    static let done = Array("event: done\ndata: {\"retry_after\": 0, \"retry_after_ms\": 0}\n\n".utf8)
+    static let heartbeat = Array(": heartbeat\n\n".utf8)
+}

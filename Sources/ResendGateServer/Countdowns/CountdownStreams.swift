@@ -1,0 +1,139 @@
+import CHiredis
+import Countdown
+import ResendGate
+
+/// One worker's server-sent event streams: ONE shared ``CountdownCenter`` ticking on
+/// the worker's loop (one timer for every stream), one heartbeat timer, and the open
+/// streams. Loop-confined.
+final class CountdownStreams {
+    /// A comment line this often keeps proxies from closing a quiet stream.
+    static let heartbeatInterval: Duration = .seconds(15)
+
+    let clock: any CountdownClock
+    let center: CountdownCenter
+    private let scheduler: LoopCountdownScheduler
+    private let metrics: WorkerMetrics
+    private var streams: [UInt64: EventStream] = [:]
+    private var nextSerial: UInt64 = 0
+    private var heartbeat: EventTimer!
+
+    init(loop: EventLoop, metrics: WorkerMetrics, clock: any CountdownClock = SystemCountdownClock()) {
+        self.clock = clock
+        self.metrics = metrics
+        scheduler = LoopCountdownScheduler(loop: loop, clock: clock)
+        center = CountdownCenter(clock: clock, scheduler: scheduler)
+        heartbeat = EventTimer(loop: loop) { [unowned self] in self.beat() }
+    }
+
+    /// Open streams on this worker.
+    var count: Int { streams.count }
+
+    /// Answers `request` with 200 `text/event-stream` and streams the countdown of
+    /// `token`, which has `remaining` left as measured at `measuredAt` (when Redis's reply
+    /// arrived). The first tick is written before this returns.
+    func open(_ request: HTTPRequest, token: CountdownToken, remaining: Duration, measuredAt: CountdownInstant,
+              requestID: UInt64) {
+        nextSerial &+= 1
+        let serial = nextSerial
+        let responder = HTTPResponder(request: request)
+        responder.header("Content-Type", "text/event-stream; charset=utf-8")
+        responder.header("Cache-Control", "no-store")
+        responder.header("X-Accel-Buffering", "no")
+        // One stream per connection: after `done` the connection closes (EventSource
+        // reconnects on a new one), so no keep-alive connection outlives its stream's state.
+        responder.header("Connection", "close")
+        responder.header("X-Request-Id", String(requestID, radix: 16))
+        evhttp_send_reply_start(request.raw, 200, "OK")
+        // Each stream has its own countdown id, so a client leaving never disturbs another
+        // stream of the same token, and its countdown is forgotten with it.
+        let stream = EventStream(
+            request: request.raw, serial: serial, owner: self, center: center,
+            countdownID: CountdownID("\(token.text)#\(serial)"), deadline: measuredAt.advanced(by: remaining))
+        streams[serial] = stream
+        metrics.add(.sseStreams)
+        if !heartbeat.isScheduled { heartbeat.schedule(after: Self.heartbeatInterval) }
+        stream.start()
+    }
+
+    /// Called by a stream once it has ended, either way.
+    fileprivate func remove(_ stream: EventStream) {
+        guard streams.removeValue(forKey: stream.serial) != nil else { return }
+        metrics.add(.sseStreams, -1)
+        if streams.isEmpty { heartbeat.cancel() }
+    }
+
+    private func beat() {
+        for stream in streams.values { stream.write(CountdownEventSource.heartbeat) }
+        if !streams.isEmpty { heartbeat.schedule(after: Self.heartbeatInterval) }
+    }
+}
+
+/// One open `GET /v1/countdowns/{token}/events` response. Owns nothing of libevent's but
+/// the right to write to the request until the stream ends.
+final class EventStream {
+    let serial: UInt64
+    /// Nil once the stream ended: never touch the request after that.
+    private var request: UnsafeMutablePointer<evhttp_request>?
+    private unowned let owner: CountdownStreams
+    private var source: CountdownEventSource!
+    private let chunk: OpaquePointer
+
+    fileprivate init(request: UnsafeMutablePointer<evhttp_request>, serial: UInt64, owner: CountdownStreams,
+                     center: CountdownCenter, countdownID: CountdownID, deadline: CountdownInstant) {
+        self.request = request
+        self.serial = serial
+        self.owner = owner
+        guard let chunk = evbuffer_new() else { fatalError("evbuffer_new failed: out of memory") }
+        self.chunk = chunk
+        source = CountdownEventSource(
+            center: center, countdownID: countdownID, deadline: deadline,
+            send: { [unowned self] in self.write($0) }, finish: { [unowned self] in self.end() })
+    }
+
+    deinit {
+        evbuffer_free(chunk)
+    }
+
+    fileprivate func start() {
+        if let request, let connection = evhttp_request_get_connection(request) {
+            evhttp_connection_set_closecb(connection, { _, context in
+                guard let context else { return }
+                Unmanaged<EventStream>.fromOpaque(context).takeUnretainedValue().connectionClosed()
+            }, Unmanaged.passUnretained(self).toOpaque())
+        }
+        source.start()
+    }
+
+    /// Writes one frame as a chunk of the response.
+    fileprivate func write(_ frame: [UInt8]) {
+        guard let request else { return }
+        _ = frame.withUnsafeBytes { evbuffer_add(chunk, $0.baseAddress, $0.count) }
+        evhttp_send_reply_chunk(request, chunk)
+    }
+
+    /// After `done`: ends the response; the connection then closes (`Connection: close`).
+    private func end() {
+        guard let request else { return }
+        self.request = nil
+        if let connection = evhttp_request_get_connection(request) {
+            evhttp_connection_set_closecb(connection, nil, nil)
+        }
+        evhttp_send_reply_end(request)
+        owner.remove(self)
+    }
+
+    /// The client went away (or timed out, or the server is shutting down).
+    private func connectionClosed() {
+        guard let request else { return }
+        self.request = nil
+        // A peer that closed, or a timeout: libevent has detached the unfinished request
+        // from its connection (evhttp_connection_incoming_fail) and leaves it to us. When
+        // the whole server is freed instead, the request is still attached and libevent
+        // frees it right after this callback.
+        if evhttp_request_get_connection(request) == nil {
+            evhttp_request_free(request)
+        }
+        source.cancel()
+        owner.remove(self)
+    }
+}

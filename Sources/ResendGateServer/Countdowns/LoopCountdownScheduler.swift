@@ -1,0 +1,64 @@
+import Countdown
+import ResendGate
+
+/// Wakes a worker's ``CountdownCenter`` from the worker's own event loop, with one
+/// libevent timer however many countdowns it serves (the center keeps at most one
+/// wake-up outstanding). Events are then delivered inline on the loop.
+///
+/// Confined to the loop's thread, like everything a worker owns: the center calls
+/// `schedule` only from `subscribe`/`start`/`cancel` and from its own wake-ups, all
+/// of which run on the loop.
+final class LoopCountdownScheduler: CountdownScheduler, @unchecked Sendable {
+    // @unchecked: loop-confined (see above); the protocol asks for Sendable because
+    // other schedulers fire on other threads.
+    private let clock: any CountdownClock
+    private var timer: EventTimer?
+    private var pending: (instant: CountdownInstant, serial: UInt64, fire: @Sendable () -> Void)?
+    private var serial: UInt64 = 0
+
+    init(loop: EventLoop, clock: any CountdownClock) {
+        self.clock = clock
+        timer = EventTimer(loop: loop) { [unowned self] in self.timerFired() }
+    }
+
+    func schedule(at instant: CountdownInstant, _ fire: @escaping @Sendable () -> Void) -> any CountdownWakeUp {
+        serial &+= 1
+        pending = (instant, serial, fire)
+        arm(for: instant)  // event_add never runs the callback synchronously
+        return LoopWakeUp(scheduler: self, serial: serial)
+    }
+
+    /// Whether a wake-up is armed (false whenever no stream is open).
+    var isArmed: Bool { pending != nil }
+
+    fileprivate func cancel(serial: UInt64) {
+        guard pending?.serial == serial else { return }
+        pending = nil
+        timer?.cancel()
+    }
+
+    private func arm(for instant: CountdownInstant) {
+        timer?.schedule(after: max(.zero, clock.now.duration(to: instant)))
+    }
+
+    /// libevent reads a coarse monotonic clock, so a timer may fire a little before the
+    /// instant on ours: re-arm for the rest rather than wake the center early.
+    private func timerFired() {
+        guard let due = pending else { return }
+        if clock.now < due.instant {
+            arm(for: due.instant)
+            return
+        }
+        pending = nil
+        due.fire()
+    }
+}
+
+private struct LoopWakeUp: CountdownWakeUp {
+    let scheduler: LoopCountdownScheduler
+    let serial: UInt64
+
+    func cancel() {
+        scheduler.cancel(serial: serial)
+    }
+}

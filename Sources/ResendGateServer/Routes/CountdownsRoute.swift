@@ -1,0 +1,41 @@
+import Countdown
+import ResendGate
+
+/// `GET /v1/countdowns/{token}` and `GET /v1/countdowns/{token}/events`: a cooldown's
+/// remaining time through its unguessable token, with no API key, for thin clients.
+extension Worker {
+    func handleCountdown(_ exchange: Exchange, rest: Substring) {
+        let method = exchange.request.method
+        let isStream = rest.hasSuffix("/events")
+        let tokenText = isStream ? rest.dropLast("/events".count) : rest
+        if isStream {
+            guard method == .get else { return methodNotAllowed(exchange, "GET") }
+        } else {
+            guard method == .get || method == .head else { return methodNotAllowed(exchange, "GET, HEAD") }
+        }
+        // Checked before Redis sees it; malformed and unknown tokens get the same answer.
+        guard let token = CountdownToken(validating: tokenText) else {
+            return respond(exchange, error: .countdownNotFound)
+        }
+        gate.countdown(token) { [unowned self] result in
+            let arrived = self.countdownStreams.clock.now
+            switch result {
+            case .success(let reading?) where isStream:
+                self.countdownStreams.open(
+                    exchange.request, token: token, remaining: .milliseconds(reading.retryAfterMilliseconds),
+                    measuredAt: arrived, requestID: exchange.id)
+                self.finish(exchange, status: 200)
+            case .success(let reading?):
+                self.respond(exchange, status: 200, headers: [("Cache-Control", "no-store")]) { reading.writeJSON(to: &$0) }
+            case .success(nil):
+                self.respond(exchange, error: .countdownNotFound)
+            case .failure(let error):
+                self.respond(exchange, error: APIError(error))
+            }
+        }
+    }
+}
+
+extension APIError {
+    static let countdownNotFound = APIError("not_found", "no running countdown has this token: it is unknown, or its cooldown ended or was released")
+}

@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+
+@Suite("Countdown tokens and their SSE stream over HTTP", .serialized)
+struct CountdownRoutesTests {
+    static let key = "test-key-0123456789abcdef"
+
+    static func isToken(_ value: Any?) -> Bool {
+        guard let text = value as? String else { return false }
+        return text.utf8.count == 22 && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+    }
+
+    @Test func everyAllowedSendReturnsItsOwnURLSafeTokenAndADeniedOneTheRunningToken() throws {
+        let server = try CountdownTestServer()
+        defer { server.stop() }
+        let first = try server.send("+8613800138000").json()
+        let second = try server.send("+8613800138001").json()
+        #expect(Self.isToken(first["countdown_token"]))
+        #expect(Self.isToken(second["countdown_token"]))
+        #expect(first["countdown_token"] as? String != second["countdown_token"] as? String)
+        let denied = try server.send("+86 138 0013 8000")
+        #expect(denied.status == 429)
+        #expect(try denied.json()["countdown_token"] as? String == first["countdown_token"] as? String)
+    }
+
+    @Test func countdownByTokenNeedsNoAPIKeyAndShowsNoNumber() throws {
+        let server = try CountdownTestServer(apiKeys: [Self.key])
+        defer { server.stop() }
+        #expect(try server.send("+8613800138000").status == 401)
+        let token = try #require(try server.send("+8613800138000", key: Self.key).json()["countdown_token"] as? String)
+        let response = try server.request("GET", "/v1/countdowns/\(token)")
+        #expect(response.status == 200)
+        #expect(response.headers["cache-control"] == "no-store")
+        let body = try response.json()
+        #expect(body["active"] as? Bool == true)
+        #expect(body["retry_after"] as? Int == 60)
+        let milliseconds = try #require(body["retry_after_ms"] as? Int)
+        #expect((58_000...60_000).contains(milliseconds))
+        #expect(body["resend_at"] is String && body["server_time"] is String)
+        #expect(Set(body.keys) == ["active", "retry_after", "retry_after_ms", "resend_at", "server_time"])
+        #expect(!response.text.contains("138"))
+        #expect(try server.request("HEAD", "/v1/countdowns/\(token)").status == 200)
+        #expect(try server.request("DELETE", "/v1/countdowns/\(token)").status == 405)
+    }
+
+    @Test(arguments: [
+        "AAAAAAAAAAAAAAAAAAAAAA",            // well formed, never issued
+        "short",
+        "AAAAAAAAAAAAAAAAAAAAAAA",           // 23 characters
+        "AAAAAAAAAAAAAAAAAAAA.A",            // outside the alphabet
+        "AAAAAAAAAAAAAAAAAAAA%2F",
+        "AAAAAAAAAAAAAAAAAAAAA=",            // padding
+        "",
+    ])
+    func unknownOrMalformedTokensAreNotFound(token: String) throws {
+        let server = try CountdownTestServer()
+        defer { server.stop() }
+        for path in ["/v1/countdowns/\(token)", "/v1/countdowns/\(token)/events"] {
+            let response = try server.request("GET", path)
+            #expect(response.status == 404, "\(path)")
+            #expect((try response.json()["error"] as? [String: Any])?["code"] as? String == "not_found")
+        }
+    }
+
+    @Test func releasingTheCooldownMakesItsTokenStale() throws {
+        let server = try CountdownTestServer()
+        defer { server.stop() }
+        let token = try #require(try server.send("+8613800138000").json()["countdown_token"] as? String)
+        #expect(try server.request("GET", "/v1/countdowns/\(token)").status == 200)
+        #expect(try server.request("DELETE", "/v1/cooldowns/%2B8613800138000").status == 204)
+        #expect(try server.request("GET", "/v1/countdowns/\(token)").status == 404)
+        #expect(try server.request("GET", "/v1/countdowns/\(token)/events").status == 404)
+        // A new cooldown of the same number gets a new token; the old one stays stale.
+        let next = try #require(try server.send("+8613800138000").json()["countdown_token"] as? String)
+        #expect(next != token)
+        #expect(try server.request("GET", "/v1/countdowns/\(token)").status == 404)
+        #expect(try server.request("GET", "/v1/countdowns/\(next)").status == 200)
+    }
+
+    /// Real time, but bounded: a 1.5 s cooldown streams 2, 1, done.
+    @Test func streamTicksAtOnceThenEachSecondThenSaysDone() throws {
+        let server = try CountdownTestServer(cooldown: "1500ms")
+        defer { server.stop() }
+        let token = try #require(try server.send("+8613800138000").json()["countdown_token"] as? String)
+        let opened = ContinuousClock.now
+        let reader = CountdownEventReader(try server.openStream("/v1/countdowns/\(token)/events"))
+        let first = try #require(try reader.next())
+        #expect(ContinuousClock.now - opened < .milliseconds(300))
+        let head = try #require(reader.head)
+        #expect(head.hasPrefix("HTTP/1.1 200"))
+        #expect(head.contains("Content-Type: text/event-stream"))
+        #expect(head.contains("Cache-Control: no-store"))
+        #expect(first.name == "tick")
+        let firstData = try #require(try JSONSerialization.jsonObject(with: Data(first.data.utf8)) as? [String: Int])
+        #expect(firstData["retry_after"] == 2)
+        #expect((1_001...1_500).contains(firstData["retry_after_ms"] ?? 0))
+
+        let second = try #require(try reader.next())
+        #expect(second.name == "tick")
+        let secondData = try #require(try JSONSerialization.jsonObject(with: Data(second.data.utf8)) as? [String: Int])
+        #expect(secondData["retry_after"] == 1)
+        #expect((900...1_000).contains(secondData["retry_after_ms"] ?? 0))
+
+        let done = try #require(try reader.next())
+        #expect(done == .init(name: "done", data: "{\"retry_after\": 0, \"retry_after_ms\": 0}"))
+        let elapsed = ContinuousClock.now - opened
+        #expect(elapsed > .milliseconds(1_200) && elapsed < .milliseconds(2_500))
+        #expect(try reader.next() == nil)  // the response ends and the connection closes
+        #expect(try server.openStreams() == 0)
+    }
+
+    @Test func streamsAreFreedWhenTheirClientsLeave() throws {
+        let server = try CountdownTestServer(workers: 2)
+        defer { server.stop() }
+        let token = try #require(try server.send("+8613800138000").json()["countdown_token"] as? String)
+        var readers: [CountdownEventReader] = []
+        for _ in 0..<5 {
+            let reader = CountdownEventReader(try server.openStream("/v1/countdowns/\(token)/events"))
+            #expect(try reader.next()?.name == "tick")
+            readers.append(reader)
+        }
+        #expect(try server.openStreams() == 5)
+        for reader in readers { reader.socket.close() }
+        let deadline = ContinuousClock.now + .seconds(3)
+        var open = try server.openStreams()
+        while open != 0 && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+            open = try server.openStreams()
+        }
+        #expect(open == 0)
+        // The server is unharmed: a new stream still ticks.
+        let again = CountdownEventReader(try server.openStream("/v1/countdowns/\(token)/events"))
+        #expect(try again.next()?.name == "tick")
+    }
+
+    @Test func streamAcceptsOnlyGet() throws {
+        let server = try CountdownTestServer()
+        defer { server.stop() }
+        let token = try #require(try server.send("+8613800138000").json()["countdown_token"] as? String)
+        let response = try server.request("POST", "/v1/countdowns/\(token)/events", body: "{}")
+        #expect(response.status == 405)
+        #expect(response.headers["allow"] == "GET")
+    }
+}
