@@ -80,7 +80,10 @@ final class Worker {
     }
 
     private func finishDraining() {
-        guard inFlight == 0 || ContinuousClock.now >= drainDeadline else {
+        // A response handed to evhttp is written on a later loop pass: freeing evhttp
+        // before then would close its connection with nothing sent.
+        let unwritten = connections?.hasUnwrittenResponses ?? false
+        guard (inFlight == 0 && !unwritten) || ContinuousClock.now >= drainDeadline else {
             drainTimer.schedule(after: .milliseconds(10))
             return
         }

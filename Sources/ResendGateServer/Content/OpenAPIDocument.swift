@@ -1,8 +1,373 @@
-/// The OpenAPI document served at `/openapi.yaml`.
+/// The OpenAPI document served at `/openapi.yaml`: a copy of `deploy/openapi.yaml`,
+/// byte for byte (`OpenAPIDocumentTests` fails when the two differ). Edit the YAML
+/// file, then paste it here between the delimiters, indented by eight spaces.
 enum OpenAPIDocument {
-    static let yaml = """
+    static let yaml = #"""
         openapi: 3.0.3
-        info: {title: resendgate, version: "1"}
-        paths: {}
-        """
+        info:
+          title: resendgate
+          version: "1"
+          description: >-
+            A resend gate for SMS verification codes: one cooldown per purpose and
+            canonical E.164 phone number, decided atomically in Redis. Every JSON body is
+            sent as "application/json; charset=utf-8". On any route, an unknown path gets
+            404 not_found, a method the path does not accept gets 405 method_not_allowed
+            with an Allow header, and request headers over 8 KiB get 431
+            header_too_large. HEAD is accepted wherever GET is. When the server runs
+            without API keys (loopback only), no Authorization header is needed.
+        servers:
+          - url: http://127.0.0.1:8080
+        security:
+          - bearer: []
+        paths:
+          /v1/sends:
+            post:
+              operationId: reserveSend
+              summary: Reserve a send if the number's cooldown allows it.
+              description: >-
+                One atomic Redis round trip. Allowed: the cooldown starts now and the
+                answer is 200. Denied: 429 with the time left. Every spelling of a number
+                is the same number; a national number uses the server's default region.
+              requestBody:
+                required: true
+                content:
+                  application/json:
+                    schema:
+                      $ref: '#/components/schemas/SendRequest'
+              responses:
+                '200':
+                  description: Allowed; the number's cooldown now runs.
+                  content:
+                    application/json:
+                      schema:
+                        $ref: '#/components/schemas/Decision'
+                '400':
+                  $ref: '#/components/responses/BadRequest'
+                '401':
+                  $ref: '#/components/responses/Unauthorized'
+                '413':
+                  description: The body is over 16 KiB (body_too_large).
+                  content:
+                    application/json:
+                      schema:
+                        $ref: '#/components/schemas/Error'
+                '415':
+                  description: The Content-Type is not JSON (unsupported_media_type).
+                  content:
+                    application/json:
+                      schema:
+                        $ref: '#/components/schemas/Error'
+                '429':
+                  description: Denied; the number's cooldown still runs.
+                  headers:
+                    Retry-After:
+                      description: The body's retry_after, in whole seconds.
+                      schema:
+                        type: integer
+                        minimum: 1
+                    RateLimit:
+                      description: IETF RateLimit header, e.g. "cooldown";r=0;t=42 (t is retry_after).
+                      schema:
+                        type: string
+                    RateLimit-Policy:
+                      description: IETF RateLimit-Policy header, e.g. "cooldown";q=1.
+                      schema:
+                        type: string
+                  content:
+                    application/json:
+                      schema:
+                        $ref: '#/components/schemas/Decision'
+                '503':
+                  $ref: '#/components/responses/StoreUnavailable'
+          /v1/cooldowns/{phone}:
+            parameters:
+              - $ref: '#/components/parameters/Phone'
+              - $ref: '#/components/parameters/Purpose'
+            get:
+              operationId: peekCooldown
+              summary: A number's cooldown, without consuming anything.
+              responses:
+                '200':
+                  description: The cooldown; active is false and resend_at null when none runs.
+                  content:
+                    application/json:
+                      schema:
+                        $ref: '#/components/schemas/CooldownStatus'
+                '400':
+                  $ref: '#/components/responses/BadRequest'
+                '401':
+                  $ref: '#/components/responses/Unauthorized'
+                '503':
+                  $ref: '#/components/responses/StoreUnavailable'
+            delete:
+              operationId: releaseCooldown
+              summary: End a number's cooldown, so it may be sent to again at once.
+              description: For when the SMS provider failed, or an operator resets a number.
+              responses:
+                '204':
+                  description: Released (also when no cooldown ran).
+                '400':
+                  $ref: '#/components/responses/BadRequest'
+                '401':
+                  $ref: '#/components/responses/Unauthorized'
+                '503':
+                  $ref: '#/components/responses/StoreUnavailable'
+          /healthz:
+            get:
+              operationId: health
+              summary: The process is up.
+              security: []
+              responses:
+                '200':
+                  description: Up.
+                  content:
+                    application/json:
+                      schema:
+                        $ref: '#/components/schemas/Status'
+          /readyz:
+            get:
+              operationId: readiness
+              summary: Redis answers a PING within the timeout and every worker is connected.
+              security: []
+              responses:
+                '200':
+                  description: Ready.
+                  content:
+                    application/json:
+                      schema:
+                        $ref: '#/components/schemas/Status'
+                '503':
+                  $ref: '#/components/responses/StoreUnavailable'
+          /metrics:
+            get:
+              operationId: metrics
+              summary: Prometheus text format.
+              description: >-
+                Decisions by outcome and reason, requests by status class, requests in
+                flight, open and evicted connections, a request latency histogram, and
+                Redis health, errors and reconnects.
+              security: []
+              responses:
+                '200':
+                  description: The metrics.
+                  content:
+                    text/plain; version=0.0.4:
+                      schema:
+                        type: string
+          /:
+            get:
+              operationId: demoPage
+              summary: The demo page.
+              security: []
+              responses:
+                '200':
+                  description: An HTML page.
+                  content:
+                    text/html:
+                      schema:
+                        type: string
+          /openapi.yaml:
+            get:
+              operationId: openAPIDocument
+              summary: This document.
+              security: []
+              responses:
+                '200':
+                  description: The OpenAPI document.
+                  content:
+                    application/yaml:
+                      schema:
+                        type: string
+        components:
+          securitySchemes:
+            bearer:
+              type: http
+              scheme: bearer
+              description: One of the server's API keys, as Authorization Bearer KEY.
+          parameters:
+            Phone:
+              name: phone
+              in: path
+              required: true
+              description: >-
+                The phone number, percent-encoded (%2B8613800138000); a national number
+                uses the server's default region.
+              schema:
+                type: string
+              example: '%2B8613800138000'
+            Purpose:
+              name: purpose
+              in: query
+              required: false
+              schema:
+                $ref: '#/components/schemas/Purpose'
+          schemas:
+            Purpose:
+              type: string
+              pattern: '^[a-z0-9_-]{1,32}$'
+              default: default
+              example: login
+            SendRequest:
+              type: object
+              required:
+                - phone
+              properties:
+                phone:
+                  type: string
+                  description: Any spelling libphonenumber accepts; a national number uses the default region.
+                  example: '+86 138 0013 8000'
+                purpose:
+                  $ref: '#/components/schemas/Purpose'
+                client_ip:
+                  type: string
+                  description: The end user's IPv4 or IPv6 address (validated).
+                  example: 203.0.113.7
+            Decision:
+              type: object
+              required:
+                - allowed
+                - phone
+                - purpose
+                - retry_after
+                - retry_after_ms
+                - resend_at
+                - server_time
+              properties:
+                allowed:
+                  type: boolean
+                reason:
+                  type: string
+                  description: Why the send was denied; only when allowed is false.
+                  enum:
+                    - cooldown
+                phone:
+                  type: string
+                  description: The canonical E.164 number.
+                  example: '+8613800138000'
+                purpose:
+                  $ref: '#/components/schemas/Purpose'
+                retry_after:
+                  type: integer
+                  format: int64
+                  description: Whole seconds until a send may be allowed, rounded up; when allowed, the cooldown just started.
+                  example: 60
+                retry_after_ms:
+                  type: integer
+                  format: int64
+                  description: The same in milliseconds, from Redis PTTL.
+                  example: 60000
+                resend_at:
+                  type: string
+                  format: date-time
+                  description: RFC 3339 UTC with milliseconds.
+                  example: '2025-01-01T00:01:00.000Z'
+                server_time:
+                  type: string
+                  format: date-time
+                  description: RFC 3339 UTC with milliseconds, for correcting the client's clock skew.
+                  example: '2025-01-01T00:00:00.000Z'
+            CooldownStatus:
+              type: object
+              required:
+                - phone
+                - purpose
+                - active
+                - retry_after
+                - retry_after_ms
+                - resend_at
+                - server_time
+              properties:
+                phone:
+                  type: string
+                  example: '+8613800138000'
+                purpose:
+                  $ref: '#/components/schemas/Purpose'
+                active:
+                  type: boolean
+                retry_after:
+                  type: integer
+                  format: int64
+                  description: Whole seconds left, rounded up; 0 when no cooldown runs.
+                retry_after_ms:
+                  type: integer
+                  format: int64
+                resend_at:
+                  type: string
+                  format: date-time
+                  nullable: true
+                  description: RFC 3339 UTC with milliseconds; null when no cooldown runs.
+                server_time:
+                  type: string
+                  format: date-time
+            Status:
+              type: object
+              required:
+                - status
+              properties:
+                status:
+                  type: string
+                  enum:
+                    - ok
+                    - ready
+            Error:
+              type: object
+              required:
+                - error
+              properties:
+                error:
+                  type: object
+                  required:
+                    - code
+                    - message
+                  properties:
+                    code:
+                      type: string
+                      enum:
+                        - invalid_json
+                        - invalid_phone
+                        - invalid_purpose
+                        - missing_field
+                        - invalid_field
+                        - bad_request
+                        - unauthorized
+                        - not_found
+                        - method_not_allowed
+                        - body_too_large
+                        - unsupported_media_type
+                        - header_too_large
+                        - store_unavailable
+                    message:
+                      type: string
+                      description: For people; may change.
+          responses:
+            BadRequest:
+              description: >-
+                invalid_json, invalid_phone, invalid_purpose, missing_field or
+                invalid_field; bad_request for ambiguous framing (Content-Length with
+                Transfer-Encoding).
+              content:
+                application/json:
+                  schema:
+                    $ref: '#/components/schemas/Error'
+            Unauthorized:
+              description: API keys are configured and the request has none or a wrong one (unauthorized).
+              headers:
+                WWW-Authenticate:
+                  schema:
+                    type: string
+                  example: Bearer realm="resendgate"
+              content:
+                application/json:
+                  schema:
+                    $ref: '#/components/schemas/Error'
+            StoreUnavailable:
+              description: >-
+                Redis is unreachable or did not answer within the timeout
+                (store_unavailable); never an allowed send.
+              content:
+                application/json:
+                  schema:
+                    $ref: '#/components/schemas/Error'
+
+        """#
 }

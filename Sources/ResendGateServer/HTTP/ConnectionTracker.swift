@@ -60,6 +60,12 @@ final class ConnectionTracker {
         }, Unmanaged.passUnretained(self).toOpaque())
     }
 
+    /// Whether a connection has a request whose response is not yet fully written
+    /// (evhttp calls the completion callback once the output buffer is drained).
+    var hasUnwrittenResponses: Bool {
+        entries.values.contains { $0.busy > 0 }
+    }
+
     private func adoptFresh() {
         let batch = fresh
         fresh.removeAll(keepingCapacity: true)

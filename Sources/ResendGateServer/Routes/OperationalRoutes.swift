@@ -5,11 +5,7 @@ extension Worker {
         case "/healthz":
             respond(exchange, status: 200) { $0.beginObject(); $0.field("status", "ok"); $0.endObject() }
         case "/readyz":
-            if shared.redisReady {
-                respond(exchange, status: 200) { $0.beginObject(); $0.field("status", "ready"); $0.endObject() }
-            } else {
-                respond(exchange, error: APIError("store_unavailable", "Redis is not reachable from every worker"))
-            }
+            readiness(exchange)
         case "/metrics":
             respond(exchange, status: 200, body: Array(shared.prometheusText().utf8),
                     contentType: "text/plain; version=0.0.4; charset=utf-8")
@@ -17,6 +13,24 @@ extension Worker {
             respond(exchange, status: 200, body: Array(OpenAPIDocument.yaml.utf8), contentType: "application/yaml; charset=utf-8")
         default:
             respond(exchange, status: 200, body: Array(DemoPage.html.utf8), contentType: "text/html; charset=utf-8")
+        }
+    }
+}
+
+extension Worker {
+    /// Ready when every worker's connection is up and Redis answers a `PING` on this
+    /// worker's connection within the command timeout. The flags alone are not enough:
+    /// they change only when a command fails, so a Redis that froze while no traffic
+    /// came would stay "ready" for ever.
+    private func readiness(_ exchange: Exchange) {
+        let unavailable = APIError("store_unavailable", "Redis is not reachable from every worker")
+        guard shared.redisReady else { return respond(exchange, error: unavailable) }
+        gate.connection.send({ $0.append("PING") }) { [unowned self] result in
+            if case .success(.status("PONG")) = result, self.shared.redisReady {
+                self.respond(exchange, status: 200) { $0.beginObject(); $0.field("status", "ready"); $0.endObject() }
+            } else {
+                self.respond(exchange, error: unavailable)
+            }
         }
     }
 }

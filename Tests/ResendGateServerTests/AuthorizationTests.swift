@@ -1,0 +1,69 @@
+import Foundation
+import ResendGateServer
+import Testing
+
+/// API keys: with keys configured, `/v1/sends` and `/v1/cooldowns` need
+/// `Authorization: Bearer <key>`; the operational routes do not.
+@Suite("API keys")
+struct AuthorizationTests {
+    static let key = RunningGate.apiKey
+    static let otherKey = "second-key-abcdefghijklmnop"
+
+    @Test func missingAndWrongKeysGet401WithABearerChallenge() throws {
+        try withRunningGate(apiKeys: [Self.key, Self.otherKey]) { gate in
+            let wrongAuthorizations: [String?] = [
+                nil, "Bearer wrong-key-0123456789abcdef", "Bearer \(Self.key.dropLast())", "Bearer \(Self.key)x",
+                "Bearer ", "Basic \(Self.key)", Self.key,
+            ]
+            let phone = "%2B8613800138000"
+            for authorization in wrongAuthorizations {
+                let headers = authorization.map { [("Authorization", $0)] } ?? []
+                let requests: [(String, String, [UInt8]?)] = [
+                    ("POST", "/v1/sends", Array(#"{"phone": "+8613800138000"}"#.utf8)),
+                    ("GET", "/v1/cooldowns/\(phone)", nil),
+                    ("DELETE", "/v1/cooldowns/\(phone)", nil),
+                ]
+                for (method, target, body) in requests {
+                    let response = try gate.client().request(
+                        method, target, headers: headers + [("Content-Type", "application/json")], body: body)
+                    let context = "\(method) \(target) with \(authorization ?? "no Authorization")"
+                    #expect(response.statusLine == "HTTP/1.1 401 Unauthorized", "\(context)")
+                    let challenge = try #require(response.header("WWW-Authenticate"), "\(context)")
+                    #expect(challenge == "Bearer" || challenge.hasPrefix("Bearer "), "\(context): \(challenge)")
+                    try ErrorResponseTests.expectError(response, code: "unauthorized", context)
+                }
+            }
+            // None of the refused requests reserved anything.
+            let allowed = try gate.client(apiKey: Self.key).send(phone: "+8613800138000")
+            #expect(allowed.status == 200)
+        }
+    }
+
+    @Test func everyConfiguredKeyWorksAndTheSchemeIsCaseInsensitive() throws {
+        try withRunningGate(apiKeys: [Self.key, Self.otherKey]) { gate in
+            #expect(try gate.client(apiKey: Self.key).send(phone: "+8613800138000").status == 200)
+            #expect(try gate.client(apiKey: Self.otherKey).send(phone: "+8613800138000").status == 429)
+            let lowercase = try gate.client().request(
+                "GET", "/v1/cooldowns/%2B8613800138000", headers: [("Authorization", "bearer \(Self.key)")])
+            #expect(lowercase.status == 200, "\(lowercase)")
+            let peek = try gate.client(apiKey: Self.otherKey).get("/v1/cooldowns/%2B8613800138000")
+            #expect(peek.status == 200)
+            #expect(try peek.decode(CooldownBody.self).active == true)
+            #expect(try gate.client(apiKey: Self.key).delete("/v1/cooldowns/%2B8613800138000").status == 204)
+        }
+    }
+
+    @Test func operationalRoutesNeedNoKey() throws {
+        try withRunningGate(apiKeys: [Self.key]) { gate in
+            for path in ["/healthz", "/readyz", "/metrics", "/", "/openapi.yaml"] {
+                let response = try gate.client().get(path)
+                #expect(response.status == 200, "\(path)")
+            }
+        }
+    }
+
+    @Test func aShortKeyIsRefusedByTheConfiguration() {
+        #expect(throws: (any Error).self) { try ServerConfiguration(apiKeys: ["short"]) }
+        #expect(throws: (any Error).self) { try ServerConfiguration(apiKeys: ["a key with spaces in it"]) }
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+@testable import ResendGateServer
+import Testing
+
+/// `deploy/openapi.yaml` is the API's description: the server serves the same bytes,
+/// and every documented route answers as documented, with every documented status.
+@Suite("OpenAPI document")
+struct OpenAPIDocumentTests {
+    /// `deploy/openapi.yaml`, found from this file's path.
+    static func deployFile(filePath: String = #filePath) throws -> String {
+        let root = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        return try String(contentsOf: root.appendingPathComponent("deploy/openapi.yaml"), encoding: .utf8)
+    }
+
+    /// A documented operation: its responses, each with its media types and headers.
+    struct Operation: Hashable, CustomStringConvertible {
+        let method: String
+        let path: String
+        var description: String { "\(method) \(path)" }
+    }
+
+    struct DocumentedResponse {
+        let mediaTypes: [String]
+        let headers: [String]
+    }
+
+    static func operations(_ document: YAMLOutline) throws -> [Operation: [Int: DocumentedResponse]] {
+        let methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+        var result: [Operation: [Int: DocumentedResponse]] = [:]
+        for path in try #require(document["paths"]).children {
+            for operation in path.children where methods.contains(operation.key) {
+                var responses: [Int: DocumentedResponse] = [:]
+                for response in try #require(operation["responses"], "\(path.key) \(operation.key)").children {
+                    var node = response
+                    if let reference = response["$ref"]?.value {
+                        node = try #require(document.node(at: String(reference.dropFirst(2))), "\(reference)")
+                    }
+                    let status = try #require(Int(response.key), "status \(response.key)")
+                    responses[status] = DocumentedResponse(
+                        mediaTypes: node["content"]?.children.map(\.key) ?? [], headers: node["headers"]?.children.map(\.key) ?? [])
+                }
+                result[Operation(method: operation.key.uppercased(), path: path.key)] = responses
+            }
+        }
+        return result
+    }
+
+    @Test func theServedDocumentIsByteIdenticalToDeployOpenAPIYAML() throws {
+        let file = try Self.deployFile()
+        let identical = Array(OpenAPIDocument.yaml.utf8) == Array(file.utf8)
+        #expect(identical, "OpenAPIDocument.swift has drifted from deploy/openapi.yaml: \(Self.firstDifference(OpenAPIDocument.yaml, file))")
+    }
+
+    /// Where two texts first differ, by line, for a readable failure.
+    static func firstDifference(_ served: String, _ file: String) -> String {
+        let a = served.split(separator: "\n", omittingEmptySubsequences: false)
+        let b = file.split(separator: "\n", omittingEmptySubsequences: false)
+        for index in 0..<max(a.count, b.count) {
+            let left = index < a.count ? String(a[index]) : "<end>"
+            let right = index < b.count ? String(b[index]) : "<end>"
+            if left != right { return "line \(index + 1): served \"\(left)\", file \"\(right)\"" }
+        }
+        return "none"
+    }
+
+    @Test func everyReferenceResolvesAndEveryErrorCodeIsListed() throws {
+        let document = try YAMLOutline(parsing: try Self.deployFile())
+        #expect(document["openapi"]?.value?.hasPrefix("3.") == true)
+        let references = document.references
+        #expect(references.count > 10)
+        for reference in references {
+            #expect(reference.hasPrefix("#/") && document.node(at: String(reference.dropFirst(2))) != nil, "\(reference)")
+        }
+        let codes = try #require(document.node(at: "components/schemas/Error/properties/error/properties/code/enum"))
+        #expect(Set(codes.children.compactMap(\.value)) == [
+            "invalid_json", "invalid_phone", "invalid_purpose", "missing_field", "invalid_field", "bad_request",
+            "unauthorized", "not_found", "method_not_allowed", "body_too_large", "unsupported_media_type",
+            "header_too_large", "store_unavailable",
+        ])
+        #expect(document.node(at: "components/securitySchemes/bearer/scheme")?.value == "bearer")
+        let tooMany = try #require(try Self.operations(document)[Operation(method: "POST", path: "/v1/sends")]?[429])
+        #expect(Set(tooMany.headers) == ["Retry-After", "RateLimit", "RateLimit-Policy"])
+    }
+
+    /// One request against a documented operation; `frozen` ones run while Redis is paused.
+    struct Probe {
+        let operation: Operation
+        let method: String
+        let target: String
+        var headers: [(String, String)] = []
+        var body: String?
+        var withKey = true
+        var frozen = false
+    }
+
+    static let probes: [Probe] = {
+        let sends = Operation(method: "POST", path: "/v1/sends")
+        let peek = Operation(method: "GET", path: "/v1/cooldowns/{phone}")
+        let release = Operation(method: "DELETE", path: "/v1/cooldowns/{phone}")
+        let json = [("Content-Type", "application/json")]
+        let phone = #"{"phone": "+8613800138000", "purpose": "login"}"#
+        var probes = [
+            Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json, body: phone),
+            Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json, body: phone),
+            Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json, body: "{"),
+            Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json, body: phone, withKey: false),
+            Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json,
+                  body: #"{"phone": "+8613800138001", "x": "\#(String(repeating: "x", count: 20 * 1024))"}"#),
+            Probe(operation: sends, method: "POST", target: "/v1/sends", headers: [("Content-Type", "text/plain")], body: phone),
+            Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json, body: phone, frozen: true),
+        ]
+        for (operation, method) in [(peek, "GET"), (release, "DELETE")] {
+            probes += [
+                Probe(operation: operation, method: method, target: "/v1/cooldowns/%2B8613800138000?purpose=login"),
+                Probe(operation: operation, method: method, target: "/v1/cooldowns/13800138000?purpose=Login"),
+                Probe(operation: operation, method: method, target: "/v1/cooldowns/%2B8613800138000", withKey: false),
+                Probe(operation: operation, method: method, target: "/v1/cooldowns/%2B8613800138000", frozen: true),
+            ]
+        }
+        for path in ["/healthz", "/readyz", "/metrics", "/", "/openapi.yaml"] {
+            probes.append(Probe(operation: Operation(method: "GET", path: path), method: "GET", target: path, withKey: false))
+        }
+        probes.append(Probe(operation: Operation(method: "GET", path: "/readyz"), method: "GET", target: "/readyz", withKey: false, frozen: true))
+        return probes
+    }()
+
+    @Test func everyDocumentedOperationAnswersWithEveryDocumentedStatusAndNothingElse() throws {
+        let file = try Self.deployFile()
+        let documented = try Self.operations(try YAMLOutline(parsing: file))
+        #expect(Set(Self.probes.map(\.operation)) == Set(documented.keys), "a documented route has no probe, or the reverse")
+        try withRunningGate(apiKeys: [RunningGate.apiKey], redisTimeout: .milliseconds(300)) { gate in
+            var seen: [Operation: Set<Int>] = [:]
+            for frozen in [false, true] {
+                if frozen { gate.redis.pause() }
+                for probe in Self.probes where probe.frozen == frozen {
+                    let client = gate.client(apiKey: probe.withKey ? RunningGate.apiKey : nil)
+                    let response = try client.request(probe.method, probe.target, headers: probe.headers, body: probe.body.map { Array($0.utf8) })
+                    let context = "\(probe.method) \(probe.target.prefix(80)) -> \(response.status)"
+                    seen[probe.operation, default: []].insert(response.status)
+                    guard let expected = documented[probe.operation]?[response.status] else {
+                        Issue.record("undocumented status: \(context)")
+                        continue
+                    }
+                    let contentType = response.header("Content-Type")
+                    if expected.mediaTypes.isEmpty {
+                        #expect(response.body.isEmpty, "\(context)")
+                    } else {
+                        #expect(expected.mediaTypes.contains { contentType == $0 || contentType?.hasPrefix($0 + ";") == true },
+                                "\(context): Content-Type \(contentType ?? "none") is not one of \(expected.mediaTypes)")
+                    }
+                    for header in expected.headers {
+                        #expect(response.header(header) != nil, "\(context): no \(header)")
+                    }
+                    if probe.target == "/openapi.yaml" {
+                        #expect(response.body == Array(file.utf8),
+                                "served /openapi.yaml differs: \(Self.firstDifference(response.text, file))")
+                    }
+                }
+            }
+            for (operation, responses) in documented {
+                #expect(seen[operation] == Set(responses.keys), "\(operation): documented \(responses.keys.sorted()), seen \(seen[operation]?.sorted() ?? [])")
+            }
+        }
+    }
+}
