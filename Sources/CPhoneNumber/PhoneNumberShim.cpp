@@ -73,7 +73,11 @@ extern "C" rg_phone_status rg_phone_parse(const char *input, size_t len,
     case PhoneNumberUtil::INVALID_LENGTH: return RG_PHONE_INVALID_FOR_REGION;
     default: return RG_PHONE_INVALID_FOR_REGION;
     }
-    if (!util.IsValidNumber(number)) return RG_PHONE_INVALID_FOR_REGION;
+    // GetNumberType returns UNKNOWN exactly when IsValidNumber is false (both match
+    // the national number against the region's patterns), so one call does both and
+    // saves a third of a parse.
+    const PhoneNumberUtil::PhoneNumberType type = util.GetNumberType(number);
+    if (type == PhoneNumberUtil::UNKNOWN) return RG_PHONE_INVALID_FOR_REGION;
 
     std::string e164;
     util.Format(number, PhoneNumberUtil::E164, &e164);
@@ -84,7 +88,7 @@ extern "C" rg_phone_status rg_phone_parse(const char *input, size_t len,
     }
     std::memcpy(out->e164, e164.data(), e164.size());
     std::memcpy(out->region, found_region.data(), found_region.size());
-    out->type = map_type(util.GetNumberType(number));
+    out->type = map_type(type);
     out->country_code = number.country_code();
     return RG_PHONE_OK;
 }

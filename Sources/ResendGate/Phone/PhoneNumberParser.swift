@@ -34,8 +34,9 @@ public final class PhoneNumberParser: Sendable {
     /// Parses `text`, using `defaultRegion` for numbers without a country code.
     public func parse(_ text: String, defaultRegion: String?) throws(PhoneNumberError) -> PhoneNumber {
         let key = CacheKey(text: text, region: defaultRegion)
-        if let hit = cache.withLock({ $0.young[key] }) { return try hit.get() }
-        let result = cache.withLock { generations in generations.old[key] } ?? Self.parseUncached(text, defaultRegion: defaultRegion)
+        let (young, old) = cache.withLock { ($0.young[key], $0.old[key]) }
+        if let young { return try young.get() }
+        let result = old ?? Self.parseUncached(text, defaultRegion: defaultRegion)
         cache.withLock { generations in
             if generations.young.count >= generationSize {
                 generations.old = generations.young
