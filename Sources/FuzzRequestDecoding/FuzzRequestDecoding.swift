@@ -1,6 +1,7 @@
 // libFuzzer entry point for everything the server decodes from a request before
 // Redis sees it: the JSON body, its fields, percent-encoded paths and queries.
 // Built only by deploy/fuzz (swift build --sanitize fuzzer); no main of its own.
+import ResendGate
 @testable import ResendGateServer
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -12,7 +13,7 @@ public func fuzzRequestDecoding(_ data: UnsafePointer<UInt8>, _ size: Int) -> In
     let text = Substring(decoding: bytes, as: UTF8.self)
     _ = PercentDecoding.decode(text)
     _ = try? PercentDecoding.queryValue("purpose", in: text)
-    if let ip = PercentDecoding.decode(text) { _ = IPAddress.isValid(ip) }
+    if let ip = PercentDecoding.decode(text) { _ = ClientAddress(ip) }
     return 0
 }
 

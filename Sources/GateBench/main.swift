@@ -119,7 +119,7 @@ let configuration: GateConfiguration
 do {
     configuration = try GateConfiguration(
         redis: RedisConfiguration(url: options.redis, connectTimeout: .seconds(2), commandTimeout: .seconds(2)),
-        policy: .default, defaultRegion: "CN")
+        defaultRegion: "CN")
 } catch {
     fail("\(error)")
 }

@@ -12,6 +12,6 @@ enum ExitCode: Int32 {
     case denied = 3
 
     init(for error: GateError) {
-        self = error.isBadInput ? .badInput : .storeUnavailable
+        self = error.isPolicyDenial ? .denied : error.isBadInput ? .badInput : .storeUnavailable
     }
 }

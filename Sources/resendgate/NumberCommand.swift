@@ -7,14 +7,17 @@ struct NumberCommand {
     let phone: String
     let purpose: String
     let gate: Gate
-
-    static func options() -> [Settings.Option] { Settings.common + Settings.perNumber }
+    let settings: Settings
 
     /// Reads the command line; nil when it only asked for `--help` (printed).
-    static func make(name: String, arguments: [String], environment: [String: String], summary: String) throws -> NumberCommand? {
-        let settings = try Settings(arguments: arguments, environment: environment, options: Self.options())
+    static func make(
+        name: String, arguments: [String], environment: [String: String], summary: String,
+        extraOptions: [Settings.Option] = []
+    ) throws -> NumberCommand? {
+        let options = Settings.common + Settings.perNumber + extraOptions
+        let settings = try Settings(arguments: arguments, environment: environment, options: options)
         if settings.helpRequested {
-            print(Settings.help(usage: "resendgate \(name) PHONE [options]", summary: summary, options: Self.options()))
+            print(Settings.help(usage: "resendgate \(name) PHONE [options]", summary: summary, options: options))
             return nil
         }
         guard settings.positional.count == 1 else {
@@ -23,7 +26,8 @@ struct NumberCommand {
         return NumberCommand(
             phone: settings.positional[0],
             purpose: settings["purpose"] ?? Purpose.default.name,
-            gate: Gate(configuration: try settings.gateConfiguration()))
+            gate: Gate(configuration: try settings.gateConfiguration()),
+            settings: settings)
     }
 }
 

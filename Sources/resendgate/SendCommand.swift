@@ -2,12 +2,15 @@ import ResendGate
 
 /// `resendgate send PHONE`: reserve a send straight against Redis.
 enum SendCommand {
-    static let summary = "Reserve a send to PHONE if its cooldown allows; prints the decision as JSON.\nExit 0 allowed, 3 denied, 2 bad input, 1 store unavailable."
+    static let summary = "Reserve a send to PHONE if its cooldown allows; prints the decision as JSON.\nExit 0 allowed, 3 denied (a limit, or a region or line type the policy refuses), 2 bad input, 1 store unavailable."
 
     static func run(_ arguments: [String], environment: [String: String]) async throws -> ExitCode {
-        guard let command = try NumberCommand.make(name: "send", arguments: arguments, environment: environment, summary: summary)
+        guard let command = try NumberCommand.make(
+            name: "send", arguments: arguments, environment: environment, summary: summary, extraOptions: Settings.perSend)
         else { return .success }
-        let decision = try await command.gate.reserve(phone: command.phone, purpose: command.purpose)
+        let decision = try await command.gate.reserve(
+            phone: command.phone, purpose: command.purpose,
+            clientIP: command.settings["client-ip"], idempotencyKey: command.settings["idempotency-key"])
         printJSON { decision.writeJSON(to: &$0) }
         return decision.allowed ? .success : .denied
     }

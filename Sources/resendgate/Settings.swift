@@ -1,3 +1,4 @@
+import Foundation
 import ResendGate
 
 /// Every option of every command, read in one place: its flag, its environment
@@ -27,12 +28,27 @@ struct Settings {
         Option(name: "cooldown", defaultValue: "60s",
                help: "cooldown after a send, or an escalation ladder such as 60,120,300"),
         Option(name: "window", defaultValue: "24h",
-               help: "how long sends are counted for the escalation ladder"),
+               help: "the sliding window in which sends are counted (for the ladder and --max-sends)"),
+        Option(name: "max-sends", defaultValue: nil, help: "at most this many sends per number and purpose in --window"),
+        Option(name: "ip-max-sends", defaultValue: nil, help: "at most this many sends per client IP (IPv6: per /64) in --ip-window"),
+        Option(name: "ip-window", defaultValue: "1h", help: "the sliding window of --ip-max-sends"),
+        Option(name: "allow-regions", defaultValue: nil, help: "only these regions may receive codes, e.g. CN,GB (unset: every region)"),
+        Option(name: "allow-number-types", defaultValue: "mobile,fixed_line_or_mobile",
+               help: "line types that may receive codes (premium_rate, shared_cost, voip, toll_free, fixed_line, ...)"),
+        Option(name: "policy", defaultValue: nil,
+               help: "JSON policy file: {\"default\": {...}, \"purposes\": {\"login\": {...}}} on top of the flags"),
+        Option(name: "key-secret", defaultValue: nil,
+               help: "Redis keys hold an HMAC-SHA256 of each number instead of the number (16+ characters)"),
         Option(name: "key-prefix", defaultValue: "rg", help: "prefix of every Redis key"),
     ]
 
     static let perNumber: [Option] = [
         Option(name: "purpose", defaultValue: Purpose.default.name, help: "what the code is for: [a-z0-9_-]{1,32}"),
+    ]
+
+    static let perSend: [Option] = [
+        Option(name: "client-ip", defaultValue: nil, help: "the end user's IP address, for --ip-max-sends"),
+        Option(name: "idempotency-key", defaultValue: nil, help: "retries with the same key get the first answer"),
     ]
 
     private(set) var values: [String: String] = [:]
@@ -100,14 +116,29 @@ struct Settings {
         return value
     }
 
-    /// The gate's configuration from the common options.
+    /// The gate's configuration from the common options; every rule is linted.
     func gateConfiguration() throws(ConfigurationError) -> GateConfiguration {
         let timeout = try duration("redis-timeout")
         let redis = try RedisConfiguration(url: values["redis"] ?? "", connectTimeout: timeout, commandTimeout: timeout)
-        let policy = try CooldownPolicy(parsing: values["cooldown"] ?? "", window: try duration("window"))
+        var base = Policy(
+            ladder: try Policy.parseLadder(values["cooldown"] ?? ""), window: try duration("window"),
+            ipWindow: try duration("ip-window"),
+            allowedNumberTypes: try Policy.parseNumberTypes(values["allow-number-types"] ?? ""))
+        if values["max-sends"] != nil { base.maxSends = try integer("max-sends", in: 1...1_000_000) }
+        if values["ip-max-sends"] != nil { base.ipMaxSends = try integer("ip-max-sends", in: 1...1_000_000_000) }
+        if let regions = values["allow-regions"], !regions.isEmpty { base.allowedRegions = Policy.parseRegions(regions) }
+        var policies = PolicySet(fallback: base)
+        if let path = values["policy"], !path.isEmpty {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ConfigurationError(field: "policy", message: "cannot read \(path)")
+            }
+            policies = try PolicySet.parse(json: data, base: base)
+        }
         let region = values["region"].flatMap { $0.isEmpty ? nil : $0.uppercased() }
+        let secret = values["key-secret"].flatMap { $0.isEmpty ? nil : $0 }
         return try GateConfiguration(
-            redis: redis, policy: policy, defaultRegion: region, keyPrefix: values["key-prefix"] ?? "rg")
+            redis: redis, policies: policies, defaultRegion: region, keyPrefix: values["key-prefix"] ?? "rg",
+            keySecret: secret)
     }
 
     /// The `--help` text for a command.

@@ -16,15 +16,14 @@ func sendsKey(_ e164: String = number, purpose: String = "default") -> String { 
 func withLiveGate<T>(
     redis options: RedisServer.Options = .init(),
     url: ((RedisServer) -> String)? = nil,
-    policy: CooldownPolicy = .default,
+    policy: Policy = .default,
     region: String? = "CN",
     timeout: Duration = .seconds(1),
-    wallClock: (@Sendable () -> Int64)? = nil,
     _ body: (RedisServer, Gate) async throws -> T
 ) async throws -> T {
     let redis = try await startRedis(options)
     do {
-        let gate = try makeGate(url: url?(redis) ?? redis.url, policy: policy, region: region, timeout: timeout, wallClock: wallClock)
+        let gate = try makeGate(url: url?(redis) ?? redis.url, policy: policy, region: region, timeout: timeout)
         let result = try await body(redis, gate)
         await offThePool { redis.stop() }
         return result
@@ -76,16 +75,10 @@ func expectRemaining(
 
 /// A gate on `url` with both Redis timeouts set to `timeout`.
 func makeGate(
-    url: String, policy: CooldownPolicy = .default, region: String? = "CN", timeout: Duration = .seconds(1),
-    wallClock: (@Sendable () -> Int64)? = nil
+    url: String, policy: Policy = .default, region: String? = "CN", timeout: Duration = .seconds(1)
 ) throws -> Gate {
     let redis = try RedisConfiguration(url: url, connectTimeout: timeout, commandTimeout: timeout)
-    let configuration = if let wallClock {
-        try GateConfiguration(redis: redis, policy: policy, defaultRegion: region, wallClock: wallClock)
-    } else {
-        try GateConfiguration(redis: redis, policy: policy, defaultRegion: region)
-    }
-    return Gate(configuration: configuration)
+    return Gate(configuration: try GateConfiguration(redis: redis, policies: PolicySet(fallback: policy), defaultRegion: region))
 }
 
 /// The error `body` throws, or nil when it succeeds.
@@ -115,8 +108,9 @@ extension RedisTestClient {
     /// `PTTL key` as an integer (-2: no key).
     func pttl(_ key: String) throws -> Int? { try command("PTTL", key).integer }
 
-    /// Every key matching `pattern`, sorted.
-    func keys(_ pattern: String = "*") throws -> [String] {
+    /// Every key matching `pattern`, sorted; by default the keys of numbers (not
+    /// the countdown-token, per-IP or idempotency keys).
+    func keys(_ pattern: String = "rg:{*") throws -> [String] {
         (try command("KEYS", pattern).array ?? []).compactMap(\.string).sorted()
     }
 }

@@ -39,7 +39,10 @@ struct ResendgateCommandTests {
         #expect(sent.exitCode == 0, "\(sent)")
         #expect(sent.stderr == "")
         let allowed = try object(sent.stdout)
-        #expect(Set(allowed.keys) == ["allowed", "phone", "purpose", "retry_after", "retry_after_ms", "resend_at", "server_time"])
+        #expect(Set(allowed.keys) == [
+            "allowed", "phone", "purpose", "retry_after", "retry_after_ms", "resend_at", "server_time",
+            "next_retry_after", "sends_left", "countdown_token",
+        ])
         #expect(allowed["allowed"] as? Bool == true)
         #expect(allowed["phone"] as? String == number)
         #expect(allowed["purpose"] as? String == "login")

@@ -18,7 +18,7 @@ final class CountdownTestServer {
         redis = try RedisServer()
         do {
             let gate = try GateConfiguration(
-                redis: try RedisConfiguration(url: redis.url), policy: try CooldownPolicy(parsing: cooldown))
+                redis: try RedisConfiguration(url: redis.url), policies: PolicySet(fallback: Policy(ladder: try Policy.parseLadder(cooldown))))
             let configuration = try ServerConfiguration(port: 0, workers: workers, apiKeys: apiKeys, logLevel: .off)
             server = try HTTPServer(configuration: configuration, gate: gate)
         } catch {

@@ -7,6 +7,7 @@ import Testing
 struct SendsRouteTests {
     static let decisionKeys: Set<String> = [
         "allowed", "phone", "purpose", "retry_after", "retry_after_ms", "resend_at", "server_time",
+        "next_retry_after", "sends_left",
     ]
 
     @Test func allowsTheFirstSendWithTheContractShape() throws {

@@ -137,6 +137,13 @@ struct ServeCommandTests {
             ("region", nil, "RESENDGATE_REGION"),
             ("cooldown", "60s", "RESENDGATE_COOLDOWN"),
             ("window", "24h", "RESENDGATE_WINDOW"),
+            ("max-sends", nil, "RESENDGATE_MAX_SENDS"),
+            ("ip-max-sends", nil, "RESENDGATE_IP_MAX_SENDS"),
+            ("ip-window", "1h", "RESENDGATE_IP_WINDOW"),
+            ("allow-regions", nil, "RESENDGATE_ALLOW_REGIONS"),
+            ("allow-number-types", "mobile,fixed_line_or_mobile", "RESENDGATE_ALLOW_NUMBER_TYPES"),
+            ("policy", nil, "RESENDGATE_POLICY"),
+            ("key-secret", nil, "RESENDGATE_KEY_SECRET"),
             ("key-prefix", "rg", "RESENDGATE_KEY_PREFIX"),
         ]
         let lines = result.stdout.split(separator: "\n").map(String.init)

@@ -21,10 +21,11 @@ struct DecisionTests {
         let phone = try PhoneNumber(parsing: "+8613800138000")
         let decision = Decision(
             allowed: false, reason: .cooldown, phone: phone, purpose: try Purpose("login"),
-            retryAfterMilliseconds: 59_001, serverTimeMilliseconds: 1_796_026_145_000, sendsInWindow: 1)
+            retryAfterMilliseconds: 59_001, serverTimeMilliseconds: 1_796_026_145_000, sendsInWindow: 1,
+            sendsLeft: 4, nextRetryAfterMilliseconds: 120_000)
         var json = JSONWriter()
         decision.writeJSON(to: &json, countdownToken: "abc")
-        #expect(json.string == #"{"allowed":false,"reason":"cooldown","phone":"+8613800138000","purpose":"login","retry_after":60,"retry_after_ms":59001,"resend_at":"2026-11-30T08:10:04.001Z","server_time":"2026-11-30T08:09:05.000Z","countdown_token":"abc"}"#)
+        #expect(json.string == #"{"allowed":false,"reason":"cooldown","phone":"+8613800138000","purpose":"login","retry_after":60,"retry_after_ms":59001,"resend_at":"2026-11-30T08:10:04.001Z","server_time":"2026-11-30T08:09:05.000Z","next_retry_after":120,"sends_left":4,"countdown_token":"abc"}"#)
     }
 
     @Test func jsonWriterEscapesControlCharactersAndQuotes() {
@@ -50,11 +51,9 @@ struct ConfigurationTests {
     }
 
     @Test func parsesLadders() throws {
-        let policy = try CooldownPolicy(parsing: "60,120,300")
-        #expect(policy.ladder == [.seconds(60), .seconds(120), .seconds(300)])
-        #expect(policy.countsSends)
-        #expect(!CooldownPolicy.default.countsSends)
-        #expect(throws: ConfigurationError.self) { try CooldownPolicy(parsing: "60,,300") }
+        #expect(try Policy.parseLadder("60,120,300") == [.seconds(60), .seconds(120), .seconds(300)])
+        #expect(try Policy.parseLadder("250ms") == [.milliseconds(250)])
+        #expect(throws: ConfigurationError.self) { try Policy.parseLadder("60,,300") }
     }
 
     @Test func parsesRedisURLs() throws {

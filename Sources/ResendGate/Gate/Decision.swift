@@ -1,9 +1,13 @@
 /// The answer to "may a code be sent to this number now?".
 public struct Decision: Sendable, Equatable {
-    /// Why a send was refused.
+    /// Which limit refused a send. When several do, the one that ends last.
     public enum Reason: String, Sendable {
         /// The number's cooldown is still running.
         case cooldown
+        /// The number had its `max-sends` in the window.
+        case maxSends = "max_sends"
+        /// The client IP had its `ip-max-sends` in its window.
+        case ipLimit = "ip_limit"
     }
 
     /// True when the send was allowed, and so reserved: the cooldown now runs.
@@ -12,19 +16,46 @@ public struct Decision: Sendable, Equatable {
     public let reason: Reason?
     public let phone: PhoneNumber
     public let purpose: Purpose
-    /// Milliseconds until a send may be allowed (Redis's `PTTL`); when allowed,
-    /// the length of the cooldown just started.
+    /// Milliseconds until a send may be allowed (from Redis); when allowed, the
+    /// length of the cooldown just started.
     public let retryAfterMilliseconds: Int64
-    /// The wall-clock time at which the reply was read, in ms since 1970.
+    /// Redis's clock when it decided, in ms since 1970.
     public let serverTimeMilliseconds: Int64
     /// Sends counted in the policy's window, this one included when allowed.
     public let sendsInWindow: Int
+    /// Sends still allowed in the window; nil when the policy sets no cap.
+    public let sendsLeft: Int?
+    /// The cooldown the next allowed send would start, in ms.
+    public let nextRetryAfterMilliseconds: Int64
+    /// True when this is the stored answer to an earlier request with the same
+    /// `Idempotency-Key`: nothing was consumed this time.
+    public let replayed: Bool
     /// The unguessable handle of the cooldown this decision started (allowed) or ran into
     /// (denied), for thin clients: `GET /v1/countdowns/{token}`. Nil when unknown.
-    public var countdownToken: CountdownToken? = nil
+    public var countdownToken: CountdownToken?
+
+    public init(
+        allowed: Bool, reason: Reason?, phone: PhoneNumber, purpose: Purpose, retryAfterMilliseconds: Int64,
+        serverTimeMilliseconds: Int64, sendsInWindow: Int, sendsLeft: Int? = nil,
+        nextRetryAfterMilliseconds: Int64 = 0, replayed: Bool = false, countdownToken: CountdownToken? = nil
+    ) {
+        self.allowed = allowed
+        self.reason = reason
+        self.phone = phone
+        self.purpose = purpose
+        self.retryAfterMilliseconds = retryAfterMilliseconds
+        self.serverTimeMilliseconds = serverTimeMilliseconds
+        self.sendsInWindow = sendsInWindow
+        self.sendsLeft = sendsLeft
+        self.nextRetryAfterMilliseconds = nextRetryAfterMilliseconds
+        self.replayed = replayed
+        self.countdownToken = countdownToken
+    }
 
     /// Whole seconds until a send may be allowed, rounded up: 59 001 ms is 60 s.
     public var retryAfter: Int64 { Self.wholeSeconds(retryAfterMilliseconds) }
+    /// The next cooldown in whole seconds, rounded up.
+    public var nextRetryAfter: Int64 { Self.wholeSeconds(nextRetryAfterMilliseconds) }
     /// When a send may be allowed, in ms since 1970.
     public var resendAtMilliseconds: Int64 { serverTimeMilliseconds + retryAfterMilliseconds }
 
@@ -40,7 +71,7 @@ public struct CooldownStatus: Sendable, Equatable {
     public let purpose: Purpose
     /// Milliseconds left of the cooldown; 0 when none runs.
     public let retryAfterMilliseconds: Int64
-    /// The wall-clock time at which the reply was read, in ms since 1970.
+    /// Redis's clock when it answered, in ms since 1970.
     public let serverTimeMilliseconds: Int64
 
     /// Whether a cooldown runs now.
@@ -56,7 +87,7 @@ public struct CooldownStatus: Sendable, Equatable {
 public struct CountdownReading: Sendable, Equatable {
     /// Milliseconds left (Redis's `PTTL`), always positive.
     public let retryAfterMilliseconds: Int64
-    /// The wall-clock time at which the reply was read, in ms since 1970.
+    /// Redis's clock when it answered, in ms since 1970.
     public let serverTimeMilliseconds: Int64
 
     public init(retryAfterMilliseconds: Int64, serverTimeMilliseconds: Int64) {

@@ -32,11 +32,25 @@ public final class Gate: Sendable {
         loop.stop()
     }
 
-    /// Reserves a send to `phone` for `purpose` if its cooldown allows: allowed
-    /// starts the cooldown, denied says how long is left. Never consumes when denied.
-    public func reserve(phone: String, purpose: String = Purpose.default.name) async throws(GateError) -> Decision {
+    /// Reserves a send to `phone` for `purpose` if every rule of its policy allows:
+    /// allowed starts the cooldown, denied says which limit and how long is left.
+    /// A denial never consumes anything. `clientIP` feeds the per-IP limit;
+    /// `idempotencyKey` makes a retry return the first answer without consuming.
+    public func reserve(
+        phone: String, purpose: String = Purpose.default.name, clientIP: String? = nil, idempotencyKey: String? = nil
+    ) async throws(GateError) -> Decision {
         let (number, purpose) = try parse(phone, purpose)
-        return try await onLoop { worker, done in worker.reserve(number, purpose: purpose, completion: done) }
+        var request = SendRequest(phone: number, purpose: purpose)
+        if let clientIP {
+            guard let address = ClientAddress(clientIP) else { throw .invalidField("client_ip must be an IPv4 or IPv6 address") }
+            request.clientAddress = address
+        }
+        if let idempotencyKey {
+            try SendRequest.validateIdempotencyKey(idempotencyKey)
+            request.idempotencyKey = idempotencyKey
+        }
+        let prepared = request
+        return try await onLoop { worker, done in worker.reserve(prepared, completion: done) }
     }
 
     /// Reads the cooldown of `phone` for `purpose`; never consumes.

@@ -1,32 +1,42 @@
-import Foundation
-
-/// Everything a gate needs to decide: where Redis is, the cooldown policy, and the
+/// Everything a gate needs to decide: where Redis is, the policies, and the
 /// default region for numbers written without a country code.
 public struct GateConfiguration: Sendable {
     public var redis: RedisConfiguration
-    public var policy: CooldownPolicy
+    /// The rules of each purpose.
+    public var policies: PolicySet
     /// Two letters (`CN`); nil means every number must carry its country code.
     public var defaultRegion: String?
     /// Prepended to every Redis key, so several deployments can share a database.
     public var keyPrefix: String
-    /// The wall clock, in ms since 1970, for `server_time` and `resend_at` only:
-    /// remaining times always come from Redis. Injectable for tests.
-    public var wallClock: @Sendable () -> Int64
+    /// With a secret, Redis keys hold an HMAC-SHA256 of the number instead of the
+    /// number, so a Redis dump lists no phone numbers.
+    public var keySecret: String?
+    /// How long an `Idempotency-Key` answer is kept.
+    public var idempotencyLifetime: Duration
 
     public init(
         redis: RedisConfiguration,
-        policy: CooldownPolicy = .default,
+        policies: PolicySet = PolicySet(),
         defaultRegion: String? = nil,
         keyPrefix: String = "rg",
-        wallClock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+        keySecret: String? = nil,
+        idempotencyLifetime: Duration = .seconds(86_400)
     ) throws(ConfigurationError) {
         if let region = defaultRegion, !PhoneNumber.isKnownRegion(region) {
             throw ConfigurationError(field: "region", message: "\"\(region)\" is not a known region (two letters, such as CN or GB)")
         }
+        guard !keyPrefix.isEmpty, keyPrefix.utf8.count <= 64, !keyPrefix.contains(where: { $0 == "{" || $0 == "}" || $0 == " " }) else {
+            throw ConfigurationError(field: "key-prefix", message: "must be 1 to 64 characters without braces or spaces")
+        }
+        if let keySecret, keySecret.utf8.count < 16 {
+            throw ConfigurationError(field: "key-secret", message: "must be at least 16 characters")
+        }
+        try policies.lint()
         self.redis = redis
-        self.policy = policy
+        self.policies = policies
         self.defaultRegion = defaultRegion
         self.keyPrefix = keyPrefix
-        self.wallClock = wallClock
+        self.keySecret = keySecret
+        self.idempotencyLifetime = idempotencyLifetime
     }
 }

@@ -4,6 +4,10 @@ public struct GateError: Error, Sendable, Equatable, CustomStringConvertible {
     private enum Code: String, Sendable {
         case invalidPhone = "invalid_phone"
         case invalidPurpose = "invalid_purpose"
+        case invalidField = "invalid_field"
+        case regionNotAllowed = "region_not_allowed"
+        case numberTypeNotAllowed = "number_type_not_allowed"
+        case idempotencyKeyReused = "idempotency_key_reused"
         case storeUnavailable = "store_unavailable"
     }
 
@@ -25,6 +29,10 @@ public struct GateError: Error, Sendable, Equatable, CustomStringConvertible {
     /// True when the input was wrong (a 4xx), false when the store failed (a 5xx).
     public var isBadInput: Bool { kind != .storeUnavailable }
 
+    /// True when a policy refuses the number itself (its region or line type): a
+    /// denial, not a mistake in the request.
+    public var isPolicyDenial: Bool { kind == .regionNotAllowed || kind == .numberTypeNotAllowed }
+
     public var description: String { message }
 
     public static func invalidPhone(_ reason: PhoneNumberError) -> GateError {
@@ -34,6 +42,21 @@ public struct GateError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func invalidPurpose(_ message: String) -> GateError {
         GateError(.invalidPurpose, message)
     }
+
+    public static func invalidField(_ message: String) -> GateError {
+        GateError(.invalidField, message)
+    }
+
+    public static func regionNotAllowed(_ region: String) -> GateError {
+        GateError(.regionNotAllowed, "codes may not be sent to numbers of region \(region) under this purpose's policy")
+    }
+
+    public static func numberTypeNotAllowed(_ type: PhoneNumberType) -> GateError {
+        GateError(.numberTypeNotAllowed, "codes may not be sent to \(type.rawValue) numbers under this purpose's policy")
+    }
+
+    public static let idempotencyKeyReused = GateError(
+        .idempotencyKeyReused, "this Idempotency-Key was already used with a different request")
 
     public static func storeUnavailable(_ message: String) -> GateError {
         GateError(.storeUnavailable, "store unavailable: \(message)")

@@ -1,60 +1,120 @@
-/// The Lua scripts that decide atomically inside Redis. Each touches only the keys
-/// of one number and purpose, which share a hash tag and so one cluster slot.
+/// The Lua scripts that decide atomically inside Redis. Times and windows are
+/// Redis's own (`TIME`, `PTTL`): the gate's clock never decides.
+///
+/// Keys of one number and purpose share a hash tag (one cluster slot); per-IP,
+/// idempotency and countdown-token keys have slots of their own, so on Redis
+/// Cluster the reserve script would need them split out (see README).
 enum GateScripts {
-    /// KEYS: cooldown, sends, countdown token. ARGV: window ms (0: do not count), a fresh
-    /// countdown token, then the ladder in ms.
-    /// Returns {allowed 1|0, remaining or granted ms, sends in window, the running cooldown's token}.
+    /// KEYS: 1 cooldown, 2 sends (sorted set of send times), 3 the IP's sends,
+    ///       4 idempotency record, 5 countdown token.
+    /// ARGV: 1 window ms (0: sends are not counted), 2 max sends (0: none),
+    ///       3 IP max sends (0: none), 4 IP window ms, 5 idempotency fingerprint
+    ///       ('' : none), 6 idempotency lifetime ms, 7 fresh countdown token,
+    ///       8 this number's member prefix in the IP set, 9... the cooldown ladder in ms.
+    /// Returns {allowed 1|0, reason, wait ms, sends in window, next cooldown ms,
+    ///          Redis time ms, countdown token, replayed 1|0}, or {-1} when the
+    ///          idempotency key was used with a different request.
     ///
-    /// The cooldown key holds its countdown token (older keys hold '1'), and the token key
-    /// names the cooldown key, both with the same expiry; `countdown` below checks that the
-    /// two still point at each other, so a release or a later cooldown makes a token stale.
-    /// Cluster mode: the token key lives in another slot than the number's keys, so it
-    /// will need to share the number's hash tag or move to a second command.
+    /// Every rule is checked before anything is written: a denied request consumes
+    /// nothing. When several limits refuse, the one that ends last is named, so
+    /// `retry_after` is the real wait.
     static let reserve = RedisScript("""
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        if ARGV[5] ~= '' then
+          local v = redis.call('HMGET', KEYS[4], 'fp', 'a', 'r', 'ms', 's', 'n', 't', 'tok')
+          if v[1] then
+            if v[1] ~= ARGV[5] then return {-1} end
+            return {tonumber(v[2]), v[3], tonumber(v[4]), tonumber(v[5]), tonumber(v[6]), tonumber(v[7]), v[8], 1}
+          end
+        end
+        local window, maxSends = tonumber(ARGV[1]), tonumber(ARGV[2])
+        local ipMax, ipWindow = tonumber(ARGV[3]), tonumber(ARGV[4])
+        local steps = #ARGV - 8
+        local function cooldown(n)
+          if n < 1 then n = 1 elseif n > steps then n = steps end
+          return tonumber(ARGV[8 + n])
+        end
+        local sends = 0
+        if window > 0 then
+          redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
+          sends = redis.call('ZCARD', KEYS[2])
+        end
+        local reason, wait = '', 0
         local remaining = redis.call('PTTL', KEYS[1])
-        local sends = tonumber(redis.call('GET', KEYS[2]) or '0')
         if remaining == -1 then
-          remaining = tonumber(ARGV[3])
+          remaining = cooldown(sends)
           redis.call('PEXPIRE', KEYS[1], remaining)
         end
-        if remaining > 0 then return {0, remaining, sends, redis.call('GET', KEYS[1])} end
-        local step = math.min(sends + 1, #ARGV - 2)
-        local cooldown = tonumber(ARGV[step + 2])
-        redis.call('SET', KEYS[1], ARGV[2], 'PX', cooldown)
-        redis.call('SET', KEYS[3], KEYS[1], 'PX', cooldown)
-        if ARGV[1] ~= '0' then
-          sends = redis.call('INCR', KEYS[2])
-          if redis.call('PTTL', KEYS[2]) < 0 then redis.call('PEXPIRE', KEYS[2], ARGV[1]) end
+        if remaining > 0 then reason, wait = 'cooldown', remaining end
+        if maxSends > 0 and sends >= maxSends then
+          local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+          local frees = tonumber(oldest[2]) + window - now
+          if frees > wait then reason, wait = 'max_sends', frees end
         end
-        return {1, cooldown, sends, ARGV[2]}
+        if ipMax > 0 then
+          redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - ipWindow)
+          if redis.call('ZCARD', KEYS[3]) >= ipMax then
+            local oldest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+            local frees = tonumber(oldest[2]) + ipWindow - now
+            if frees > wait then reason, wait = 'ip_limit', frees end
+          end
+        end
+        local allowed, token = 0, ''
+        if reason == '' then
+          allowed, token = 1, ARGV[7]
+          sends = sends + 1
+          wait = cooldown(sends)
+          redis.call('SET', KEYS[1], token, 'PX', wait)
+          redis.call('SET', KEYS[5], KEYS[1], 'PX', wait)
+          if window > 0 then
+            redis.call('ZADD', KEYS[2], now, now .. '.' .. sends)
+            redis.call('PEXPIRE', KEYS[2], window)
+          end
+          if ipMax > 0 then
+            redis.call('ZADD', KEYS[3], now, ARGV[8] .. now)
+            redis.call('PEXPIRE', KEYS[3], ipWindow)
+          end
+        elseif reason == 'cooldown' then
+          token = redis.call('GET', KEYS[1]) or ''
+        end
+        local nextCooldown = cooldown(sends + 1)
+        if ARGV[5] ~= '' then
+          redis.call('HSET', KEYS[4], 'fp', ARGV[5], 'a', allowed, 'r', reason, 'ms', wait, 's', sends,
+            'n', nextCooldown, 't', now, 'tok', token)
+          redis.call('PEXPIRE', KEYS[4], ARGV[6])
+        end
+        return {allowed, reason, wait, sends, nextCooldown, now, token, 0}
         """)
 
-    /// KEYS: cooldown. Returns the cooldown's remaining ms (PTTL), never consuming.
+    /// KEYS: cooldown. Returns {PTTL, Redis time ms}, never consuming.
     static let peek = RedisScript("""
-        return redis.call('PTTL', KEYS[1])
+        local t = redis.call('TIME')
+        return {redis.call('PTTL', KEYS[1]), tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)}
         """)
 
-    /// KEYS: cooldown, sends. Ends the cooldown and refunds its send from the count.
+    /// KEYS: cooldown, sends. Ends the cooldown and refunds its send: the latest entry
+    /// leaves the window, so the ladder step and the count go back by one.
     /// Returns 1 when a cooldown was running, else 0.
     static let release = RedisScript("""
         if redis.call('DEL', KEYS[1]) == 0 then return 0 end
-        local sends = tonumber(redis.call('GET', KEYS[2]) or '0')
-        if sends > 1 then redis.call('DECR', KEYS[2]) elseif sends == 1 then redis.call('DEL', KEYS[2]) end
+        redis.call('ZPOPMAX', KEYS[2])
         return 1
         """)
 
-    /// KEYS: countdown token. ARGV: the token. Returns the remaining ms of the cooldown the
-    /// token was issued for, or -2 when the token is unknown, expired or stale (released,
-    /// or replaced by a later cooldown of the same number).
+    /// KEYS: countdown token. ARGV: the token. Returns {remaining ms, Redis time ms},
+    /// remaining -2 when the token is unknown, expired or stale (released, or
+    /// replaced by a later cooldown of the same number).
     /// Reads the cooldown key named by the token key's value, which is not in KEYS: fine on
     /// one Redis; cluster mode will need the token key to share the number's hash tag.
     static let countdown = RedisScript("""
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
         local cooldown = redis.call('GET', KEYS[1])
-        if not cooldown then return -2 end
-        if redis.call('GET', cooldown) ~= ARGV[1] then return -2 end
+        if not cooldown or redis.call('GET', cooldown) ~= ARGV[1] then return {-2, now} end
         local remaining = redis.call('PTTL', cooldown)
-        if remaining < 1 then return -2 end
-        return remaining
+        if remaining < 1 then return {-2, now} end
+        return {remaining, now}
         """)
 
     static let all = [reserve, peek, release, countdown]

@@ -7,16 +7,17 @@ public final class GateWorker {
     public let configuration: GateConfiguration
     /// This worker's own parser and cache, so parsing never contends across loops.
     public let parser: PhoneNumberParser
-    private let windowMilliseconds: Int64
-    private let ladderMilliseconds: [Int64]
+    private let keys: NumberKeyHasher
+    private let compiled: [String: CompiledPolicy]
+    private let fallback: CompiledPolicy
 
     public init(loop: EventLoop, configuration: GateConfiguration, parserCapacity: Int = 65_536) {
         self.configuration = configuration
         connection = RedisConnection(loop: loop, configuration: configuration.redis, scripts: GateScripts.all)
         parser = PhoneNumberParser(capacity: parserCapacity)
-        let policy = configuration.policy
-        windowMilliseconds = policy.countsSends ? policy.window.wholeMilliseconds : 0
-        ladderMilliseconds = policy.ladder.map(\.wholeMilliseconds)
+        keys = NumberKeyHasher(secret: configuration.keySecret)
+        fallback = CompiledPolicy(configuration.policies.fallback)
+        compiled = configuration.policies.purposes.mapValues(CompiledPolicy.init)
     }
 
     /// Canonicalises `text` with the configured default region.
@@ -28,34 +29,56 @@ public final class GateWorker {
         }
     }
 
-    /// Reserves a send if the number's cooldown allows it, in one atomic script call.
-    /// An allowed send starts a cooldown with a fresh countdown token; a denied one
-    /// carries the running cooldown's token (nil for a cooldown written without one).
-    public func reserve(
-        _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<Decision, GateError>) -> Void
-    ) {
+    /// Reserves a send if every rule of the purpose's policy allows it, in one
+    /// atomic script call. An allowed send starts a cooldown with a fresh countdown
+    /// token; a send denied by a cooldown carries the running cooldown's token.
+    public func reserve(_ request: SendRequest, completion: @escaping (Result<Decision, GateError>) -> Void) {
+        let policy = compiled[request.purpose.name] ?? fallback
+        if let regions = policy.rules.allowedRegions, !regions.contains(request.phone.region) {
+            return completion(.failure(.regionNotAllowed(request.phone.region)))
+        }
+        guard policy.rules.allowedNumberTypes.contains(request.phone.type) else {
+            return completion(.failure(.numberTypeNotAllowed(request.phone.type)))
+        }
         let prefix = configuration.keyPrefix
-        let window = windowMilliseconds
-        let ladder = ladderMilliseconds
-        let clock = configuration.wallClock
+        let number = keys.keyText(for: request.phone.e164)
+        let purpose = request.purpose
         let token = CountdownToken.random()
+        let ip = policy.rules.ipMaxSends != nil ? request.clientAddress?.text : nil
+        let fingerprint = request.idempotencyKey.map { _ in "\(number)|\(purpose.name)|\(request.clientAddress?.text ?? "")" }
+        let idempotencyKey = request.idempotencyKey
+        let lifetime = configuration.idempotencyLifetime.wholeMilliseconds
         connection.evaluate(GateScripts.reserve, { args in
-            args.append(3)
-            args.appendNumberKey(prefix: prefix, purpose: purpose, phone: phone, suffix: "cooldown")
-            args.appendNumberKey(prefix: prefix, purpose: purpose, phone: phone, suffix: "sends")
+            args.append(5)
+            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
+            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "sends")
+            args.append(ip.map { "\(prefix):ip:{\($0)}:sends" } ?? "\(prefix):ip:{-}:sends")
+            args.append(idempotencyKey.map { "\(prefix):idem:{\(SHA1.hexDigest(Array($0.utf8)))}" } ?? "\(prefix):idem:{-}")
             args.append(token.key(prefix: prefix))
-            args.append(Int(window))
+            args.append(Int(policy.windowMilliseconds))
+            args.append(policy.rules.maxSends ?? 0)
+            args.append(ip == nil ? 0 : policy.rules.ipMaxSends ?? 0)
+            args.append(Int(policy.ipWindowMilliseconds))
+            args.append(fingerprint ?? "")
+            args.append(Int(lifetime))
             args.append(token.text)
-            for step in ladder { args.append(Int(step)) }
+            args.append("\(purpose.name):\(number)@")
+            for step in policy.ladderMilliseconds { args.append(Int(step)) }
         }, completion: { result in
             completion(Self.decode(result) { reply throws(GateError) in
-                guard case .array(let items) = reply, items.count == 4,
-                      let allowed = items[0].integer, let milliseconds = items[1].integer, let sends = items[2].integer
+                guard case .array(let items) = reply else { throw Self.unexpected(reply) }
+                if items.count == 1, items[0].integer == -1 { throw .idempotencyKeyReused }
+                guard items.count == 8, let allowed = items[0].integer, let wait = items[2].integer,
+                      let sends = items[3].integer, let next = items[4].integer, let now = items[5].integer
                 else { throw Self.unexpected(reply) }
+                let reason = items[1].string.flatMap(Decision.Reason.init(rawValue:))
                 return Decision(
-                    allowed: allowed == 1, reason: allowed == 1 ? nil : .cooldown, phone: phone, purpose: purpose,
-                    retryAfterMilliseconds: Int64(milliseconds), serverTimeMilliseconds: clock(), sendsInWindow: sends,
-                    countdownToken: items[3].string.flatMap { CountdownToken(validating: $0) })
+                    allowed: allowed == 1, reason: allowed == 1 ? nil : reason ?? .cooldown,
+                    phone: request.phone, purpose: purpose,
+                    retryAfterMilliseconds: Int64(wait), serverTimeMilliseconds: Int64(now), sendsInWindow: sends,
+                    sendsLeft: policy.rules.maxSends.map { max(0, $0 - sends) },
+                    nextRetryAfterMilliseconds: Int64(next), replayed: items[7].integer == 1,
+                    countdownToken: items[6].string.flatMap { CountdownToken(validating: $0) })
             })
         })
     }
@@ -66,16 +89,16 @@ public final class GateWorker {
         _ token: CountdownToken, completion: @escaping (Result<CountdownReading?, GateError>) -> Void
     ) {
         let prefix = configuration.keyPrefix
-        let clock = configuration.wallClock
         connection.evaluate(GateScripts.countdown, { args in
             args.append(1)
             args.append(token.key(prefix: prefix))
             args.append(token.text)
         }, completion: { result in
             completion(Self.decode(result) { reply throws(GateError) in
-                guard let pttl = reply.integer else { throw Self.unexpected(reply) }
+                guard case .array(let items) = reply, items.count == 2,
+                      let pttl = items[0].integer, let now = items[1].integer else { throw Self.unexpected(reply) }
                 guard pttl > 0 else { return nil }
-                return CountdownReading(retryAfterMilliseconds: Int64(pttl), serverTimeMilliseconds: clock())
+                return CountdownReading(retryAfterMilliseconds: Int64(pttl), serverTimeMilliseconds: Int64(now))
             })
         })
     }
@@ -85,32 +108,35 @@ public final class GateWorker {
         _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<CooldownStatus, GateError>) -> Void
     ) {
         let prefix = configuration.keyPrefix
-        let clock = configuration.wallClock
-        let firstStep = ladderMilliseconds[0]
+        let number = keys.keyText(for: phone.e164)
+        let firstStep = (compiled[purpose.name] ?? fallback).ladderMilliseconds[0]
         connection.evaluate(GateScripts.peek, { args in
             args.append(1)
-            args.appendNumberKey(prefix: prefix, purpose: purpose, phone: phone, suffix: "cooldown")
+            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
         }, completion: { result in
             completion(Self.decode(result) { reply throws(GateError) in
-                guard let pttl = reply.integer else { throw Self.unexpected(reply) }
+                guard case .array(let items) = reply, items.count == 2,
+                      let pttl = items[0].integer, let now = items[1].integer else { throw Self.unexpected(reply) }
                 // -2: no cooldown. -1: a key without expiry (never written by us): the
                 // next reserve gives it the first step, so report that much.
                 let remaining = pttl == -1 ? firstStep : max(0, Int64(pttl))
                 return CooldownStatus(
-                    phone: phone, purpose: purpose, retryAfterMilliseconds: remaining, serverTimeMilliseconds: clock())
+                    phone: phone, purpose: purpose, retryAfterMilliseconds: remaining, serverTimeMilliseconds: Int64(now))
             })
         })
     }
 
-    /// Ends the number's cooldown and refunds its send; `true` when one was running.
+    /// Ends the number's cooldown and refunds its send (the ladder step and the
+    /// window's count go back by one); `true` when a cooldown was running.
     public func release(
         _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<Bool, GateError>) -> Void
     ) {
         let prefix = configuration.keyPrefix
+        let number = keys.keyText(for: phone.e164)
         connection.evaluate(GateScripts.release, { args in
             args.append(2)
-            args.appendNumberKey(prefix: prefix, purpose: purpose, phone: phone, suffix: "cooldown")
-            args.appendNumberKey(prefix: prefix, purpose: purpose, phone: phone, suffix: "sends")
+            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
+            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "sends")
         }, completion: { result in
             completion(Self.decode(result) { reply throws(GateError) in
                 guard let released = reply.integer else { throw Self.unexpected(reply) }
@@ -137,5 +163,21 @@ public final class GateWorker {
 
     private static func unexpected(_ reply: RedisReply) -> GateError {
         .storeUnavailable("unexpected reply from Redis: \(reply)")
+    }
+}
+
+/// A policy with its durations turned into the milliseconds the script takes.
+private struct CompiledPolicy {
+    let rules: Policy
+    let ladderMilliseconds: [Int64]
+    /// 0 when sends need no counting (a flat cooldown without a cap).
+    let windowMilliseconds: Int64
+    let ipWindowMilliseconds: Int64
+
+    init(_ rules: Policy) {
+        self.rules = rules
+        ladderMilliseconds = rules.ladder.map(\.wholeMilliseconds)
+        windowMilliseconds = rules.ladder.count > 1 || rules.maxSends != nil ? rules.window.wholeMilliseconds : 0
+        ipWindowMilliseconds = rules.ipWindow.wholeMilliseconds
     }
 }

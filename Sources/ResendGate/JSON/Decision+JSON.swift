@@ -11,6 +11,9 @@ extension Decision {
         json.field("retry_after_ms", retryAfterMilliseconds)
         json.key("resend_at"); json.timestamp(millisecondsSince1970: resendAtMilliseconds)
         json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
+        json.field("next_retry_after", nextRetryAfter)
+        json.key("sends_left")
+        if let sendsLeft { json.value(Int64(sendsLeft)) } else { json.null() }
         if let token = countdownToken ?? self.countdownToken?.text { json.field("countdown_token", token) }
         json.endObject()
     }

@@ -44,14 +44,14 @@ public struct RedisArguments: ~Copyable {
 }
 
 extension RedisArguments {
-    /// Appends `prefix:{purpose:e164}:suffix`, a key of one number: the hash tag
-    /// keeps all of a number's keys in one cluster slot.
-    mutating func appendNumberKey(prefix: String, purpose: Purpose, phone: PhoneNumber, suffix: String) {
+    /// Appends `prefix:{purpose:number}:suffix`, a key of one number (`number` is the
+    /// E.164 text or its HMAC): the hash tag keeps a number's keys in one cluster slot.
+    mutating func appendNumberKey(prefix: String, purpose: Purpose, number: String, suffix: String) {
         bytes.append(contentsOf: prefix.utf8)
         bytes.append(contentsOf: ":{".utf8)
         bytes.append(contentsOf: purpose.name.utf8)
         bytes.append(UInt8(ascii: ":"))
-        bytes.append(contentsOf: phone.e164.utf8)
+        bytes.append(contentsOf: number.utf8)
         bytes.append(contentsOf: "}:".utf8)
         bytes.append(contentsOf: suffix.utf8)
         ends.append(bytes.count)

@@ -10,6 +10,10 @@ enum PrometheusText {
         metric("resendgate_decisions_total", "counter", "Send decisions by outcome and reason.", [
             ("{outcome=\"allowed\",reason=\"\"}", "\(sum(.allowed))"),
             ("{outcome=\"denied\",reason=\"cooldown\"}", "\(sum(.deniedCooldown))"),
+            ("{outcome=\"denied\",reason=\"max_sends\"}", "\(sum(.deniedMaxSends))"),
+            ("{outcome=\"denied\",reason=\"ip_limit\"}", "\(sum(.deniedIPLimit))"),
+            ("{outcome=\"denied\",reason=\"region_not_allowed\"}", "\(sum(.deniedRegion))"),
+            ("{outcome=\"denied\",reason=\"number_type_not_allowed\"}", "\(sum(.deniedNumberType))"),
         ])
         metric("resendgate_http_requests_total", "counter", "HTTP requests answered, by status class.", [
             ("{class=\"2xx\"}", "\(sum(.requests2xx))"),

@@ -1,10 +1,11 @@
+import ResendGate
 import Synchronization
 
 /// One worker's counters. Written only by its own loop (relaxed atomics, so no
 /// contention), read by whichever worker answers `/metrics`.
 final class WorkerMetrics: Sendable {
     enum Counter: Int, CaseIterable {
-        case allowed, deniedCooldown
+        case allowed, deniedCooldown, deniedMaxSends, deniedIPLimit, deniedRegion, deniedNumberType
         case requests2xx, requests4xx, requests5xx
         case inFlight
         case openConnections, evictedConnections
@@ -24,6 +25,16 @@ final class WorkerMetrics: Sendable {
 
     func value(_ counter: Counter) -> Int64 {
         counters[counter.rawValue].load(ordering: .relaxed)
+    }
+
+    /// Counts a decision by its outcome and reason.
+    func record(_ decision: Decision) {
+        switch decision.reason {
+        case nil: add(.allowed)
+        case .cooldown?: add(.deniedCooldown)
+        case .maxSends?: add(.deniedMaxSends)
+        case .ipLimit?: add(.deniedIPLimit)
+        }
     }
 
     func observe(latency: Duration, status: Int) {

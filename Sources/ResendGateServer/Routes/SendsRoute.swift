@@ -16,19 +16,21 @@ extension Worker {
             return respond(exchange, error: APIError("unsupported_media_type", "send the body as JSON with the header Content-Type: application/json"))
         }
         request.readBody(into: &bodyBuffer)
-        let input: SendInput
+        let send: SendRequest
         do {
-            input = try SendInput(body: bodyBuffer, gate: gate)
+            send = try SendInput.decode(body: bodyBuffer, idempotencyKey: request.header("Idempotency-Key"), gate: gate)
         } catch {
             return respond(exchange, error: error)
         }
-        gate.reserve(input.phone, purpose: input.purpose) { [unowned self] result in
+        gate.reserve(send) { [unowned self] result in
             switch result {
             case .success(let decision):
-                self.metrics.add(decision.allowed ? .allowed : .deniedCooldown)
-                self.respond(exchange, status: decision.allowed ? 200 : 429,
-                             headers: decision.allowed ? [] : Self.rateLimitHeaders(decision)) { decision.writeJSON(to: &$0) }
+                if !decision.replayed { self.metrics.record(decision) }
+                var headers = decision.allowed ? [] : Self.rateLimitHeaders(decision)
+                if decision.replayed { headers.append(("Idempotent-Replayed", "true")) }
+                self.respond(exchange, status: decision.allowed ? 200 : 429, headers: headers) { decision.writeJSON(to: &$0) }
             case .failure(let error):
+                if error.isPolicyDenial { self.metrics.add(error.code == "region_not_allowed" ? .deniedRegion : .deniedNumberType) }
                 self.respond(exchange, error: APIError(error))
             }
         }
@@ -50,25 +52,22 @@ extension Worker {
         return mediaType == "application/json" || (mediaType?.hasSuffix("+json") ?? false)
     }
 
-    /// `Retry-After` and the IETF `RateLimit` / `RateLimit-Policy` pair, matching the body:
-    /// the policy allows one send per cooldown, none is left, and it resets in `retry_after`.
+    /// `Retry-After` and the IETF `RateLimit` / `RateLimit-Policy` pair, matching the
+    /// body: the limit that decided has no send left, and frees one in `retry_after`.
     static func rateLimitHeaders(_ decision: Decision) -> [(String, String)] {
         let seconds = String(decision.retryAfter)
+        let name = decision.reason?.rawValue ?? "cooldown"
         return [
             ("Retry-After", seconds),
-            ("RateLimit-Policy", "\"\(decision.reason?.rawValue ?? "cooldown")\";q=1"),
-            ("RateLimit", "\"\(decision.reason?.rawValue ?? "cooldown")\";r=0;t=\(seconds)"),
+            ("RateLimit-Policy", "\"\(name)\";q=\(decision.reason == .maxSends ? decision.sendsInWindow : 1)"),
+            ("RateLimit", "\"\(name)\";r=0;t=\(seconds)"),
         ]
     }
 }
 
-/// The fields of a `POST /v1/sends` body, validated.
-struct SendInput {
-    let phone: PhoneNumber
-    let purpose: Purpose
-    let clientIP: String?
-
-    init(body: [UInt8], gate: GateWorker) throws(APIError) {
+/// The fields of a `POST /v1/sends` body, validated into a request.
+enum SendInput {
+    static func decode(body: [UInt8], idempotencyKey: String?, gate: GateWorker) throws(APIError) -> SendRequest {
         let fields: JSONFields
         do {
             fields = try JSONFields(parsing: body)
@@ -78,15 +77,22 @@ struct SendInput {
             case .malformed(let reason): throw APIError("invalid_json", "the body is not valid JSON: \(reason)")
             }
         }
-        let phoneText = try Self.string(fields, "phone", required: true)!
-        let purposeText = try Self.string(fields, "purpose", required: false) ?? Purpose.default.name
-        clientIP = try Self.string(fields, "client_ip", required: false)
-        if let clientIP, !IPAddress.isValid(clientIP) {
-            throw APIError("invalid_field", "client_ip must be an IPv4 or IPv6 address")
-        }
-        do {
-            purpose = try Purpose(purposeText)
-            phone = try gate.phone(phoneText)
+        let phoneText = try string(fields, "phone", required: true)!
+        let purposeText = try string(fields, "purpose", required: false) ?? Purpose.default.name
+        let clientIP = try string(fields, "client_ip", required: false)
+        do throws(GateError) {
+            var request = SendRequest(phone: try gate.phone(phoneText), purpose: try Purpose(purposeText))
+            if let clientIP {
+                guard let address = ClientAddress(clientIP) else {
+                    throw GateError.invalidField("client_ip must be an IPv4 or IPv6 address")
+                }
+                request.clientAddress = address
+            }
+            if let idempotencyKey {
+                try SendRequest.validateIdempotencyKey(idempotencyKey)
+                request.idempotencyKey = idempotencyKey
+            }
+            return request
         } catch {
             throw APIError(error)
         }

@@ -1,0 +1,25 @@
+/// One request to send a code: the number, what for, and the optional facts that
+/// policies use.
+public struct SendRequest: Sendable {
+    public var phone: PhoneNumber
+    public var purpose: Purpose
+    /// The end user's address, for the per-IP limit.
+    public var clientAddress: ClientAddress?
+    /// A caller's key for retries: the same key and request within 24 h gets the
+    /// first answer again and consumes nothing.
+    public var idempotencyKey: String?
+
+    public init(phone: PhoneNumber, purpose: Purpose, clientAddress: ClientAddress? = nil, idempotencyKey: String? = nil) {
+        self.phone = phone
+        self.purpose = purpose
+        self.clientAddress = clientAddress
+        self.idempotencyKey = idempotencyKey
+    }
+
+    /// Idempotency keys: 1 to 255 visible ASCII characters.
+    public static func validateIdempotencyKey(_ key: String) throws(GateError) {
+        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw .invalidField("Idempotency-Key must be 1 to 255 visible ASCII characters")
+        }
+    }
+}

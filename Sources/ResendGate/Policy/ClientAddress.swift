@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A client's IP address as the per-IP limit counts it. IPv6 addresses count by
+/// their /64 prefix (one subscriber usually holds a whole /64, so counting single
+/// addresses would let one client rotate through billions), and IPv4-mapped IPv6
+/// addresses count as the IPv4 address they are.
+public struct ClientAddress: Sendable, Hashable, CustomStringConvertible {
+    /// The normalised text: `203.0.113.7` or `2001:db8:1:2::/64`.
+    public let text: String
+
+    /// Parses an IPv4 or IPv6 address; nil when `text` is neither.
+    public init?(_ text: String) {
+        guard !text.isEmpty, text.utf8.count <= 45 else { return nil }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            self.text = Self.format(family: AF_INET, &v4)
+            return
+        }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
+        var bytes = withUnsafeBytes(of: &v6) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+            var mapped = in_addr()
+            withUnsafeMutableBytes(of: &mapped) { $0.copyBytes(from: bytes[12..<16]) }
+            self.text = Self.format(family: AF_INET, &mapped)
+            return
+        }
+        for index in 8..<16 { bytes[index] = 0 }
+        var prefix = in6_addr()
+        withUnsafeMutableBytes(of: &prefix) { $0.copyBytes(from: bytes) }
+        self.text = Self.format(family: AF_INET6, &prefix) + "/64"
+    }
+
+    public var description: String { text }
+
+    private static func format<Address>(family: Int32, _ address: inout Address) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        _ = inet_ntop(family, &address, &buffer, socklen_t(buffer.count))
+        return String(cString: buffer)
+    }
+}
