@@ -1,5 +1,6 @@
 import Foundation
 @testable import ResendGateServer
+import ResendGate
 import Testing
 
 /// `deploy/openapi.yaml` is the API's description: the server serves the same bytes,
@@ -76,7 +77,8 @@ struct OpenAPIDocumentTests {
         #expect(Set(codes.children.compactMap(\.value)) == [
             "invalid_json", "invalid_phone", "invalid_purpose", "missing_field", "invalid_field", "bad_request",
             "unauthorized", "not_found", "method_not_allowed", "body_too_large", "unsupported_media_type",
-            "header_too_large", "store_unavailable",
+            "header_too_large", "store_unavailable", "region_not_allowed", "number_type_not_allowed",
+            "idempotency_key_reused",
         ])
         #expect(document.node(at: "components/securitySchemes/bearer/scheme")?.value == "bearer")
         let tooMany = try #require(try Self.operations(document)[Operation(method: "POST", path: "/v1/sends")]?[429])
@@ -108,8 +110,25 @@ struct OpenAPIDocumentTests {
             Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json,
                   body: #"{"phone": "+8613800138001", "x": "\#(String(repeating: "x", count: 20 * 1024))"}"#),
             Probe(operation: sends, method: "POST", target: "/v1/sends", headers: [("Content-Type", "text/plain")], body: phone),
+            Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json, body: #"{"phone": "+44 909 879 0000"}"#),
+            Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json + [("Idempotency-Key", "k1")], body: phone),
+            Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json + [("Idempotency-Key", "k1")],
+                  body: #"{"phone": "+8613800138002"}"#),
             Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json, body: phone, frozen: true),
+            // A short cooldown, so that its event stream ends within the test.
+            Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json,
+                  body: #"{"phone": "+8613800138003", "purpose": "short"}"#),
         ]
+        let countdown = Operation(method: "GET", path: "/v1/countdowns/{token}")
+        let events = Operation(method: "GET", path: "/v1/countdowns/{token}/events")
+        for (operation, suffix) in [(countdown, ""), (events, "/events")] {
+            probes += [
+                Probe(operation: operation, method: "GET", target: "/v1/countdowns/{token}" + suffix, withKey: false),
+                Probe(operation: operation, method: "GET", target: "/v1/countdowns/AAAAAAAAAAAAAAAAAAAAAA" + suffix, withKey: false),
+                Probe(operation: operation, method: "GET", target: "/v1/countdowns/AAAAAAAAAAAAAAAAAAAAAA" + suffix,
+                      withKey: false, frozen: true),
+            ]
+        }
         for (operation, method) in [(peek, "GET"), (release, "DELETE")] {
             probes += [
                 Probe(operation: operation, method: method, target: "/v1/cooldowns/%2B8613800138000?purpose=login"),
@@ -129,13 +148,19 @@ struct OpenAPIDocumentTests {
         let file = try Self.deployFile()
         let documented = try Self.operations(try YAMLOutline(parsing: file))
         #expect(Set(Self.probes.map(\.operation)) == Set(documented.keys), "a documented route has no probe, or the reverse")
-        try withRunningGate(apiKeys: [RunningGate.apiKey], redisTimeout: .milliseconds(300)) { gate in
+        let policies = PolicySet(purposes: ["short": Policy(ladder: [.milliseconds(1500)])])
+        try withRunningGate(apiKeys: [RunningGate.apiKey], redisTimeout: .milliseconds(300), policies: policies) { gate in
             var seen: [Operation: Set<Int>] = [:]
+            var token = ""
             for frozen in [false, true] {
                 if frozen { gate.redis.pause() }
                 for probe in Self.probes where probe.frozen == frozen {
                     let client = gate.client(apiKey: probe.withKey ? RunningGate.apiKey : nil)
-                    let response = try client.request(probe.method, probe.target, headers: probe.headers, body: probe.body.map { Array($0.utf8) })
+                    let target = probe.target.replacingOccurrences(of: "{token}", with: token)
+                    let response = try client.request(probe.method, target, headers: probe.headers, body: probe.body.map { Array($0.utf8) })
+                    if let issued = (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])?["countdown_token"] as? String {
+                        token = issued
+                    }
                     let context = "\(probe.method) \(probe.target.prefix(80)) -> \(response.status)"
                     seen[probe.operation, default: []].insert(response.status)
                     guard let expected = documented[probe.operation]?[response.status] else {

@@ -1,6 +1,6 @@
 /// The OpenAPI document served at `/openapi.yaml`: a copy of `deploy/openapi.yaml`,
 /// byte for byte (`OpenAPIDocumentTests` fails when the two differ). Edit the YAML
-/// file, then paste it here between the delimiters, indented by eight spaces.
+/// file, then run `deploy/sync-openapi`.
 enum OpenAPIDocument {
     static let yaml = #"""
         openapi: 3.0.3
@@ -23,11 +23,24 @@ enum OpenAPIDocument {
           /v1/sends:
             post:
               operationId: reserveSend
-              summary: Reserve a send if the number's cooldown allows it.
+              summary: Reserve a send if every rule of the purpose's policy allows it.
               description: >-
-                One atomic Redis round trip. Allowed: the cooldown starts now and the
-                answer is 200. Denied: 429 with the time left. Every spelling of a number
+                One atomic Redis round trip checks the cooldown, the escalation ladder,
+                the number's and the client IP's caps, and commits all or nothing.
+                Allowed: the cooldown starts now and the answer is 200. Denied: 429 naming
+                the limit that ends last, with the time left. Every spelling of a number
                 is the same number; a national number uses the server's default region.
+              parameters:
+                - name: Idempotency-Key
+                  in: header
+                  required: false
+                  description: >-
+                    A retry with the same key and the same request within 24 h gets the
+                    first answer again (with Idempotent-Replayed true) and consumes
+                    nothing; the same key with another request is 422.
+                  schema:
+                    type: string
+                    pattern: '^[!-~]{1,255}$'
               requestBody:
                 required: true
                 content:
@@ -45,6 +58,15 @@ enum OpenAPIDocument {
                   $ref: '#/components/responses/BadRequest'
                 '401':
                   $ref: '#/components/responses/Unauthorized'
+                '403':
+                  description: >-
+                    The policy refuses the number itself: its region
+                    (region_not_allowed) or its line type, such as premium rate
+                    (number_type_not_allowed).
+                  content:
+                    application/json:
+                      schema:
+                        $ref: '#/components/schemas/Error'
                 '413':
                   description: The body is over 16 KiB (body_too_large).
                   content:
@@ -57,8 +79,14 @@ enum OpenAPIDocument {
                     application/json:
                       schema:
                         $ref: '#/components/schemas/Error'
+                '422':
+                  description: The Idempotency-Key was used with another request (idempotency_key_reused).
+                  content:
+                    application/json:
+                      schema:
+                        $ref: '#/components/schemas/Error'
                 '429':
-                  description: Denied; the number's cooldown still runs.
+                  description: Denied by a limit (reason cooldown, max_sends or ip_limit); nothing was consumed.
                   headers:
                     Retry-After:
                       description: The body's retry_after, in whole seconds.
@@ -70,7 +98,7 @@ enum OpenAPIDocument {
                       schema:
                         type: string
                     RateLimit-Policy:
-                      description: IETF RateLimit-Policy header, e.g. "cooldown";q=1.
+                      description: IETF RateLimit-Policy header, e.g. "cooldown";q=1 or "max_sends";q=5.
                       schema:
                         type: string
                   content:
@@ -110,6 +138,50 @@ enum OpenAPIDocument {
                   $ref: '#/components/responses/BadRequest'
                 '401':
                   $ref: '#/components/responses/Unauthorized'
+                '503':
+                  $ref: '#/components/responses/StoreUnavailable'
+          /v1/countdowns/{token}:
+            parameters:
+              - $ref: '#/components/parameters/CountdownToken'
+            get:
+              operationId: readCountdown
+              summary: The time left of the cooldown that returned this token.
+              description: >-
+                Needs no API key: a thin client re-renders "Resend in 42s" after a
+                reload. The token reveals nothing about the number; once the cooldown
+                ends or is released it is 404.
+              security: []
+              responses:
+                '200':
+                  description: The cooldown still runs.
+                  content:
+                    application/json:
+                      schema:
+                        $ref: '#/components/schemas/Countdown'
+                '404':
+                  $ref: '#/components/responses/NotFound'
+                '503':
+                  $ref: '#/components/responses/StoreUnavailable'
+          /v1/countdowns/{token}/events:
+            parameters:
+              - $ref: '#/components/parameters/CountdownToken'
+            get:
+              operationId: streamCountdown
+              summary: The same as server-sent events.
+              description: >-
+                "event: tick" with data {"retry_after": N, "retry_after_ms": M} at once
+                and each time the whole-second value changes, a ": heartbeat" comment
+                every 15 s, then "event: done" when the cooldown ends.
+              security: []
+              responses:
+                '200':
+                  description: The event stream.
+                  content:
+                    text/event-stream:
+                      schema:
+                        type: string
+                '404':
+                  $ref: '#/components/responses/NotFound'
                 '503':
                   $ref: '#/components/responses/StoreUnavailable'
           /healthz:
@@ -185,6 +257,15 @@ enum OpenAPIDocument {
               scheme: bearer
               description: One of the server's API keys, as Authorization Bearer KEY.
           parameters:
+            CountdownToken:
+              name: token
+              in: path
+              required: true
+              description: The countdown_token of a POST /v1/sends answer (22 characters).
+              schema:
+                type: string
+                pattern: '^[A-Za-z0-9_-]{22}$'
+              example: 6hUNhuObrx_gGYjfmWOiIg
             Phone:
               name: phone
               in: path
@@ -232,14 +313,20 @@ enum OpenAPIDocument {
                 - retry_after_ms
                 - resend_at
                 - server_time
+                - next_retry_after
+                - sends_left
               properties:
                 allowed:
                   type: boolean
                 reason:
                   type: string
-                  description: Why the send was denied; only when allowed is false.
+                  description: >-
+                    Why the send was denied (only when allowed is false): the limit
+                    that ends last when several refuse.
                   enum:
                     - cooldown
+                    - max_sends
+                    - ip_limit
                 phone:
                   type: string
                   description: The canonical E.164 number.
@@ -264,8 +351,47 @@ enum OpenAPIDocument {
                 server_time:
                   type: string
                   format: date-time
-                  description: RFC 3339 UTC with milliseconds, for correcting the client's clock skew.
+                  description: RFC 3339 UTC with milliseconds (Redis's clock), for correcting the client's clock skew.
                   example: '2025-01-01T00:00:00.000Z'
+                next_retry_after:
+                  type: integer
+                  format: int64
+                  description: The cooldown, in seconds, that the next allowed send would start.
+                  example: 120
+                sends_left:
+                  type: integer
+                  nullable: true
+                  description: Sends still allowed in the window; null when the policy sets no cap.
+                  example: 4
+                countdown_token:
+                  type: string
+                  description: >-
+                    The unguessable handle of the cooldown this answer started (or, on
+                    a cooldown denial, the one running), for GET /v1/countdowns/{token}.
+                  example: 6hUNhuObrx_gGYjfmWOiIg
+            Countdown:
+              type: object
+              required:
+                - active
+                - retry_after
+                - retry_after_ms
+                - resend_at
+                - server_time
+              properties:
+                active:
+                  type: boolean
+                retry_after:
+                  type: integer
+                  format: int64
+                retry_after_ms:
+                  type: integer
+                  format: int64
+                resend_at:
+                  type: string
+                  format: date-time
+                server_time:
+                  type: string
+                  format: date-time
             CooldownStatus:
               type: object
               required:
@@ -329,6 +455,9 @@ enum OpenAPIDocument {
                         - missing_field
                         - invalid_field
                         - bad_request
+                        - region_not_allowed
+                        - number_type_not_allowed
+                        - idempotency_key_reused
                         - unauthorized
                         - not_found
                         - method_not_allowed
@@ -340,6 +469,12 @@ enum OpenAPIDocument {
                       type: string
                       description: For people; may change.
           responses:
+            NotFound:
+              description: Unknown, expired, released or malformed token (not_found).
+              content:
+                application/json:
+                  schema:
+                    $ref: '#/components/schemas/Error'
             BadRequest:
               description: >-
                 invalid_json, invalid_phone, invalid_purpose, missing_field or

@@ -16,7 +16,8 @@ final class RunningGate: Sendable {
     /// `redisTimeout` is short so that tests of a frozen Redis finish quickly.
     init(
         apiKeys: [String] = [], region: String? = "CN", workers: Int = 2,
-        redisTimeout: Duration = .milliseconds(300), drainTimeout: Duration = .seconds(5)
+        redisTimeout: Duration = .milliseconds(300), drainTimeout: Duration = .seconds(5),
+        policies: PolicySet = PolicySet()
     ) throws {
         redis = try RedisServer()
         do {
@@ -26,7 +27,7 @@ final class RunningGate: Sendable {
                 configuration: ServerConfiguration(
                     host: "127.0.0.1", port: 0, workers: workers, apiKeys: apiKeys, logLevel: .off,
                     drainTimeout: drainTimeout),
-                gate: GateConfiguration(redis: redisConfiguration, defaultRegion: region))
+                gate: GateConfiguration(redis: redisConfiguration, policies: policies, defaultRegion: region))
         } catch {
             redis.stop()
             throw error
@@ -59,9 +60,10 @@ final class RunningGate: Sendable {
 /// Runs `body` against a fresh gate and stops it afterwards, whatever happens.
 func withRunningGate<T>(
     apiKeys: [String] = [], region: String? = "CN", workers: Int = 2, redisTimeout: Duration = .milliseconds(300),
-    _ body: (RunningGate) throws -> T
+    policies: PolicySet = PolicySet(), _ body: (RunningGate) throws -> T
 ) throws -> T {
-    let gate = try RunningGate(apiKeys: apiKeys, region: region, workers: workers, redisTimeout: redisTimeout)
+    let gate = try RunningGate(
+        apiKeys: apiKeys, region: region, workers: workers, redisTimeout: redisTimeout, policies: policies)
     defer { gate.stop() }
     // The workers connect to Redis in the background; wait until every one is ready.
     let ready = try gate.poll("/readyz", until: 200)
