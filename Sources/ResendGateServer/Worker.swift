@@ -23,7 +23,7 @@ final class Worker {
     private var nextRequestID: UInt64
     private(set) var inFlight = 0
     /// Server-sent event streams of countdowns, with the worker's one countdown ticker.
-    lazy var countdownStreams = CountdownStreams(loop: loop, metrics: metrics)
+    lazy var countdownStreams = CountdownStreams(loop: loop, metrics: metrics, connections: connections)
     private lazy var flushTimer = EventTimer(loop: loop) { [unowned self] in self.flushLog() }
     private lazy var drainTimer = EventTimer(loop: loop) { [unowned self] in self.finishDraining() }
     private var drainDeadline = ContinuousClock.now

@@ -128,6 +128,14 @@ struct CountdownRoutesTests {
             open = try server.openStreams()
         }
         #expect(open == 0)
+        // The connections are forgotten too (only the one asking for /metrics is open):
+        // streams and the connection cap share each connection's one close callback.
+        var connections = try server.gauge("resendgate_http_connections_open")
+        while connections != 1 && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+            connections = try server.gauge("resendgate_http_connections_open")
+        }
+        #expect(connections == 1)
         // The server is unharmed: a new stream still ticks.
         let again = CountdownEventReader(try server.openStream("/v1/countdowns/\(token)/events"))
         #expect(try again.next()?.name == "tick")

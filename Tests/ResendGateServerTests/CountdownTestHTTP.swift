@@ -55,8 +55,13 @@ final class CountdownTestServer {
 
     /// `resendgate_sse_streams` from `/metrics`.
     func openStreams() throws -> Int {
+        try gauge("resendgate_sse_streams")
+    }
+
+    /// A gauge's value from `/metrics`; -1 when absent.
+    func gauge(_ name: String) throws -> Int {
         let text = try request("GET", "/metrics").text
-        let line = text.split(separator: "\n").first { $0.hasPrefix("resendgate_sse_streams ") }
+        let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
         return line.flatMap { Int($0.split(separator: " ")[1]) } ?? -1
     }
 

@@ -17,9 +17,16 @@ final class CountdownStreams {
     private var nextSerial: UInt64 = 0
     private var heartbeat: EventTimer!
 
-    init(loop: EventLoop, metrics: WorkerMetrics, clock: any CountdownClock = SystemCountdownClock()) {
+    /// Tells a stream when its client goes away.
+    private let connections: ConnectionTracker?
+
+    init(
+        loop: EventLoop, metrics: WorkerMetrics, connections: ConnectionTracker?,
+        clock: any CountdownClock = SystemCountdownClock()
+    ) {
         self.clock = clock
         self.metrics = metrics
+        self.connections = connections
         scheduler = LoopCountdownScheduler(loop: loop, clock: clock)
         center = CountdownCenter(clock: clock, scheduler: scheduler)
         heartbeat = EventTimer(loop: loop) { [unowned self] in self.beat() }
@@ -47,7 +54,7 @@ final class CountdownStreams {
         // Each stream has its own countdown id, so a client leaving never disturbs another
         // stream of the same token, and its countdown is forgotten with it.
         let stream = EventStream(
-            request: request.raw, serial: serial, owner: self, center: center,
+            request: request.raw, serial: serial, owner: self, connections: connections, center: center,
             countdownID: CountdownID("\(token.text)#\(serial)"), deadline: measuredAt.advanced(by: remaining))
         streams[serial] = stream
         metrics.add(.sseStreams)
@@ -75,14 +82,17 @@ final class EventStream {
     /// Nil once the stream ended: never touch the request after that.
     private var request: UnsafeMutablePointer<evhttp_request>?
     private unowned let owner: CountdownStreams
+    private let connections: ConnectionTracker?
     private var source: CountdownEventSource!
     private let chunk: OpaquePointer
 
     fileprivate init(request: UnsafeMutablePointer<evhttp_request>, serial: UInt64, owner: CountdownStreams,
-                     center: CountdownCenter, countdownID: CountdownID, deadline: CountdownInstant) {
+                     connections: ConnectionTracker?, center: CountdownCenter, countdownID: CountdownID,
+                     deadline: CountdownInstant) {
         self.request = request
         self.serial = serial
         self.owner = owner
+        self.connections = connections
         guard let chunk = evbuffer_new() else { fatalError("evbuffer_new failed: out of memory") }
         self.chunk = chunk
         source = CountdownEventSource(
@@ -95,11 +105,8 @@ final class EventStream {
     }
 
     fileprivate func start() {
-        if let request, let connection = evhttp_request_get_connection(request) {
-            evhttp_connection_set_closecb(connection, { _, context in
-                guard let context else { return }
-                Unmanaged<EventStream>.fromOpaque(context).takeUnretainedValue().connectionClosed()
-            }, Unmanaged.passUnretained(self).toOpaque())
+        if let request {
+            connections?.observeClose(of: request) { [unowned self] in self.connectionClosed() }
         }
         source.start()
     }
@@ -115,9 +122,7 @@ final class EventStream {
     private func end() {
         guard let request else { return }
         self.request = nil
-        if let connection = evhttp_request_get_connection(request) {
-            evhttp_connection_set_closecb(connection, nil, nil)
-        }
+        connections?.stopObservingClose(of: request)
         evhttp_send_reply_end(request)
         owner.remove(self)
     }

@@ -25,6 +25,9 @@ final class ConnectionTracker {
     /// Oldest first; entries of closed connections are skipped lazily.
     private var order = FIFOQueue<(sequence: UInt64, connection: OpaquePointer)>()
     private var nextSequence: UInt64 = 0
+    /// Extra work to do when a connection closes (a streaming response's clean-up).
+    /// The tracker owns each connection's one evhttp close callback, so others ask here.
+    private var closeObservers: [OpaquePointer: () -> Void] = [:]
 
     init(loop: EventLoop, http: OpaquePointer, limit: Int, metrics: WorkerMetrics) {
         self.limit = limit
@@ -88,7 +91,22 @@ final class ConnectionTracker {
         }
     }
 
+    /// Runs `body` once if the connection of `request` closes before
+    /// `stopObservingClose` is called; false when the connection is unknown.
+    @discardableResult
+    func observeClose(of request: UnsafeMutablePointer<evhttp_request>, _ body: @escaping () -> Void) -> Bool {
+        guard let connection = evhttp_request_get_connection(request), entries[connection] != nil else { return false }
+        closeObservers[connection] = body
+        return true
+    }
+
+    func stopObservingClose(of request: UnsafeMutablePointer<evhttp_request>) {
+        guard let connection = evhttp_request_get_connection(request) else { return }
+        closeObservers[connection] = nil
+    }
+
     private func closed(_ connection: OpaquePointer) {
+        closeObservers.removeValue(forKey: connection)?()
         guard entries.removeValue(forKey: connection) != nil else { return }
         metrics.add(.openConnections, -1)
     }

@@ -44,10 +44,13 @@ final class AccessLog {
         buffer.removeAll(keepingCapacity: true)
     }
 
-    /// Replaces the number in `/v1/cooldowns/{phone}` with `{phone}`.
+    /// Replaces the number in `/v1/cooldowns/{phone}` and the token in
+    /// `/v1/countdowns/{token}`: a log must not hand out numbers or live tokens.
     static func redacted(_ path: Substring) -> Substring {
-        let prefix = "/v1/cooldowns/"
-        guard path.hasPrefix(prefix) else { return path.prefix(256) }
-        return Substring(prefix + "{phone}")
+        if path.hasPrefix("/v1/cooldowns/") { return "/v1/cooldowns/{phone}" }
+        if path.hasPrefix("/v1/countdowns/") {
+            return path.hasSuffix("/events") ? "/v1/countdowns/{token}/events" : "/v1/countdowns/{token}"
+        }
+        return path.prefix(256)
     }
 }
