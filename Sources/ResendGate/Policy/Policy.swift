@@ -61,6 +61,9 @@ public struct Policy: Sendable, Equatable {
             }
         }
         if let ipMaxSends, ipMaxSends < 1 { throw fail("ip-max-sends", "must be at least 1, got \(ipMaxSends)") }
+        if let allowedRegions, allowedRegions.isEmpty {
+            throw fail("allow-regions", "needs at least one region (leave it out to allow every region)")
+        }
         for region in allowedRegions ?? [] where !PhoneNumber.isKnownRegion(region) {
             throw fail("allow-regions", "\"\(region)\" is not a known region (two letters, such as CN or GB)")
         }

@@ -55,8 +55,17 @@ public struct PolicySet: Sendable, Equatable {
             }
         }
         let set = PolicySet(fallback: fallback, purposes: purposes)
+        // A mistake in the file's default section is named as the default's, not as a flag.
+        if root["default"] != nil { try fallback.lint(where: "default.") }
         try set.lint()
         return set
+    }
+
+    /// JSON `true`/`false`. Not `value is Bool`: on Linux every NSNumber holding 0 or 1
+    /// casts to Bool, which refused `"max_sends": 1`.
+    private static func isJSONBoolean(_ value: Any) -> Bool {
+        guard let number = value as? NSNumber else { return value is Bool }
+        return String(cString: number.objCType) == "c"
     }
 
     private static func overlay(_ raw: Any?, on base: Policy, path: String) throws(ConfigurationError) -> Policy {
@@ -69,12 +78,12 @@ public struct PolicySet: Sendable, Equatable {
             let field = path + key
             func text() throws(ConfigurationError) -> String {
                 if let string = value as? String { return string }
-                if let number = value as? NSNumber, !(value is Bool) { return number.stringValue }
+                if let number = value as? NSNumber, !isJSONBoolean(value) { return number.stringValue }
                 throw ConfigurationError(field: field, message: "must be a duration such as \"60s\"")
             }
             func count() throws(ConfigurationError) -> Int? {
                 if value is NSNull { return nil }
-                guard let number = value as? NSNumber, !(value is Bool), number.doubleValue == Double(number.intValue) else {
+                guard let number = value as? NSNumber, !isJSONBoolean(value), number.doubleValue == Double(number.intValue) else {
                     throw ConfigurationError(field: field, message: "must be a whole number or null")
                 }
                 return number.intValue

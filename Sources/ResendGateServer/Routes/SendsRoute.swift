@@ -26,7 +26,8 @@ extension Worker {
             switch result {
             case .success(let decision):
                 if !decision.replayed { self.metrics.record(decision) }
-                var headers = decision.allowed ? [] : Self.rateLimitHeaders(decision)
+                var headers = decision.allowed
+                    ? [] : Self.rateLimitHeaders(decision, policy: self.gate.configuration.policies.policy(for: decision.purpose))
                 if decision.replayed { headers.append(("Idempotent-Replayed", "true")) }
                 self.respond(exchange, status: decision.allowed ? 200 : 429, headers: headers) { decision.writeJSON(to: &$0) }
             case .failure(let error):
@@ -54,12 +55,18 @@ extension Worker {
 
     /// `Retry-After` and the IETF `RateLimit` / `RateLimit-Policy` pair, matching the
     /// body: the limit that decided has no send left, and frees one in `retry_after`.
-    static func rateLimitHeaders(_ decision: Decision) -> [(String, String)] {
+    /// `q` is that limit's quota: one send per cooldown, or the policy's cap.
+    static func rateLimitHeaders(_ decision: Decision, policy: Policy) -> [(String, String)] {
         let seconds = String(decision.retryAfter)
         let name = decision.reason?.rawValue ?? "cooldown"
+        let quota = switch decision.reason {
+        case .maxSends?: policy.maxSends ?? decision.sendsInWindow
+        case .ipLimit?: policy.ipMaxSends ?? 1
+        case .cooldown?, nil: 1
+        }
         return [
             ("Retry-After", seconds),
-            ("RateLimit-Policy", "\"\(name)\";q=\(decision.reason == .maxSends ? decision.sendsInWindow : 1)"),
+            ("RateLimit-Policy", "\"\(name)\";q=\(quota)"),
             ("RateLimit", "\"\(name)\";r=0;t=\(seconds)"),
         ]
     }

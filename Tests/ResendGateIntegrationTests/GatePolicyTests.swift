@@ -1,0 +1,453 @@
+import Foundation
+import ResendGate
+import ResendGateTestSupport
+import Testing
+
+/// Every anti-abuse rule against a real Redis, with windows and cooldowns of 1 to 3 s.
+/// Times are Redis's: where a wait depends on when a send was recorded, the test reads the
+/// recorded score from Redis and expects the exact milliseconds.
+@Suite("Gate: anti-abuse policies against a real Redis")
+struct GatePolicyTests {
+    // MARK: - Ladder
+
+    /// Ladder 1 s, 2 s, 3 s over a 3 s window: the 1st send gets 1 s, the 2nd 2 s; by the
+    /// time the 2nd cooldown ends the 1st send has left the window, so the 3rd send is
+    /// counted as the 2nd in the window and gets 2 s again, not 3 s.
+    @Test func ladderEscalatesBySendsInTheSlidingWindowAndComesBackDown() async throws {
+        let policy = Policy(ladder: [.seconds(1), .seconds(2), .seconds(3)], window: .seconds(3))
+        try await withLiveGate(policy: policy) { redis, gate async throws in
+            let client = try redis.client()
+            let first = try await gate.reserve(phone: number)
+            #expect(first.allowed)
+            #expect(first.retryAfterMilliseconds == 1_000)
+            #expect(first.sendsInWindow == 1)
+            #expect(first.nextRetryAfterMilliseconds == 2_000)
+            #expect(first.nextRetryAfter == 2)
+            #expect(first.sendsLeft == nil)
+
+            let denied = try await gate.reserve(phone: number)
+            #expect(!denied.allowed)
+            #expect(denied.reason == .cooldown)
+            #expect(denied.retryAfterMilliseconds > 0 && denied.retryAfterMilliseconds <= 1_000)
+            #expect(denied.sendsInWindow == 1)
+            #expect(denied.nextRetryAfterMilliseconds == 2_000)  // what the next allowed send would start
+
+            try await waitForExpiry(of: cooldownKey(), in: client)
+            let second = try await gate.reserve(phone: number)
+            #expect(second.allowed)
+            #expect(second.retryAfterMilliseconds == 2_000)
+            #expect(second.sendsInWindow == 2)
+            #expect(second.nextRetryAfterMilliseconds == 3_000)
+
+            try await waitForExpiry(of: cooldownKey(), in: client)
+            let third = try await gate.reserve(phone: number)
+            #expect(third.allowed)
+            // The first send (recorded at least 1 s + 2 s earlier) left the 3 s window.
+            #expect(third.sendsInWindow == 2)
+            #expect(third.retryAfterMilliseconds == 2_000)
+            #expect(third.nextRetryAfterMilliseconds == 3_000)
+            #expect(try client.command("ZCARD", sendsKey()) == .integer(2))
+            let window = try #require(try client.pttl(sendsKey()))
+            #expect(window > 2_500 && window <= 3_000)
+        }
+    }
+
+    /// The last step repeats. The cooldown key is deleted between sends to stand in for its
+    /// expiry (the sends stay in the window), so no test time is spent waiting.
+    @Test func lastLadderStepRepeats() async throws {
+        let policy = Policy(ladder: [.seconds(1), .seconds(2)], window: .seconds(60))
+        try await withLiveGate(policy: policy) { redis, gate async throws in
+            let client = try redis.client()
+            var granted: [Int64] = []
+            var next: [Int64] = []
+            for index in 1...4 {
+                let decision = try await gate.reserve(phone: number)
+                #expect(decision.allowed)
+                #expect(decision.sendsInWindow == index)
+                granted.append(decision.retryAfterMilliseconds)
+                next.append(decision.nextRetryAfterMilliseconds)
+                _ = try client.command("DEL", cooldownKey())
+            }
+            #expect(granted == [1_000, 2_000, 2_000, 2_000])
+            #expect(next == [2_000, 2_000, 2_000, 2_000])
+        }
+    }
+
+    // MARK: - max_sends
+
+    @Test func maxSendsRefusesUntilTheOldestSendLeavesTheWindowAndConsumesNothing() async throws {
+        let policy = Policy(ladder: [.milliseconds(200)], window: .seconds(2), maxSends: 2)
+        try await withLiveGate(policy: policy) { redis, gate async throws in
+            let client = try redis.client()
+            let first = try await gate.reserve(phone: number)
+            #expect(first.allowed)
+            #expect(first.retryAfterMilliseconds == 200)
+            #expect(first.sendsLeft == 1)
+            try await waitForExpiry(of: cooldownKey(), in: client)
+            let second = try await gate.reserve(phone: number)
+            #expect(second.allowed)
+            #expect(second.sendsLeft == 0)
+            #expect(second.sendsInWindow == 2)
+            try await waitForExpiry(of: cooldownKey(), in: client)
+
+            let oldest = try oldestScore(sendsKey(), in: client)
+            let windowBefore = try #require(try client.pttl(sendsKey()))
+            let third = try await gate.reserve(phone: number)
+            #expect(!third.allowed)
+            #expect(third.reason == .maxSends)
+            #expect(third.sendsLeft == 0)
+            #expect(third.sendsInWindow == 2)
+            // Exactly the time until the oldest send leaves the 2 s window.
+            #expect(third.retryAfterMilliseconds == oldest + 2_000 - third.serverTimeMilliseconds)
+            #expect(third.retryAfterMilliseconds > 0 && third.retryAfterMilliseconds <= 1_600)
+            #expect(third.retryAfter == Decision.wholeSeconds(third.retryAfterMilliseconds))
+            #expect(third.countdownToken == nil)
+            // Nothing consumed: no entry, no cooldown, no longer window.
+            #expect(try client.command("ZCARD", sendsKey()) == .integer(2))
+            #expect(try client.pttl(cooldownKey()) == -2)
+            let windowAfter = try #require(try client.pttl(sendsKey()))
+            #expect(windowAfter <= windowBefore)
+
+            // retry_after is the real wait: at that moment a send is allowed again.
+            try await Task.sleep(for: .milliseconds(third.retryAfterMilliseconds))
+            let fourth = try await gate.reserve(phone: number)
+            #expect(fourth.allowed, "\(fourth)")
+            #expect(fourth.sendsInWindow == 2)
+            #expect(fourth.sendsLeft == 0)
+        }
+    }
+
+    // MARK: - ip_limit
+
+    @Test func ipLimitCountsSendsPerAddressIPv6By64AndMappedIPv4AsIPv4() async throws {
+        let policy = Policy(ipMaxSends: 2, ipWindow: .seconds(2))
+        try await withLiveGate(policy: policy) { redis, gate async throws in
+            let client = try redis.client()
+            let ip = "203.0.113.7"
+            #expect(try await gate.reserve(phone: phone(0), clientIP: ip).allowed)
+            #expect(try await gate.reserve(phone: phone(1), clientIP: ip).allowed)
+            let oldest = try oldestScore("rg:ip:{203.0.113.7}:sends", in: client)
+            let third = try await gate.reserve(phone: phone(2), clientIP: ip)
+            #expect(!third.allowed)
+            #expect(third.reason == .ipLimit)
+            #expect(third.retryAfterMilliseconds == oldest + 2_000 - third.serverTimeMilliseconds)
+            #expect(third.retryAfterMilliseconds > 0 && third.retryAfterMilliseconds <= 2_000)
+            #expect(third.countdownToken == nil)
+            // Consumed nothing: no cooldown for the refused number, no third IP entry.
+            #expect(try client.pttl(cooldownKey(phone(2))) == -2)
+            #expect(try client.command("ZCARD", "rg:ip:{203.0.113.7}:sends") == .integer(2))
+            // The IPv4-mapped IPv6 spelling is the same client.
+            #expect(try await gate.reserve(phone: phone(2), clientIP: "::ffff:203.0.113.7").reason == .ipLimit)
+            // Another address, and a send without an address, are not limited by it.
+            #expect(try await gate.reserve(phone: phone(2), clientIP: "198.51.100.1").allowed)
+            #expect(try await gate.reserve(phone: phone(3)).allowed)
+
+            // IPv6: one /64 is one client, whatever the interface identifier.
+            #expect(try await gate.reserve(phone: phone(10), clientIP: "2001:db8:1:2::1").allowed)
+            #expect(try await gate.reserve(phone: phone(11), clientIP: "2001:db8:1:2:ffff:eeee:dddd:cccc").allowed)
+            let v6 = try await gate.reserve(phone: phone(12), clientIP: "2001:0DB8:0001:0002:0000:0000:0000:0009")
+            #expect(v6.reason == .ipLimit)
+            #expect(try await gate.reserve(phone: phone(12), clientIP: "2001:db8:1:3::1").allowed)
+            #expect(try client.command("ZCARD", "rg:ip:{2001:db8:1:2::/64}:sends") == .integer(2))
+            #expect(try client.command("ZCARD", "rg:ip:{2001:db8:1:3::/64}:sends") == .integer(1))
+
+            #expect(await gateError { () async throws(GateError) in
+                try await gate.reserve(phone: phone(20), clientIP: "203.0.113.300")
+            }?.code == "invalid_field")
+
+            // After the window the address may send again.
+            try await waitForExpiry(of: "rg:ip:{203.0.113.7}:sends", in: client)
+            #expect(try await gate.reserve(phone: phone(21), clientIP: ip).allowed)
+        }
+    }
+
+    // MARK: - Several limits
+
+    /// When several limits refuse, the one that ends last is named and its wait given.
+    @Test func theLimitThatEndsLastIsNamed() async throws {
+        // Cooldown 1 s still running, max_sends frees in 2 s: max_sends.
+        let capped = Policy(ladder: [.seconds(1)], window: .seconds(2), maxSends: 1)
+        try await withLiveGate(policy: capped) { redis, gate async throws in
+            let client = try redis.client()
+            #expect(try await gate.reserve(phone: number).allowed)
+            let oldest = try oldestScore(sendsKey(), in: client)
+            let denied = try await gate.reserve(phone: number)
+            #expect(denied.reason == .maxSends)
+            #expect(try #require(try client.pttl(cooldownKey())) > 0, "the cooldown still runs")
+            #expect(denied.retryAfterMilliseconds == oldest + 2_000 - denied.serverTimeMilliseconds)
+            #expect(denied.retryAfterMilliseconds > 1_000)
+        }
+        // The ladder's 3 s cooldown outlasts the cap, which frees within 2 s: cooldown.
+        let ladder = Policy(ladder: [.milliseconds(100), .seconds(3)], window: .seconds(2), maxSends: 2)
+        try await withLiveGate(policy: ladder) { redis, gate async throws in
+            let client = try redis.client()
+            #expect(try await gate.reserve(phone: number).allowed)
+            try await waitForExpiry(of: cooldownKey(), in: client)
+            let second = try await gate.reserve(phone: number)
+            #expect(second.retryAfterMilliseconds == 3_000)
+            let denied = try await gate.reserve(phone: number)
+            #expect(denied.reason == .cooldown)
+            #expect(denied.retryAfterMilliseconds > 2_000 && denied.retryAfterMilliseconds <= 3_000)
+            #expect(denied.countdownToken == second.countdownToken)
+        }
+        // Cooldown 1 s, the IP frees in 2 s: ip_limit, even for the number's own cooldown.
+        let perIP = Policy(ladder: [.seconds(1)], ipMaxSends: 1, ipWindow: .seconds(2))
+        try await withLiveGate(policy: perIP) { redis, gate async throws in
+            let client = try redis.client()
+            #expect(try await gate.reserve(phone: number, clientIP: "203.0.113.9").allowed)
+            let oldest = try oldestScore("rg:ip:{203.0.113.9}:sends", in: client)
+            let denied = try await gate.reserve(phone: number, clientIP: "203.0.113.9")
+            #expect(denied.reason == .ipLimit)
+            #expect(denied.retryAfterMilliseconds == oldest + 2_000 - denied.serverTimeMilliseconds)
+            // From another address only the cooldown is in the way.
+            #expect(try await gate.reserve(phone: number, clientIP: "203.0.113.10").reason == .cooldown)
+        }
+    }
+
+    // MARK: - Region and number type
+
+    @Test func regionAndNumberTypeRulesRefuseBeforeRedisIsTouched() async throws {
+        let policy = Policy(allowedRegions: ["GB"])
+        try await withLiveGate(policy: policy) { redis, gate async throws in
+            let client = try redis.client()
+            let region = await gateError { () async throws(GateError) in try await gate.reserve(phone: number) }
+            #expect(region?.code == "region_not_allowed")
+            #expect(region?.isPolicyDenial == true)
+            #expect(region?.message.contains("CN") == true)
+            #expect(region?.message.contains("138") == false)
+            // Premium rate in an allowed region: refused by the default number types.
+            let premium = await gateError { () async throws(GateError) in try await gate.reserve(phone: "+44 909 879 0000") }
+            #expect(premium?.code == "number_type_not_allowed")
+            #expect(premium?.isPolicyDenial == true)
+            #expect(premium?.message.contains("premium_rate") == true)
+            #expect(try client.command("DBSIZE") == .integer(0), "refused numbers write nothing")
+            // A UK mobile is fine.
+            #expect(try await gate.reserve(phone: "+44 7400 123456").allowed)
+        }
+        let premiumAllowed = Policy(allowedNumberTypes: [.premiumRate, .mobile])
+        try await withLiveGate(policy: premiumAllowed) { _, gate async throws in
+            let decision = try await gate.reserve(phone: "+44 909 879 0000")
+            #expect(decision.allowed)
+            #expect(decision.phone.e164 == "+449098790000")
+            #expect(decision.phone.type == .premiumRate)
+        }
+    }
+
+    // MARK: - Idempotency
+
+    @Test func idempotencyKeyReplaysTheFirstAnswerAndConsumesNothing() async throws {
+        let policy = Policy(ladder: [.seconds(1), .seconds(2)], window: .seconds(60), maxSends: 5)
+        try await withLiveGate(policy: policy) { redis, gate async throws in
+            let client = try redis.client()
+            let first = try await gate.reserve(phone: number, purpose: "login", clientIP: "203.0.113.7", idempotencyKey: "req-1")
+            #expect(first.allowed)
+            #expect(!first.replayed)
+            let members = try client.command("ZRANGE", sendsKey(purpose: "login"), "0", "-1", "WITHSCORES")
+            let token = try #require(try client.command("GET", cooldownKey(purpose: "login")).string)
+
+            // Another spelling of the same request, later: the stored answer, nothing new.
+            let replay = try await gate.reserve(phone: "+86 138 0013 8000", purpose: "login", clientIP: "203.0.113.7", idempotencyKey: "req-1")
+            #expect(replay.replayed)
+            #expect(replay.allowed)
+            #expect(sameAnswer(replay, first))
+            #expect(try client.command("ZRANGE", sendsKey(purpose: "login"), "0", "-1", "WITHSCORES") == members)
+            #expect(try client.command("GET", cooldownKey(purpose: "login")).string == token)
+            #expect(first.countdownToken?.text == token)
+
+            // The same key for another request is refused.
+            for (phone, purpose, ip) in [
+                ("+8613800138001", "login", "203.0.113.7"), (number, "signup", "203.0.113.7"), (number, "login", "203.0.113.8"),
+            ] {
+                let reused = await gateError { () async throws(GateError) in
+                    try await gate.reserve(phone: phone, purpose: purpose, clientIP: ip, idempotencyKey: "req-1")
+                }
+                #expect(reused == .idempotencyKeyReused, "\(phone) \(purpose) \(ip)")
+            }
+            #expect(try client.keys("rg:{signup:*") == [])
+            #expect(try client.keys("rg:{login:+8613800138001}*") == [])
+
+            // A denial under a new key is stored and replayed as it was.
+            let denied = try await gate.reserve(phone: number, purpose: "login", clientIP: "203.0.113.7", idempotencyKey: "req-2")
+            #expect(!denied.allowed)
+            #expect(denied.reason == .cooldown)
+            let deniedReplay = try await gate.reserve(phone: number, purpose: "login", clientIP: "203.0.113.7", idempotencyKey: "req-2")
+            #expect(deniedReplay.replayed)
+            #expect(sameAnswer(deniedReplay, denied))
+
+            // Even after the cooldown ends, the key still answers the first way.
+            try await waitForExpiry(of: cooldownKey(purpose: "login"), in: client)
+            let late = try await gate.reserve(phone: number, purpose: "login", clientIP: "203.0.113.7", idempotencyKey: "req-2")
+            #expect(sameAnswer(late, denied))
+            #expect(try client.command("ZCARD", sendsKey(purpose: "login")) == .integer(1))
+
+            #expect(await gateError { () async throws(GateError) in
+                try await gate.reserve(phone: number, idempotencyKey: "has space")
+            }?.code == "invalid_field")
+            #expect(await gateError { () async throws(GateError) in
+                try await gate.reserve(phone: number, idempotencyKey: String(repeating: "k", count: 256))
+            }?.code == "invalid_field")
+        }
+    }
+
+    // MARK: - Refund
+
+    @Test func releaseRefundsTheSendSoTheLadderStepGoesBackByOne() async throws {
+        let policy = Policy(ladder: [.seconds(1), .seconds(5), .seconds(9)], window: .seconds(60))
+        try await withLiveGate(policy: policy) { redis, gate async throws in
+            let client = try redis.client()
+            #expect(try await gate.reserve(phone: number).retryAfterMilliseconds == 1_000)
+            try await waitForExpiry(of: cooldownKey(), in: client)
+            let second = try await gate.reserve(phone: number)
+            #expect(second.retryAfterMilliseconds == 5_000)
+            #expect(second.sendsInWindow == 2)
+
+            #expect(try await gate.release(phone: number))
+            #expect(try await gate.peek(phone: number).active == false)
+            #expect(try client.command("ZCARD", sendsKey()) == .integer(1))
+
+            let again = try await gate.reserve(phone: number)
+            #expect(again.allowed)
+            #expect(again.sendsInWindow == 2)
+            #expect(again.retryAfterMilliseconds == 5_000, "the 2nd step again, not the 3rd")
+            #expect(again.nextRetryAfterMilliseconds == 9_000)
+            // A release with no cooldown running refunds nothing.
+            #expect(try await gate.release(phone: number))
+            #expect(try await gate.release(phone: number) == false)
+            #expect(try client.command("ZCARD", sendsKey()) == .integer(1))
+        }
+    }
+
+    // MARK: - Purposes
+
+    @Test func purposesFromAPolicyFileGetTheirOwnRules() async throws {
+        let policies = try PolicySet.parse(json: Data("""
+            {"default": {"cooldown": "2s"},
+             "purposes": {"login": {"cooldown": "1s,2s", "window": "60s"},
+                          "signup": {"cooldown": "1500ms", "max_sends": 1, "window": "60s"}}}
+            """.utf8), base: .default)
+        try await withPolicyGate(policies) { redis, gate async throws in
+            let client = try redis.client()
+            let login = try await gate.reserve(phone: number, purpose: "login")
+            let signup = try await gate.reserve(phone: number, purpose: "signup")
+            let other = try await gate.reserve(phone: number, purpose: "reset")
+            #expect([login, signup, other].map(\.allowed) == [true, true, true])
+            #expect(login.retryAfterMilliseconds == 1_000)
+            #expect(login.nextRetryAfterMilliseconds == 2_000)
+            #expect(login.sendsLeft == nil)
+            #expect(signup.retryAfterMilliseconds == 1_500)
+            #expect(signup.sendsLeft == 0)
+            #expect(other.retryAfterMilliseconds == 2_000)
+            // A flat cooldown without a cap counts no sends.
+            #expect(try client.keys() == [
+                cooldownKey(purpose: "login"), sendsKey(purpose: "login"), cooldownKey(purpose: "reset"),
+                cooldownKey(purpose: "signup"), sendsKey(purpose: "signup"),
+            ])
+            try await waitForExpiry(of: cooldownKey(purpose: "signup"), in: client)
+            #expect(try await gate.reserve(phone: number, purpose: "signup").reason == .maxSends)
+            try await waitForExpiry(of: cooldownKey(purpose: "login"), in: client)
+            #expect(try await gate.reserve(phone: number, purpose: "login").retryAfterMilliseconds == 2_000)
+        }
+    }
+
+    // MARK: - Privacy
+
+    @Test func withAKeySecretRedisHoldsNoPhoneNumber() async throws {
+        let policy = Policy(ladder: [.seconds(60), .seconds(120)], maxSends: 3, ipMaxSends: 10)
+        let secret = "a-secret-of-32-characters-000000"
+        try await withPolicyGate(PolicySet(fallback: policy), secret: secret) { redis, gate async throws in
+            let client = try redis.client()
+            let first = try await gate.reserve(phone: number, clientIP: "203.0.113.7", idempotencyKey: "k1")
+            #expect(first.allowed)
+            #expect(first.phone.e164 == number, "the answer still names the number")
+            #expect(try await gate.reserve(phone: "+8613900139000", purpose: "login", clientIP: "203.0.113.7").allowed)
+            // Another spelling: the same hashed key, so the same cooldown.
+            let again = try await gate.reserve(phone: "008613800138000", clientIP: "203.0.113.7")
+            #expect(again.reason == .cooldown)
+            #expect(again.countdownToken == first.countdownToken)
+            #expect(try await gate.peek(phone: "13800138000").active)
+
+            let dump = try redisDump(client)
+            #expect(!dump.isEmpty)
+            for digits in ["13800138000", "13900139000", "+86"] {
+                #expect(!dump.contains(digits), "\(digits) in \(dump)")
+            }
+            let keys = try client.keys("*")
+            #expect(keys.count == 8, "\(keys)")  // 2 numbers × (cooldown, sends), ip, idem, 2 countdown tokens
+            let hashed = try #require(try client.keys("rg:{default:*"))
+            #expect(hashed.count == 2)
+            #expect(hashed.allSatisfy { $0.count == "rg:{default:}:cooldown".count + 64 || $0.count == "rg:{default:}:sends".count + 64 })
+
+            #expect(try await gate.release(phone: "+86 138 0013 8000"))
+            // Its only send was refunded: no cooldown, and the emptied sorted set is gone.
+            #expect(try client.keys("rg:{default:*") == [])
+        }
+        // Without a secret the key is the number (the documented default).
+        try await withPolicyGate(PolicySet()) { redis, gate async throws in
+            _ = try await gate.reserve(phone: number)
+            #expect(try redis.client().keys() == [cooldownKey()])
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// A canonical mobile number distinct for each `index` (0...99).
+    private func phone(_ index: Int) -> String {
+        "+86138001380" + (index < 10 ? "0" : "") + String(index)
+    }
+
+    /// Waits for Redis to expire `key`: polling on expiry, never on a countdown value.
+    private func waitForExpiry(of key: String, in client: RedisTestClient) async throws {
+        let gone = try await poll(every: .milliseconds(20), upTo: .seconds(5)) { () async -> Bool? in
+            (try? client.pttl(key)) == -2 ? true : nil
+        }
+        #expect(gone == true, "\(key) did not expire")
+    }
+
+    /// The score (Redis time ms) of the oldest entry of a sorted set.
+    private func oldestScore(_ key: String, in client: RedisTestClient) throws -> Int64 {
+        let reply = try client.command("ZRANGE", key, "0", "0", "WITHSCORES")
+        let score = try #require(reply.array?.last?.string.flatMap { Int64($0) }, "\(reply)")
+        return score
+    }
+
+    /// Every key, member, field and value in the database, as one text.
+    private func redisDump(_ client: RedisTestClient) throws -> String {
+        var text = ""
+        for key in try client.keys("*") {
+            text += key + "\n"
+            switch try client.command("TYPE", key).string {
+            case "string": text += (try client.command("GET", key).string ?? "") + "\n"
+            case "zset": text += "\(try client.command("ZRANGE", key, "0", "-1", "WITHSCORES"))\n"
+            case "hash": text += "\(try client.command("HGETALL", key))\n"
+            case let other: text += "unexpected type \(String(describing: other))\n"
+            }
+        }
+        return text
+    }
+
+    /// Everything but `replayed` is the first answer.
+    private func sameAnswer(_ replay: Decision, _ original: Decision) -> Bool {
+        replay.allowed == original.allowed && replay.reason == original.reason && replay.phone == original.phone
+            && replay.purpose == original.purpose && replay.retryAfterMilliseconds == original.retryAfterMilliseconds
+            && replay.serverTimeMilliseconds == original.serverTimeMilliseconds
+            && replay.sendsInWindow == original.sendsInWindow && replay.sendsLeft == original.sendsLeft
+            && replay.nextRetryAfterMilliseconds == original.nextRetryAfterMilliseconds
+            && replay.countdownToken == original.countdownToken
+    }
+
+    /// A gate with a whole policy set (and optionally a key secret) on a fresh Redis.
+    private func withPolicyGate(
+        _ policies: PolicySet, secret: String? = nil, _ body: (RedisServer, Gate) async throws -> Void
+    ) async throws {
+        let redis = try await startRedis()
+        do {
+            let configuration = try GateConfiguration(
+                redis: try RedisConfiguration(url: redis.url), policies: policies, defaultRegion: "CN", keySecret: secret)
+            try await body(redis, Gate(configuration: configuration))
+            await offThePool { redis.stop() }
+        } catch {
+            await offThePool { redis.stop() }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import ResendGate
+import ResendGateTestSupport
+import Testing
+
+/// The policy options of the built `resendgate send`, end to end against a real Redis:
+/// every rule from its flags, exit 3 for a refusal of any kind, exit 2 for a bad rule.
+@Suite("resendgate send: policy options")
+struct PolicyCommandTests {
+    @Test func regionAndNumberTypeRefusalsExitThreeAndWriteNothing() async throws {
+        let redis = try await startRedis()
+        defer { redis.stop() }
+        let common = ["--redis", redis.url]
+
+        let region = try await run(["send", "+1 650 253 0000", "--allow-regions", "CN,GB"] + common)
+        #expect(region.exitCode == 3, "\(region)")
+        #expect(region.stdout == "")
+        #expect(region.stderr.contains("region US"), "\(region.stderr)")
+        let premium = try await run(["send", "+44 909 879 0000"] + common)
+        #expect(premium.exitCode == 3, "\(premium)")
+        #expect(premium.stderr.contains("premium_rate"), "\(premium.stderr)")
+        #expect(try redis.client().command("DBSIZE") == .integer(0))
+
+        let allowed = try await run(["send", "+44 909 879 0000", "--allow-number-types", "premium_rate,mobile"] + common)
+        #expect(allowed.exitCode == 0, "\(allowed)")
+        #expect(try json(allowed.stdout)["phone"] as? String == "+449098790000")
+        let environment = try await run(
+            ["send", "+44 909 879 0000", "--purpose", "other"] + common,
+            environment: ["RESENDGATE_ALLOW_NUMBER_TYPES": "premium_rate"])
+        #expect(environment.exitCode == 0, "\(environment)")
+    }
+
+    @Test func maxSendsIpLimitAndIdempotencyFromFlags() async throws {
+        let redis = try await startRedis()
+        defer { redis.stop() }
+        let limits = ["--redis", redis.url, "--cooldown", "100ms", "--window", "2s", "--max-sends", "1",
+                      "--ip-max-sends", "1", "--ip-window", "2s"]
+        let first = try await run(["send", number, "--client-ip", "203.0.113.7", "--idempotency-key", "a1"] + limits)
+        #expect(first.exitCode == 0, "\(first)")
+        let allowed = try json(first.stdout)
+        #expect(allowed["sends_left"] as? Int == 0)
+        let replay = try await run(["send", number, "--client-ip", "203.0.113.7", "--idempotency-key", "a1"] + limits)
+        #expect(replay.exitCode == 0, "\(replay)")
+        #expect(replay.stdout == first.stdout, "a replay prints the first answer")
+        let reused = try await run(["send", "+8613900139000", "--client-ip", "203.0.113.7", "--idempotency-key", "a1"] + limits)
+        #expect(reused.exitCode == 2, "\(reused)")
+        #expect(reused.stderr.contains("Idempotency-Key"), "\(reused.stderr)")
+
+        let capped = try await run(["send", number] + limits)
+        #expect(capped.exitCode == 3, "\(capped)")
+        #expect(try json(capped.stdout)["reason"] as? String == "max_sends")
+        let ip = try await run(["send", "+8613900139000", "--client-ip", "::ffff:203.0.113.7"] + limits)
+        #expect(ip.exitCode == 3, "\(ip)")
+        #expect(try json(ip.stdout)["reason"] as? String == "ip_limit")
+        let badIP = try await run(["send", "+8613900139000", "--client-ip", "not-an-ip"] + limits)
+        #expect(badIP.exitCode == 2, "\(badIP)")
+    }
+
+    @Test func policyFilePurposesAndKeySecret() async throws {
+        let redis = try await startRedis()
+        defer { redis.stop() }
+        let path = try policyFile(#"{"purposes": {"login": {"cooldown": "1s,2s"}, "signup": {"cooldown": "3s"}}}"#)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let common = ["--redis", redis.url, "--policy", path, "--key-secret", "0123456789abcdef-secret"]
+        let login = try json(try await run(["send", number, "--purpose", "login"] + common).stdout)
+        let signup = try json(try await run(["send", number, "--purpose", "signup"] + common).stdout)
+        #expect(login["retry_after_ms"] as? Int == 1_000)
+        #expect(login["next_retry_after"] as? Int == 2)
+        #expect(signup["retry_after_ms"] as? Int == 3_000)
+        let keys = (try redis.client().command("KEYS", "*").array ?? []).compactMap(\.string)
+        #expect(keys.count == 5, "\(keys)")  // login cooldown + sends, signup cooldown, 2 tokens
+        #expect(!keys.joined().contains("13800138000"), "\(keys)")
+        let status = try await run(["status", "138 0013 8000", "--region", "CN", "--purpose", "signup"] + common)
+        #expect(try json(status.stdout)["active"] as? Bool == true, "\(status)")
+    }
+
+    @Test(arguments: [
+        (["--max-sends", "3", "--cooldown", "1s", "--window", "2s"], "--max-sends"),
+        (["--max-sends", "0"], "--max-sends"),
+        (["--ip-max-sends", "-1"], "--ip-max-sends"),
+        (["--window", "0"], "--window"),
+        (["--ip-window", "0s"], "--ip-window"),
+        (["--cooldown", "1s,-1s"], "--cooldown"),
+        (["--allow-regions", "CN,QQ"], "--allow-regions"),
+        (["--allow-number-types", "mobile,landline"], "--allow-number-types"),
+        (["--allow-number-types", ""], "--allow-number-types"),
+        (["--key-secret", "short"], "--key-secret"),
+        (["--policy", "/nonexistent/policy.json"], "--policy"),
+    ])
+    func badRulesExitTwoNamingTheOption(arguments: [String], option: String) async throws {
+        let result = try await run(["send", number, "--redis", "redis://127.0.0.1:1/0"] + arguments)
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.hasPrefix("resendgate: \(option):"), "\(result.stderr)")
+        #expect(result.stdout == "")
+    }
+
+    @Test func badPolicyFileExitsTwoNamingTheField() async throws {
+        let path = try policyFile(#"{"purposes": {"login": {"cooldown": "1s,2s", "window": "5s", "max_sends": 4}}}"#)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = try await run(["send", number, "--redis", "redis://127.0.0.1:1/0", "--policy", path])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.contains("purposes.login.max-sends"), "\(result.stderr)")
+    }
+
+    private func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> CommandResult {
+        let executable = try BuiltProducts.executable(named: "resendgate")
+        return try await offThePool {
+            try CommandRunner.run(executable, arguments, environment: environment, timeout: .seconds(20))
+        }
+    }
+
+    private func json(_ text: String) throws -> [String: Any] {
+        let value = try JSONSerialization.jsonObject(with: Data(text.utf8))
+        return try #require(value as? [String: Any], "not a JSON object: \(text)")
+    }
+
+    private func policyFile(_ json: String) throws -> String {
+        let path = NSTemporaryDirectory() + "resendgate-policy-\(UUID().uuidString).json"
+        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+}
