@@ -3,4 +3,5 @@
 // OpenSSL's libcrypto (Debian libssl-dev), for HMAC-SHA256 of phone numbers.
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/rand.h>
 #endif

@@ -1,3 +1,5 @@
+import CCrypto
+
 /// The unguessable handle of one running cooldown, returned by a reserve as
 /// `countdown_token`: 16 random bytes (128 bits, from the system's CSPRNG, which
 /// is `getrandom` on Linux) in base64url without padding, so always 22 characters
@@ -9,15 +11,17 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
     /// The length of every token.
     public static let length = 22
 
-    /// A fresh random token.
+    /// A fresh random token, from OpenSSL's DRBG (seeded by the kernel's CSPRNG),
+    /// which costs no system call per token.
     public static func random() -> CountdownToken {
-        var generator = SystemRandomNumberGenerator()
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(16)
-        for _ in 0..<2 {
-            withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) }
+        var bytes = (UInt64(0), UInt64(0))
+        let filled = withUnsafeMutableBytes(of: &bytes) { RAND_bytes($0.baseAddress!.assumingMemoryBound(to: UInt8.self), 16) }
+        if filled != 1 {
+            // OpenSSL could not seed itself: fall back to the kernel directly.
+            var generator = SystemRandomNumberGenerator()
+            bytes = (generator.next(), generator.next())
         }
-        return CountdownToken(uncheckedText: Self.base64URL(bytes))
+        return withUnsafeBytes(of: &bytes) { CountdownToken(uncheckedText: Self.base64URL($0)) }
     }
 
     /// Accepts exactly a token's shape (22 characters of `[A-Za-z0-9_-]`) and
@@ -46,26 +50,34 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
 
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var index = 0
-        while index + 3 <= bytes.count {
-            let chunk = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-            for shift in [18, 12, 6, 0] { out.append(alphabet[Int(chunk >> UInt32(shift) & 0x3F)]) }
-            index += 3
+    /// base64url without padding.
+    static func base64URL(_ bytes: some Collection<UInt8>) -> String {
+        let input = Array(bytes)
+        let length = (input.count * 4 + 2) / 3
+        return String(unsafeUninitializedCapacity: length) { out in
+            var written = 0
+            func emit(_ value: UInt32) {
+                out[written] = alphabet[Int(value & 0x3F)]
+                written += 1
+            }
+            var index = 0
+            while index + 3 <= input.count {
+                let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                emit(chunk >> 18); emit(chunk >> 12); emit(chunk >> 6); emit(chunk)
+                index += 3
+            }
+            switch input.count - index {
+            case 1:
+                let chunk = UInt32(input[index]) << 16
+                emit(chunk >> 18); emit(chunk >> 12)
+            case 2:
+                let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
+                emit(chunk >> 18); emit(chunk >> 12); emit(chunk >> 6)
+            default:
+                break
+            }
+            return written
         }
-        switch bytes.count - index {
-        case 1:
-            let chunk = UInt32(bytes[index]) << 16
-            for shift in [18, 12] { out.append(alphabet[Int(chunk >> UInt32(shift) & 0x3F)]) }
-        case 2:
-            let chunk = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
-            for shift in [18, 12, 6] { out.append(alphabet[Int(chunk >> UInt32(shift) & 0x3F)]) }
-        default:
-            break
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     private static func isTokenByte(_ byte: UInt8) -> Bool {

@@ -52,9 +52,10 @@ public final class GateWorker {
             args.append(5)
             args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
             args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "sends")
-            args.append(ip.map { "\(prefix):ip:{\($0)}:sends" } ?? "\(prefix):ip:{-}:sends")
-            args.append(idempotencyKey.map { "\(prefix):idem:{\(SHA1.hexDigest(Array($0.utf8)))}" } ?? "\(prefix):idem:{-}")
-            args.append(token.key(prefix: prefix))
+            // Unused keys still name a key, so the script's arity never changes.
+            args.append(concatenating: prefix, ":ip:{", ip ?? "-", "}:sends")
+            args.append(concatenating: prefix, ":idem:{", idempotencyKey.map { SHA1.hexDigest(Array($0.utf8)) } ?? "-", "}")
+            args.append(concatenating: prefix, ":countdown:{", token.text, "}")
             args.append(Int(policy.windowMilliseconds))
             args.append(policy.rules.maxSends ?? 0)
             args.append(ip == nil ? 0 : policy.rules.ipMaxSends ?? 0)
@@ -62,7 +63,7 @@ public final class GateWorker {
             args.append(fingerprint ?? "")
             args.append(Int(lifetime))
             args.append(token.text)
-            args.append("\(purpose.name):\(number)@")
+            args.append(concatenating: purpose.name, ":", number, "@")
             for step in policy.ladderMilliseconds { args.append(Int(step)) }
         }, completion: { result in
             completion(Self.decode(result) { reply throws(GateError) in

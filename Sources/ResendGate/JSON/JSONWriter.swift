@@ -43,7 +43,14 @@ public struct JSONWriter {
 
     public mutating func value(_ number: Int64) {
         separate()
-        bytes.append(contentsOf: String(number).utf8)
+        if number < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = number.magnitude
+        let start = bytes.count
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        bytes[start...].reverse()
         needsComma = true
     }
 

@@ -23,6 +23,16 @@ public struct RedisArguments: ~Copyable {
         ends.append(bytes.count)
     }
 
+    /// Appends the parts as one argument (a key built from a prefix and a name)
+    /// without making a string of them first.
+    public mutating func append(concatenating first: String, _ second: String, _ third: String, _ fourth: String = "") {
+        bytes.append(contentsOf: first.utf8)
+        bytes.append(contentsOf: second.utf8)
+        bytes.append(contentsOf: third.utf8)
+        bytes.append(contentsOf: fourth.utf8)
+        ends.append(bytes.count)
+    }
+
     /// Appends one argument in decimal.
     public mutating func append(_ number: Int) {
         if number == 0 {

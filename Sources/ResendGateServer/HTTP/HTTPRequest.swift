@@ -42,15 +42,31 @@ struct HTTPRequest {
         evhttp_find_header(evhttp_request_get_input_headers(raw), name).map { String(cString: $0) }
     }
 
-    /// How many times a header appears (to refuse ambiguous requests).
-    func headerCount(_ name: String) -> Int {
-        var count = 0
+    /// What a send needs from the headers, read in one pass over them.
+    struct SendHeaders {
+        var contentLengths = 0
+        var transferEncodings = 0
+        var contentType: String?
+        var idempotencyKey: String?
+    }
+
+    func sendHeaders() -> SendHeaders {
+        var found = SendHeaders()
         var entry = evhttp_request_get_input_headers(raw).pointee.tqh_first
         while let current = entry {
-            if strcasecmp(current.pointee.key, name) == 0 { count += 1 }
+            let key = current.pointee.key!
+            if strcasecmp(key, "Content-Length") == 0 {
+                found.contentLengths += 1
+            } else if strcasecmp(key, "Transfer-Encoding") == 0 {
+                found.transferEncodings += 1
+            } else if strcasecmp(key, "Content-Type") == 0, found.contentType == nil {
+                found.contentType = String(cString: current.pointee.value)
+            } else if strcasecmp(key, "Idempotency-Key") == 0, found.idempotencyKey == nil {
+                found.idempotencyKey = String(cString: current.pointee.value)
+            }
             entry = current.pointee.next.tqe_next
         }
-        return count
+        return found
     }
 
     /// The size of the request line and headers, as evhttp counted them.

@@ -5,20 +5,21 @@ import ResendGate
 extension Worker {
     func handleSend(_ exchange: Exchange) {
         let request = exchange.request
-        if let refusal = framingProblem(request) {
+        let headers = request.sendHeaders()
+        if let refusal = Self.framingProblem(headers) {
             return respond(exchange, error: refusal, headers: [("Connection", "close")])
         }
         guard request.bodyLength <= configuration.maxBodyBytes else {
             return respond(exchange, error: APIError(
                 "body_too_large", "the body may be at most \(configuration.maxBodyBytes) bytes"), headers: [("Connection", "close")])
         }
-        if let type = request.header("Content-Type"), !Self.isJSON(type) {
+        if let type = headers.contentType, !Self.isJSON(type) {
             return respond(exchange, error: APIError("unsupported_media_type", "send the body as JSON with the header Content-Type: application/json"))
         }
         request.readBody(into: &bodyBuffer)
         let send: SendRequest
         do {
-            send = try SendInput.decode(body: bodyBuffer, idempotencyKey: request.header("Idempotency-Key"), gate: gate)
+            send = try SendInput.decode(body: bodyBuffer, idempotencyKey: headers.idempotencyKey, gate: gate)
         } catch {
             return respond(exchange, error: error)
         }
@@ -39,9 +40,9 @@ extension Worker {
 
     /// Refuses requests whose framing two parsers could read two ways (request
     /// smuggling): a body length given twice, or both a length and chunking.
-    func framingProblem(_ request: HTTPRequest) -> APIError? {
-        let lengths = request.headerCount("Content-Length")
-        let encodings = request.headerCount("Transfer-Encoding")
+    static func framingProblem(_ headers: HTTPRequest.SendHeaders) -> APIError? {
+        let lengths = headers.contentLengths
+        let encodings = headers.transferEncodings
         if lengths > 1 || encodings > 1 || (lengths > 0 && encodings > 0) {
             return APIError("bad_request", "ambiguous message framing: send one Content-Length or chunked encoding, not both")
         }
