@@ -11,7 +11,9 @@ public final class GateWorker {
     private let compiled: [String: CompiledPolicy]
     private let fallback: CompiledPolicy
 
-    public init(loop: EventLoop, configuration: GateConfiguration, parserCapacity: Int = 65_536) {
+    /// `parserCapacity` bounds the worker's cache of parsed numbers (16 384 results, a few MB):
+    /// enough to hold the numbers of the last minutes of traffic, where repeats happen.
+    public init(loop: EventLoop, configuration: GateConfiguration, parserCapacity: Int = 16_384) {
         self.configuration = configuration
         connection = RedisConnection(loop: loop, configuration: configuration.redis, scripts: GateScripts.all)
         parser = PhoneNumberParser(capacity: parserCapacity)
