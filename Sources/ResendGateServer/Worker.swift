@@ -48,10 +48,13 @@ final class Worker {
         evhttp_set_max_headers_size(http, configuration.maxHeaderBytes * 4)
         var timeout = timeval(configuration.connectionTimeout)
         evhttp_set_timeout_tv(http, &timeout)
-        // Every method reaches the router, so that a wrong one gets our 405.
+        // Every method reaches the router, so that a wrong one gets our 405. That
+        // includes methods libevent does not know (`FOO`): libevent marks them with its
+        // internal EVHTTP_REQ_UNKNOWN_ (1 << 15), and without that bit it answers them
+        // 501 itself, a 5xx for a client's mistake.
         evhttp_set_allowed_methods(http, UInt16(truncatingIfNeeded: EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_POST.rawValue
             | EVHTTP_REQ_HEAD.rawValue | EVHTTP_REQ_PUT.rawValue | EVHTTP_REQ_DELETE.rawValue | EVHTTP_REQ_OPTIONS.rawValue
-            | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue | EVHTTP_REQ_PATCH.rawValue))
+            | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue | EVHTTP_REQ_PATCH.rawValue | 1 << 15))
         evhttp_set_default_content_type(http, "application/json; charset=utf-8")
         connections = ConnectionTracker(loop: loop, http: http, limit: configuration.maxConnectionsPerWorker, metrics: metrics)
         evhttp_set_gencb(http, { raw, context in

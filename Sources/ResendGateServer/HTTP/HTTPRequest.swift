@@ -42,15 +42,15 @@ struct HTTPRequest {
         evhttp_find_header(evhttp_request_get_input_headers(raw), name).map { String(cString: $0) }
     }
 
-    /// How many times a header appears (to refuse ambiguous requests).
-    func headerCount(_ name: String) -> Int {
-        var count = 0
+    /// Calls `body` with each header's name and value as evhttp stored them (C
+    /// strings, in the order received) until it returns false.
+    func forEachHeader(_ body: (UnsafePointer<CChar>, UnsafePointer<CChar>) -> Bool) {
         var entry = evhttp_request_get_input_headers(raw).pointee.tqh_first
         while let current = entry {
-            if strcasecmp(current.pointee.key, name) == 0 { count += 1 }
+            guard let key = current.pointee.key, let value = current.pointee.value else { return }
+            if !body(key, value) { return }
             entry = current.pointee.next.tqe_next
         }
-        return count
     }
 
     /// The size of the request line and headers, as evhttp counted them.

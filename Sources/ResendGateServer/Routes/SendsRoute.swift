@@ -5,9 +5,6 @@ import ResendGate
 extension Worker {
     func handleSend(_ exchange: Exchange) {
         let request = exchange.request
-        if let refusal = framingProblem(request) {
-            return respond(exchange, error: refusal, headers: [("Connection", "close")])
-        }
         guard request.bodyLength <= configuration.maxBodyBytes else {
             return respond(exchange, error: APIError(
                 "body_too_large", "the body may be at most \(configuration.maxBodyBytes) bytes"), headers: [("Connection", "close")])
@@ -34,17 +31,6 @@ extension Worker {
                 self.respond(exchange, error: APIError(error))
             }
         }
-    }
-
-    /// Refuses requests whose framing two parsers could read two ways (request
-    /// smuggling): a body length given twice, or both a length and chunking.
-    func framingProblem(_ request: HTTPRequest) -> APIError? {
-        let lengths = request.headerCount("Content-Length")
-        let encodings = request.headerCount("Transfer-Encoding")
-        if lengths > 1 || encodings > 1 || (lengths > 0 && encodings > 0) {
-            return APIError("bad_request", "ambiguous message framing: send one Content-Length or chunked encoding, not both")
-        }
-        return nil
     }
 
     static func isJSON(_ contentType: String) -> Bool {
