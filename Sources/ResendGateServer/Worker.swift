@@ -134,6 +134,13 @@ final class Worker {
                  contentType: String = "application/json; charset=utf-8") {
         let responder = HTTPResponder(request: exchange.request)
         for (name, value) in headers { responder.header(name, value) }
+        // libevent reads chunk sizes leniently (`0x1b`, `+1b`, ` 1b` all pass), where a
+        // proxy in front may read them otherwise and so end the body elsewhere: after
+        // a chunked request nothing more is read from its connection, so no bytes that
+        // the two disagree on can become a request of their own.
+        if exchange.request.header("Transfer-Encoding") != nil && !headers.contains(where: { $0.0 == "Connection" }) {
+            responder.header("Connection", "close")
+        }
         responder.header("X-Request-Id", String(exchange.id, radix: 16))
         if status == 204 {
             responder.sendEmpty(status: status)
