@@ -48,10 +48,13 @@ final class Worker {
         evhttp_set_max_headers_size(http, configuration.maxHeaderBytes * 4)
         var timeout = timeval(configuration.connectionTimeout)
         evhttp_set_timeout_tv(http, &timeout)
-        // Every method reaches the router, so that a wrong one gets our 405.
+        // Every method reaches the router, so that a wrong one gets our 405. That
+        // includes methods libevent does not know (`FOO`): libevent marks them with its
+        // internal EVHTTP_REQ_UNKNOWN_ (1 << 15), and without that bit it answers them
+        // 501 itself, a 5xx for a client's mistake.
         evhttp_set_allowed_methods(http, UInt16(truncatingIfNeeded: EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_POST.rawValue
             | EVHTTP_REQ_HEAD.rawValue | EVHTTP_REQ_PUT.rawValue | EVHTTP_REQ_DELETE.rawValue | EVHTTP_REQ_OPTIONS.rawValue
-            | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue | EVHTTP_REQ_PATCH.rawValue))
+            | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue | EVHTTP_REQ_PATCH.rawValue | 1 << 15))
         evhttp_set_default_content_type(http, "application/json; charset=utf-8")
         connections = ConnectionTracker(loop: loop, http: http, limit: configuration.maxConnectionsPerWorker, metrics: metrics)
         evhttp_set_gencb(http, { raw, context in
@@ -131,6 +134,13 @@ final class Worker {
                  contentType: String = "application/json; charset=utf-8") {
         let responder = HTTPResponder(request: exchange.request)
         for (name, value) in headers { responder.header(name, value) }
+        // libevent reads chunk sizes leniently (`0x1b`, `+1b`, ` 1b` all pass), where a
+        // proxy in front may read them otherwise and so end the body elsewhere: after
+        // a chunked request nothing more is read from its connection, so no bytes that
+        // the two disagree on can become a request of their own.
+        if exchange.request.header("Transfer-Encoding") != nil && !headers.contains(where: { $0.0 == "Connection" }) {
+            responder.header("Connection", "close")
+        }
         responder.header("X-Request-Id", String(exchange.id, radix: 16))
         if status == 204 {
             responder.sendEmpty(status: status)

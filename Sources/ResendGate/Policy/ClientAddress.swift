@@ -12,7 +12,9 @@ public struct ClientAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses an IPv4 or IPv6 address; nil when `text` is neither.
     public init?(_ text: String) {
-        guard !text.isEmpty, text.utf8.count <= 45 else { return nil }
+        // inet_pton reads a C string: a NUL would cut the text short, and
+        // "203.0.113.7\u{0}anything" would pass as 203.0.113.7.
+        guard !text.isEmpty, text.utf8.count <= 45, !text.utf8.contains(0) else { return nil }
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
             self.text = Self.format(family: AF_INET, &v4)

@@ -42,31 +42,15 @@ struct HTTPRequest {
         evhttp_find_header(evhttp_request_get_input_headers(raw), name).map { String(cString: $0) }
     }
 
-    /// What a send needs from the headers, read in one pass over them.
-    struct SendHeaders {
-        var contentLengths = 0
-        var transferEncodings = 0
-        var contentType: String?
-        var idempotencyKey: String?
-    }
-
-    func sendHeaders() -> SendHeaders {
-        var found = SendHeaders()
+    /// Calls `body` with each header's name and value as evhttp stored them (C
+    /// strings, in the order received) until it returns false.
+    func forEachHeader(_ body: (UnsafePointer<CChar>, UnsafePointer<CChar>) -> Bool) {
         var entry = evhttp_request_get_input_headers(raw).pointee.tqh_first
         while let current = entry {
-            let key = current.pointee.key!
-            if strcasecmp(key, "Content-Length") == 0 {
-                found.contentLengths += 1
-            } else if strcasecmp(key, "Transfer-Encoding") == 0 {
-                found.transferEncodings += 1
-            } else if strcasecmp(key, "Content-Type") == 0, found.contentType == nil {
-                found.contentType = String(cString: current.pointee.value)
-            } else if strcasecmp(key, "Idempotency-Key") == 0, found.idempotencyKey == nil {
-                found.idempotencyKey = String(cString: current.pointee.value)
-            }
+            guard let key = current.pointee.key, let value = current.pointee.value else { return }
+            if !body(key, value) { return }
             entry = current.pointee.next.tqe_next
         }
-        return found
     }
 
     /// The size of the request line and headers, as evhttp counted them.

@@ -3,6 +3,9 @@ extension Worker {
     func route(_ exchange: Exchange) {
         let path = exchange.path
         let method = exchange.request.method
+        if let refusal = MessageFraming.problem(exchange.request) {
+            return respond(exchange, error: refusal, headers: [("Connection", "close")])
+        }
         guard exchange.request.headerBytes <= configuration.maxHeaderBytes else {
             return respond(exchange, error: APIError(
                 "header_too_large", "the request headers may be at most \(configuration.maxHeaderBytes) bytes"),

@@ -5,21 +5,17 @@ import ResendGate
 extension Worker {
     func handleSend(_ exchange: Exchange) {
         let request = exchange.request
-        let headers = request.sendHeaders()
-        if let refusal = Self.framingProblem(headers) {
-            return respond(exchange, error: refusal, headers: [("Connection", "close")])
-        }
         guard request.bodyLength <= configuration.maxBodyBytes else {
             return respond(exchange, error: APIError(
                 "body_too_large", "the body may be at most \(configuration.maxBodyBytes) bytes"), headers: [("Connection", "close")])
         }
-        if let type = headers.contentType, !Self.isJSON(type) {
+        if let type = request.header("Content-Type"), !Self.isJSON(type) {
             return respond(exchange, error: APIError("unsupported_media_type", "send the body as JSON with the header Content-Type: application/json"))
         }
         request.readBody(into: &bodyBuffer)
         let send: SendRequest
         do {
-            send = try SendInput.decode(body: bodyBuffer, idempotencyKey: headers.idempotencyKey, gate: gate)
+            send = try SendInput.decode(body: bodyBuffer, idempotencyKey: request.header("Idempotency-Key"), gate: gate)
         } catch {
             return respond(exchange, error: error)
         }
@@ -36,17 +32,6 @@ extension Worker {
                 self.respond(exchange, error: APIError(error))
             }
         }
-    }
-
-    /// Refuses requests whose framing two parsers could read two ways (request
-    /// smuggling): a body length given twice, or both a length and chunking.
-    static func framingProblem(_ headers: HTTPRequest.SendHeaders) -> APIError? {
-        let lengths = headers.contentLengths
-        let encodings = headers.transferEncodings
-        if lengths > 1 || encodings > 1 || (lengths > 0 && encodings > 0) {
-            return APIError("bad_request", "ambiguous message framing: send one Content-Length or chunked encoding, not both")
-        }
-        return nil
     }
 
     /// `application/json` or any `+json` type, with or without parameters, in any case.

@@ -91,6 +91,11 @@ final class RawHTTPConnection {
         fd = -1
     }
 
+    /// Half-closes the connection: the server reads end-of-file, and may still answer.
+    func shutdownWrite() {
+        if fd >= 0 { _ = shutdown(fd, Int32(SHUT_WR)) }
+    }
+
     /// Writes every byte.
     func write(_ bytes: [UInt8]) throws(RawHTTPError) {
         var offset = 0

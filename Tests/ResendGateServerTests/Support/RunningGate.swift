@@ -17,6 +17,7 @@ final class RunningGate: Sendable {
     init(
         apiKeys: [String] = [], region: String? = "CN", workers: Int = 2,
         redisTimeout: Duration = .milliseconds(300), drainTimeout: Duration = .seconds(5),
+        maxConnectionsPerWorker: Int = 10_000, connectionTimeout: Duration = .seconds(10),
         policies: PolicySet = PolicySet()
     ) throws {
         redis = try RedisServer()
@@ -25,8 +26,9 @@ final class RunningGate: Sendable {
                 url: redis.url, connectTimeout: redisTimeout, commandTimeout: redisTimeout)
             server = try HTTPServer(
                 configuration: ServerConfiguration(
-                    host: "127.0.0.1", port: 0, workers: workers, apiKeys: apiKeys, logLevel: .off,
-                    drainTimeout: drainTimeout),
+                    host: "127.0.0.1", port: 0, workers: workers, apiKeys: apiKeys,
+                    connectionTimeout: connectionTimeout, maxConnectionsPerWorker: maxConnectionsPerWorker,
+                    logLevel: .off, drainTimeout: drainTimeout),
                 gate: GateConfiguration(redis: redisConfiguration, policies: policies, defaultRegion: region))
         } catch {
             redis.stop()
@@ -60,10 +62,12 @@ final class RunningGate: Sendable {
 /// Runs `body` against a fresh gate and stops it afterwards, whatever happens.
 func withRunningGate<T>(
     apiKeys: [String] = [], region: String? = "CN", workers: Int = 2, redisTimeout: Duration = .milliseconds(300),
+    maxConnectionsPerWorker: Int = 10_000, connectionTimeout: Duration = .seconds(10),
     policies: PolicySet = PolicySet(), _ body: (RunningGate) throws -> T
 ) throws -> T {
     let gate = try RunningGate(
-        apiKeys: apiKeys, region: region, workers: workers, redisTimeout: redisTimeout, policies: policies)
+        apiKeys: apiKeys, region: region, workers: workers, redisTimeout: redisTimeout,
+        maxConnectionsPerWorker: maxConnectionsPerWorker, connectionTimeout: connectionTimeout, policies: policies)
     defer { gate.stop() }
     // The workers connect to Redis in the background; wait until every one is ready.
     let ready = try gate.poll("/readyz", until: 200)
