@@ -16,17 +16,21 @@ final class RunningGate: Sendable {
     /// `redisTimeout` is short so that tests of a frozen Redis finish quickly.
     init(
         apiKeys: [String] = [], region: String? = "CN", workers: Int = 2,
-        redisTimeout: Duration = .milliseconds(300), drainTimeout: Duration = .seconds(5)
+        redisTimeout: Duration = .milliseconds(300), drainTimeout: Duration = .seconds(5),
+        redisOptions: RedisServer.Options = RedisServer.Options(), onStoreFailure: StoreFailureMode = .closed,
+        cooldown: Duration = .seconds(60)
     ) throws {
-        redis = try RedisServer()
+        redis = try RedisServer(redisOptions)
         do {
             let redisConfiguration = try RedisConfiguration(
                 url: redis.url, connectTimeout: redisTimeout, commandTimeout: redisTimeout)
             server = try HTTPServer(
                 configuration: ServerConfiguration(
                     host: "127.0.0.1", port: 0, workers: workers, apiKeys: apiKeys, logLevel: .off,
-                    drainTimeout: drainTimeout),
-                gate: GateConfiguration(redis: redisConfiguration, defaultRegion: region))
+                    drainTimeout: drainTimeout, onStoreFailure: onStoreFailure),
+                gate: GateConfiguration(
+                    redis: redisConfiguration, policies: PolicySet(fallback: Policy(ladder: [cooldown])),
+                    defaultRegion: region))
         } catch {
             redis.stop()
             throw error
