@@ -21,12 +21,15 @@ public struct ServerConfiguration: Sendable {
     public var logLevel: LogLevel
     /// How long SIGTERM waits for requests in flight.
     public var drainTimeout: Duration
+    /// What `POST /v1/sends` answers when Redis cannot record a send.
+    public var onStoreFailure: StoreFailureMode
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, workers: Int = 1, apiKeys: [String] = [],
         insecureNoAuth: Bool = false, maxBodyBytes: Int = 16 * 1024, maxHeaderBytes: Int = 8 * 1024,
         connectionTimeout: Duration = .seconds(10),
-        maxConnectionsPerWorker: Int = 10_000, logLevel: LogLevel = .info, drainTimeout: Duration = .seconds(5)
+        maxConnectionsPerWorker: Int = 10_000, logLevel: LogLevel = .info, drainTimeout: Duration = .seconds(5),
+        onStoreFailure: StoreFailureMode = .closed
     ) throws(ConfigurationError) {
         guard (0...65535).contains(port) else { throw ConfigurationError(field: "port", message: "must be 0...65535") }
         guard (1...256).contains(workers) else { throw ConfigurationError(field: "workers", message: "must be 1...256") }
@@ -52,11 +55,22 @@ public struct ServerConfiguration: Sendable {
         self.maxConnectionsPerWorker = maxConnectionsPerWorker
         self.logLevel = logLevel
         self.drainTimeout = drainTimeout
+        self.onStoreFailure = onStoreFailure
     }
 
     static func isLoopback(_ host: String) -> Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
+}
+
+/// What a send gets while Redis is unreachable or too slow.
+public enum StoreFailureMode: String, Sendable, CaseIterable {
+    /// 503 `store_unavailable`: no send is ever allowed that Redis did not record (the default).
+    case closed
+    /// 200 allowed, marked `"store": "unavailable"` and `X-Resendgate-Store: unavailable`.
+    /// Risk: while Redis is down every request is allowed, with no cooldown and no caps, so
+    /// whoever can stall Redis can make the gate approve any number of SMS.
+    case open
 }
 
 /// How much the server logs on stderr.

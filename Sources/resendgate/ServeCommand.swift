@@ -22,6 +22,8 @@ enum ServeCommand {
         Settings.Option(name: "max-connections", defaultValue: "10000", help: "open connections per worker"),
         Settings.Option(name: "connection-timeout", defaultValue: "10s",
                         help: "how long a connection may stay silent: sending its request, reading its response, or idle"),
+        Settings.Option(name: "on-store-failure", defaultValue: "closed",
+                        help: "when Redis cannot record a send: closed answers 503; open allows it unrecorded (RISK: no cooldown or caps while Redis is down)"),
     ]
 
     static func run(_ arguments: [String], environment: [String: String]) async throws -> ExitCode {
@@ -35,6 +37,9 @@ enum ServeCommand {
         guard let level = LogLevel(rawValue: settings["log-level"] ?? "") else {
             throw ConfigurationError(field: "log-level", message: "use one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        guard let onStoreFailure = StoreFailureMode(rawValue: settings["on-store-failure"] ?? "") else {
+            throw ConfigurationError(field: "on-store-failure", message: "use closed or open")
+        }
         let configuration = try ServerConfiguration(
             host: settings["host"] ?? "127.0.0.1",
             port: try settings.integer("port", in: 0...65535),
@@ -43,7 +48,7 @@ enum ServeCommand {
             insecureNoAuth: settings.flag("insecure-no-auth"),
             connectionTimeout: try settings.duration("connection-timeout"),
             maxConnectionsPerWorker: try settings.integer("max-connections", in: 1...1_000_000),
-            logLevel: level)
+            logLevel: level, onStoreFailure: onStoreFailure)
         signal(SIGPIPE, SIG_IGN)
         let server = try HTTPServer(configuration: configuration, gate: try settings.gateConfiguration())
         let displayHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host

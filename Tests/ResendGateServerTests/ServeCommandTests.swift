@@ -132,6 +132,7 @@ struct ServeCommandTests {
             ("log-level", "info", "RESENDGATE_LOG_LEVEL"),
             ("max-connections", "10000", "RESENDGATE_MAX_CONNECTIONS"),
             ("connection-timeout", "10s", "RESENDGATE_CONNECTION_TIMEOUT"),
+            ("on-store-failure", "closed", "RESENDGATE_ON_STORE_FAILURE"),
             ("redis", "redis://127.0.0.1:6379/0", "RESENDGATE_REDIS_URL"),
             ("redis-timeout", "1s", "RESENDGATE_REDIS_TIMEOUT"),
             ("region", nil, "RESENDGATE_REGION"),

@@ -11,6 +11,8 @@ final class WorkerMetrics: Sendable {
         case openConnections, evictedConnections
         case latencySumMicroseconds, latencyCount
         case sseStreams
+        /// Sends allowed without Redis (`--on-store-failure open`): nothing recorded them.
+        case allowedUnrecorded
     }
 
     /// Upper bounds of the latency histogram, in seconds.

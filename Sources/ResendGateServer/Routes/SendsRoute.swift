@@ -27,10 +27,35 @@ extension Worker {
                     ? [] : Self.rateLimitHeaders(decision, policy: self.gate.configuration.policies.policy(for: decision.purpose))
                 if decision.replayed { headers.append(("Idempotent-Replayed", "true")) }
                 self.respond(exchange, status: decision.allowed ? 200 : 429, headers: headers) { decision.writeJSON(to: &$0) }
+            case .failure(let error) where error.code == "store_unavailable" && self.configuration.onStoreFailure == .open:
+                self.allowUnrecorded(exchange, send)
             case .failure(let error):
                 if error.isPolicyDenial { self.metrics.add(error.code == "region_not_allowed" ? .deniedRegion : .deniedNumberType) }
                 self.respond(exchange, error: APIError(error))
             }
+        }
+    }
+
+    /// `--on-store-failure open`: Redis could not decide, so the send is allowed without
+    /// being recorded, and the answer says so in its body (`"store": "unavailable"`) and a
+    /// header. No cooldown starts and no cap counts it; `retry_after` is the cooldown the
+    /// policy would have given, for the client's display only (the gate's clock, not Redis's).
+    private func allowUnrecorded(_ exchange: Exchange, _ send: SendRequest) {
+        metrics.add(.allowedUnrecorded)
+        let cooldown = gate.configuration.policies.policy(for: send.purpose).ladder[0]
+        let milliseconds = Int64(cooldown / .milliseconds(1))
+        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        respond(exchange, status: 200, headers: [("X-Resendgate-Store", "unavailable")]) { json in
+            json.beginObject()
+            json.field("allowed", true)
+            json.field("phone", send.phone.e164)
+            json.field("purpose", send.purpose.name)
+            json.field("retry_after", (milliseconds + 999) / 1000)
+            json.field("retry_after_ms", milliseconds)
+            json.key("resend_at"); json.timestamp(millisecondsSince1970: now + milliseconds)
+            json.key("server_time"); json.timestamp(millisecondsSince1970: now)
+            json.field("store", "unavailable")
+            json.endObject()
         }
     }
 

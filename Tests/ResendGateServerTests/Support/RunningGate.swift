@@ -18,9 +18,10 @@ final class RunningGate: Sendable {
         apiKeys: [String] = [], region: String? = "CN", workers: Int = 2,
         redisTimeout: Duration = .milliseconds(300), drainTimeout: Duration = .seconds(5),
         maxConnectionsPerWorker: Int = 10_000, connectionTimeout: Duration = .seconds(10),
-        policies: PolicySet = PolicySet()
+        policies: PolicySet? = nil, redisOptions: RedisServer.Options = RedisServer.Options(),
+        onStoreFailure: StoreFailureMode = .closed, cooldown: Duration = .seconds(60)
     ) throws {
-        redis = try RedisServer()
+        redis = try RedisServer(redisOptions)
         do {
             let redisConfiguration = try RedisConfiguration(
                 url: redis.url, connectTimeout: redisTimeout, commandTimeout: redisTimeout)
@@ -28,8 +29,10 @@ final class RunningGate: Sendable {
                 configuration: ServerConfiguration(
                     host: "127.0.0.1", port: 0, workers: workers, apiKeys: apiKeys,
                     connectionTimeout: connectionTimeout, maxConnectionsPerWorker: maxConnectionsPerWorker,
-                    logLevel: .off, drainTimeout: drainTimeout),
-                gate: GateConfiguration(redis: redisConfiguration, policies: policies, defaultRegion: region))
+                    logLevel: .off, drainTimeout: drainTimeout, onStoreFailure: onStoreFailure),
+                gate: GateConfiguration(
+                    redis: redisConfiguration, policies: policies ?? PolicySet(fallback: Policy(ladder: [cooldown])),
+                    defaultRegion: region))
         } catch {
             redis.stop()
             throw error
@@ -63,7 +66,7 @@ final class RunningGate: Sendable {
 func withRunningGate<T>(
     apiKeys: [String] = [], region: String? = "CN", workers: Int = 2, redisTimeout: Duration = .milliseconds(300),
     maxConnectionsPerWorker: Int = 10_000, connectionTimeout: Duration = .seconds(10),
-    policies: PolicySet = PolicySet(), _ body: (RunningGate) throws -> T
+    policies: PolicySet? = nil, _ body: (RunningGate) throws -> T
 ) throws -> T {
     let gate = try RunningGate(
         apiKeys: apiKeys, region: region, workers: workers, redisTimeout: redisTimeout,
