@@ -32,13 +32,17 @@ ensure_swift() {
 # Seconds since the epoch, for stage timings.
 now() { date +%s; }
 
-# Suites that load the machine on purpose (floods of connections, Redis stalls and kills).
-# They run after the others, on their own, so that the timing checks of the rest (1-2 s
-# policy windows, "answered within the timeout") never share the two cores with a flood.
+# Suites that load the machine on purpose (floods of connections, Redis stalls and kills),
+# and suites whose checks run on 1-2 s policy windows. Each group runs in a pass of its
+# own after the rest, so that a window never shares the two cores with a flood or with
+# a hundred other tests starting Redis servers.
 heavy_suites='HostileInputTests|RedisFaultTests'
+timed_suites='GatePolicyTests|PolicyRoutesTests|PolicyCommandTests'
 
-# `swift test --skip-build ARGS` in two passes: everything but the heavy suites in
-# parallel, then the heavy suites. With --filter in ARGS, the filter applies to both.
-swift_test_two_passes() {
-    swift test --skip-build --skip "$heavy_suites" "$@" && swift test --skip-build --filter "$heavy_suites" "$@"
+# `swift test --skip-build ARGS` in three passes: everything else in parallel, then the
+# timed suites, then the heavy ones.
+swift_test_in_passes() {
+    swift test --skip-build --skip "$heavy_suites|$timed_suites" "$@" &&
+        swift test --skip-build --filter "$timed_suites" "$@" &&
+        swift test --skip-build --filter "$heavy_suites" "$@"
 }

@@ -236,7 +236,8 @@ struct GatePolicyTests {
     // MARK: - Idempotency
 
     @Test func idempotencyKeyReplaysTheFirstAnswerAndConsumesNothing() async throws {
-        let policy = Policy(ladder: [.seconds(1), .seconds(2)], window: .seconds(60), maxSends: 5)
+        // 3 s: the denial below must still meet the first cooldown after a dozen calls.
+        let policy = Policy(ladder: [.seconds(3), .seconds(4)], window: .seconds(60), maxSends: 5)
         try await withLiveGate(policy: policy) { redis, gate async throws in
             let client = try redis.client()
             let first = try await gate.reserve(phone: number, purpose: "login", clientIP: "203.0.113.7", idempotencyKey: "req-1")
