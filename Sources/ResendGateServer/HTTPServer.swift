@@ -17,7 +17,7 @@ public final class HTTPServer: Sendable {
             loop.submitAndWait { Unchecked(Worker(index: index, loop: loop, configuration: configuration, gate: gate)) }.value
         }
         let shared = SharedState(
-            metrics: workers.map(\.metrics), redis: workers.map(\.gate.connection.statistics), apiKeys: configuration.apiKeys)
+            metrics: workers.map(\.metrics), redis: workers.map(\.gate.store.statistics), apiKeys: configuration.apiKeys)
         var port = configuration.port
         for (worker, loop) in zip(workers, loops) {
             let job = Unchecked(worker)

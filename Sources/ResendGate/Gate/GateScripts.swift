@@ -10,7 +10,9 @@ enum GateScripts {
     /// ARGV: 1 window ms (0: sends are not counted), 2 max sends (0: none),
     ///       3 IP max sends (0: none), 4 IP window ms, 5 idempotency fingerprint
     ///       ('' : none), 6 idempotency lifetime ms, 7 fresh countdown token,
-    ///       8 this number's member prefix in the IP set, 9... the cooldown ladder in ms.
+    ///       8 this number's member prefix in the IP set, 9 '1' to write the token key
+    ///       (on a cluster it lives in another slot and is written apart), 10... the
+    ///       cooldown ladder in ms.
     /// Returns {allowed 1|0, reason, wait ms, sends in window, next cooldown ms,
     ///          Redis time ms, countdown token, replayed 1|0}, or {-1} when the
     ///          idempotency key was used with a different request.
@@ -30,10 +32,10 @@ enum GateScripts {
         end
         local window, maxSends = tonumber(ARGV[1]), tonumber(ARGV[2])
         local ipMax, ipWindow = tonumber(ARGV[3]), tonumber(ARGV[4])
-        local steps = #ARGV - 8
+        local steps = #ARGV - 9
         local function cooldown(n)
           if n < 1 then n = 1 elseif n > steps then n = steps end
-          return tonumber(ARGV[8 + n])
+          return tonumber(ARGV[9 + n])
         end
         local sends = 0
         if window > 0 then
@@ -66,7 +68,7 @@ enum GateScripts {
           sends = sends + 1
           wait = cooldown(sends)
           redis.call('SET', KEYS[1], token, 'PX', wait)
-          redis.call('SET', KEYS[5], KEYS[1], 'PX', wait)
+          if ARGV[9] == '1' then redis.call('SET', KEYS[5], KEYS[1], 'PX', wait) end
           if window > 0 then
             redis.call('ZADD', KEYS[2], now, now .. '.' .. sends)
             redis.call('PEXPIRE', KEYS[2], window)
@@ -117,5 +119,54 @@ enum GateScripts {
         return {remaining, now}
         """)
 
-    static let all = [reserve, peek, release, countdown]
+    // MARK: Redis Cluster: the steps that live in slots of their own
+
+    /// KEYS: the IP's sends. ARGV: cap, window ms, member prefix. Takes a share of the
+    /// IP's cap before the number is decided: {1, member} or {0, wait ms}.
+    static let ipTake = RedisScript("""
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        local window = tonumber(ARGV[2])
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+        if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then
+          local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+          return {0, tonumber(oldest[2]) + window - now}
+        end
+        local member = ARGV[3] .. now
+        redis.call('ZADD', KEYS[1], now, member)
+        redis.call('PEXPIRE', KEYS[1], window)
+        return {1, member}
+        """)
+
+    /// KEYS: idempotency record. ARGV: fingerprint. Returns the stored answer like
+    /// `reserve` does ({..., replayed 1}), {-1} for another request, or {} when none.
+    static let idempotencyGet = RedisScript("""
+        local v = redis.call('HMGET', KEYS[1], 'fp', 'a', 'r', 'ms', 's', 'n', 't', 'tok')
+        if not v[1] then return {} end
+        if v[1] ~= ARGV[1] then return {-1} end
+        return {tonumber(v[2]), v[3], tonumber(v[4]), tonumber(v[5]), tonumber(v[6]), tonumber(v[7]), v[8], 1}
+        """)
+
+    /// KEYS: idempotency record. ARGV: fingerprint, lifetime ms, then the answer's
+    /// fields. Keeps the first answer stored.
+    static let idempotencyPut = RedisScript("""
+        if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+        redis.call('HSET', KEYS[1], 'fp', ARGV[1], 'a', ARGV[3], 'r', ARGV[4], 'ms', ARGV[5], 's', ARGV[6],
+          'n', ARGV[7], 't', ARGV[8], 'tok', ARGV[9])
+        redis.call('PEXPIRE', KEYS[1], ARGV[2])
+        return 1
+        """)
+
+    /// KEYS: a cooldown. ARGV: a countdown token. Like `countdown`, once the token
+    /// key has named the cooldown: {remaining ms or -2, Redis time ms}.
+    static let countdownOfCooldown = RedisScript("""
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-2, now} end
+        local remaining = redis.call('PTTL', KEYS[1])
+        if remaining < 1 then return {-2, now} end
+        return {remaining, now}
+        """)
+
+    static let all = [reserve, peek, release, countdown, ipTake, idempotencyGet, idempotencyPut, countdownOfCooldown]
 }

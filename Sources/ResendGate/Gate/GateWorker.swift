@@ -3,11 +3,12 @@
 /// call every method on the loop's thread. The HTTP server runs one per worker;
 /// `Gate` wraps one for async callers.
 public final class GateWorker {
-    public let connection: RedisConnection
+    /// One Redis, the master Sentinels name, or a Redis Cluster.
+    public let store: RedisStore
     public let configuration: GateConfiguration
     /// This worker's own parser and cache, so parsing never contends across loops.
     public let parser: PhoneNumberParser
-    private let keys: NumberKeyHasher
+    let keys: NumberKeyHasher
     private let compiled: [String: CompiledPolicy]
     private let fallback: CompiledPolicy
 
@@ -15,7 +16,7 @@ public final class GateWorker {
     /// enough to hold the numbers of the last minutes of traffic, where repeats happen.
     public init(loop: EventLoop, configuration: GateConfiguration, parserCapacity: Int = 16_384) {
         self.configuration = configuration
-        connection = RedisConnection(loop: loop, configuration: configuration.redis, scripts: GateScripts.all)
+        store = RedisStore(loop: loop, configuration: configuration.redis, scripts: GateScripts.all)
         parser = PhoneNumberParser(capacity: parserCapacity)
         keys = NumberKeyHasher(secret: configuration.keySecret)
         fallback = CompiledPolicy(configuration.policies.fallback)
@@ -34,6 +35,8 @@ public final class GateWorker {
     /// Reserves a send if every rule of the purpose's policy allows it, in one
     /// atomic script call. An allowed send starts a cooldown with a fresh countdown
     /// token; a send denied by a cooldown carries the running cooldown's token.
+    /// On a Redis Cluster the per-IP cap, the idempotency record and the token key
+    /// live in slots of their own and take steps of their own (`reserveOnCluster`).
     public func reserve(_ request: SendRequest, completion: @escaping (Result<Decision, GateError>) -> Void) {
         let policy = compiled[request.purpose.name] ?? fallback
         if let regions = policy.rules.allowedRegions, !regions.contains(request.phone.region) {
@@ -42,68 +45,70 @@ public final class GateWorker {
         guard policy.rules.allowedNumberTypes.contains(request.phone.type) else {
             return completion(.failure(.numberTypeNotAllowed(request.phone.type)))
         }
+        if store.isCluster { return reserveOnCluster(request, policy: policy, completion: completion) }
         let prefix = configuration.keyPrefix
         let number = keys.keyText(for: request.phone.e164)
-        let purpose = request.purpose
         let token = CountdownToken.random()
         let ip = policy.rules.ipMaxSends != nil ? request.clientAddress?.text : nil
-        let fingerprint = request.idempotencyKey.map { _ in "\(number)|\(purpose.name)|\(request.clientAddress?.text ?? "")" }
         let idempotencyKey = request.idempotencyKey
-        let lifetime = configuration.idempotencyLifetime.wholeMilliseconds
-        connection.evaluate(GateScripts.reserve, { args in
-            args.append(5)
-            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
-            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "sends")
-            // Unused keys still name a key, so the script's arity never changes.
-            args.append(concatenating: prefix, ":ip:{", ip ?? "-", "}:sends")
-            args.append(concatenating: prefix, ":idem:{", idempotencyKey.map { SHA1.hexDigest(Array($0.utf8)) } ?? "-", "}")
-            args.append(concatenating: prefix, ":countdown:{", token.text, "}")
-            args.append(Int(policy.windowMilliseconds))
-            args.append(policy.rules.maxSends ?? 0)
-            args.append(ip == nil ? 0 : policy.rules.ipMaxSends ?? 0)
-            args.append(Int(policy.ipWindowMilliseconds))
-            args.append(fingerprint ?? "")
-            args.append(Int(lifetime))
-            args.append(token.text)
-            args.append(concatenating: purpose.name, ":", number, "@")
-            for step in policy.ladderMilliseconds { args.append(Int(step)) }
-        }, completion: { result in
+        let script = ReserveArguments(
+            prefix: prefix, purpose: request.purpose, number: number, policy: policy, token: token,
+            ipKey: ip, ipCap: ip == nil ? 0 : policy.rules.ipMaxSends ?? 0,
+            idempotencyKey: idempotencyKey.map { "\(prefix):idem:{\(SHA1.hexDigest(Array($0.utf8)))}" },
+            fingerprint: idempotencyKey.map { _ in fingerprint(request, number: number) },
+            idempotencyLifetime: configuration.idempotencyLifetime.wholeMilliseconds, writesTokenKey: true)
+        store.evaluate(GateScripts.reserve, slotKey: script.slotKey, script.write, completion: { result in
             completion(Self.decode(result) { reply throws(GateError) in
-                guard case .array(let items) = reply else { throw Self.unexpected(reply) }
-                if items.count == 1, items[0].integer == -1 { throw .idempotencyKeyReused }
-                guard items.count == 8, let allowed = items[0].integer, let wait = items[2].integer,
-                      let sends = items[3].integer, let next = items[4].integer, let now = items[5].integer
-                else { throw Self.unexpected(reply) }
-                let reason = items[1].string.flatMap(Decision.Reason.init(rawValue:))
-                return Decision(
-                    allowed: allowed == 1, reason: allowed == 1 ? nil : reason ?? .cooldown,
-                    phone: request.phone, purpose: purpose,
-                    retryAfterMilliseconds: Int64(wait), serverTimeMilliseconds: Int64(now), sendsInWindow: sends,
-                    sendsLeft: policy.rules.maxSends.map { max(0, $0 - sends) },
-                    nextRetryAfterMilliseconds: Int64(next), replayed: items[7].integer == 1,
-                    countdownToken: items[6].string.flatMap { CountdownToken(validating: $0) })
+                try Self.decision(from: reply, request: request, policy: policy)
             })
         })
     }
 
+    /// What identifies a request for its `Idempotency-Key`.
+    func fingerprint(_ request: SendRequest, number: String) -> String {
+        "\(number)|\(request.purpose.name)|\(request.clientAddress?.text ?? "")"
+    }
+
+    /// A reserve script's answer as a decision.
+    static func decision(from reply: RedisReply, request: SendRequest, policy: CompiledPolicy) throws(GateError) -> Decision {
+        guard case .array(let items) = reply else { throw Self.unexpected(reply) }
+        if items.count == 1, items[0].integer == -1 { throw .idempotencyKeyReused }
+        guard items.count == 8, let allowed = items[0].integer, let wait = items[2].integer,
+              let sends = items[3].integer, let next = items[4].integer, let now = items[5].integer
+        else { throw Self.unexpected(reply) }
+        let reason = items[1].string.flatMap(Decision.Reason.init(rawValue:))
+        return Decision(
+            allowed: allowed == 1, reason: allowed == 1 ? nil : reason ?? .cooldown,
+            phone: request.phone, purpose: request.purpose,
+            retryAfterMilliseconds: Int64(wait), serverTimeMilliseconds: Int64(now), sendsInWindow: sends,
+            sendsLeft: policy.rules.maxSends.map { max(0, $0 - sends) },
+            nextRetryAfterMilliseconds: Int64(next), replayed: items[7].integer == 1,
+            countdownToken: items[6].string.flatMap { CountdownToken(validating: $0) })
+    }
+
     /// The remaining time of the cooldown that issued `token`, or nil when the token is
-    /// unknown, expired or stale (the cooldown was released or replaced). One script call.
+    /// unknown, expired or stale (the cooldown was released or replaced). One script call
+    /// (two on a cluster, where the token key and the cooldown live in different slots).
     public func countdown(
         _ token: CountdownToken, completion: @escaping (Result<CountdownReading?, GateError>) -> Void
     ) {
-        let prefix = configuration.keyPrefix
-        connection.evaluate(GateScripts.countdown, { args in
+        let tokenKey = token.key(prefix: configuration.keyPrefix)
+        if store.isCluster { return countdownOnCluster(token, tokenKey: tokenKey, completion: completion) }
+        store.evaluate(GateScripts.countdown, slotKey: tokenKey, { args in
             args.append(1)
-            args.append(token.key(prefix: prefix))
+            args.append(tokenKey)
             args.append(token.text)
         }, completion: { result in
-            completion(Self.decode(result) { reply throws(GateError) in
-                guard case .array(let items) = reply, items.count == 2,
-                      let pttl = items[0].integer, let now = items[1].integer else { throw Self.unexpected(reply) }
-                guard pttl > 0 else { return nil }
-                return CountdownReading(retryAfterMilliseconds: Int64(pttl), serverTimeMilliseconds: Int64(now))
-            })
+            completion(Self.decode(result, Self.reading))
         })
+    }
+
+    /// `{remaining ms or -2, Redis time ms}` as a reading; nil for -2.
+    static func reading(_ reply: RedisReply) throws(GateError) -> CountdownReading? {
+        guard case .array(let items) = reply, items.count == 2,
+              let pttl = items[0].integer, let now = items[1].integer else { throw Self.unexpected(reply) }
+        guard pttl > 0 else { return nil }
+        return CountdownReading(retryAfterMilliseconds: Int64(pttl), serverTimeMilliseconds: Int64(now))
     }
 
     /// Reads the number's cooldown without consuming anything.
@@ -113,7 +118,7 @@ public final class GateWorker {
         let prefix = configuration.keyPrefix
         let number = keys.keyText(for: phone.e164)
         let firstStep = (compiled[purpose.name] ?? fallback).ladderMilliseconds[0]
-        connection.evaluate(GateScripts.peek, { args in
+        store.evaluate(GateScripts.peek, slotKey: "\(purpose.name):\(number)", { args in
             args.append(1)
             args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
         }, completion: { result in
@@ -136,7 +141,7 @@ public final class GateWorker {
     ) {
         let prefix = configuration.keyPrefix
         let number = keys.keyText(for: phone.e164)
-        connection.evaluate(GateScripts.release, { args in
+        store.evaluate(GateScripts.release, slotKey: "\(purpose.name):\(number)", { args in
             args.append(2)
             args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
             args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "sends")
@@ -150,10 +155,10 @@ public final class GateWorker {
 
     /// Stops the connection; pending calls fail as store unavailable.
     public func close() {
-        connection.close()
+        store.close()
     }
 
-    private static func decode<T>(
+    static func decode<T>(
         _ result: Result<RedisReply, RedisError>, _ body: (RedisReply) throws(GateError) -> T
     ) -> Result<T, GateError> {
         switch result {
@@ -164,13 +169,13 @@ public final class GateWorker {
         }
     }
 
-    private static func unexpected(_ reply: RedisReply) -> GateError {
+    static func unexpected(_ reply: RedisReply) -> GateError {
         .storeUnavailable("unexpected reply from Redis: \(reply)")
     }
 }
 
 /// A policy with its durations turned into the milliseconds the script takes.
-private struct CompiledPolicy {
+struct CompiledPolicy {
     let rules: Policy
     let ladderMilliseconds: [Int64]
     /// 0 when sends need no counting (a flat cooldown without a cap).

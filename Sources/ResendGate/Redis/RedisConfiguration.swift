@@ -4,6 +4,37 @@ public struct RedisConfiguration: Sendable, Equatable {
     public enum Endpoint: Sendable, Equatable {
         case tcp(host: String, port: Int)
         case unix(path: String)
+        /// A Redis Cluster, found from any of these nodes.
+        case cluster(seeds: [HostPort])
+        /// The master that these Sentinels name `master`.
+        case sentinel(sentinels: [HostPort], master: String)
+    }
+
+    /// A node's address.
+    public struct HostPort: Sendable, Hashable, CustomStringConvertible {
+        public let host: String
+        public let port: Int
+
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        /// Reads `host:port,host:port` (the form of `--redis-cluster` and `--redis-sentinel`).
+        public static func parseList(_ text: String, field: String) throws(ConfigurationError) -> [HostPort] {
+            var nodes: [HostPort] = []
+            for part in text.split(separator: ",").map({ String($0).trimmingSpaces }) where !part.isEmpty {
+                guard let colon = part.lastIndex(of: ":"), let port = Int(part[part.index(after: colon)...]),
+                      (1...65535).contains(port), colon > part.startIndex else {
+                    throw ConfigurationError(field: field, message: "\"\(part)\" is not host:port")
+                }
+                nodes.append(HostPort(host: String(part[..<colon]), port: port))
+            }
+            guard !nodes.isEmpty else { throw ConfigurationError(field: field, message: "needs at least one host:port") }
+            return nodes
+        }
+
+        public var description: String { "\(host):\(port)" }
     }
 
     public var endpoint: Endpoint
@@ -89,6 +120,30 @@ public struct RedisConfiguration: Sendable, Equatable {
         }
         guard !host.isEmpty, (1...65535).contains(port) else { throw invalid }
         endpoint = .tcp(host: String(host), port: port)
+    }
+}
+
+extension RedisConfiguration {
+    /// The same settings for another endpoint (a cluster node, a resolved master).
+    func with(endpoint: Endpoint) -> RedisConfiguration {
+        var copy = self
+        copy.endpoint = endpoint
+        return copy
+    }
+
+    /// Settings for a Redis Cluster found from `seeds`; `base` gives the password and
+    /// timeouts (clusters have only database 0).
+    public static func cluster(seeds: [HostPort], base: RedisConfiguration) throws(ConfigurationError) -> RedisConfiguration {
+        guard base.database == 0 else {
+            throw ConfigurationError(field: "redis-cluster", message: "a Redis Cluster has only database 0")
+        }
+        return base.with(endpoint: .cluster(seeds: seeds))
+    }
+
+    /// Settings for the master that `sentinels` name `master`; `base` gives the
+    /// master's password, database and timeouts.
+    public static func sentinel(sentinels: [HostPort], master: String, base: RedisConfiguration) -> RedisConfiguration {
+        base.with(endpoint: .sentinel(sentinels: sentinels, master: master))
     }
 }
 

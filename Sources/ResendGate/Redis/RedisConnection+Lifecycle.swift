@@ -6,9 +6,17 @@ extension RedisConnection {
     func connect() {
         guard state != .closed else { return }
         state = .connecting
-        let created: UnsafeMutablePointer<redisAsyncContext>? = switch configuration.endpoint {
-        case .tcp(let host, let port): redisAsyncConnect(host, Int32(port))
-        case .unix(let path): redisAsyncConnectUnix(path)
+        let created: UnsafeMutablePointer<redisAsyncContext>?
+        switch configuration.endpoint {
+        case .tcp(let host, let port):
+            created = redisAsyncConnect(host, Int32(port))
+        case .unix(let path):
+            created = redisAsyncConnectUnix(path)
+        case .sentinel:
+            guard let master = sentinelMaster else { return resolveMasterThenConnect() }
+            created = redisAsyncConnect(master.host, Int32(master.port))
+        case .cluster:
+            preconditionFailure("a cluster is served by RedisClusterClient, one connection per node")
         }
         guard let created else {
             scheduleReconnect(after: RedisError(.unavailable, "could not create a Redis connection (out of memory)"))
@@ -30,10 +38,54 @@ extension RedisConnection {
         sendHandshake(created)
     }
 
+    /// With Sentinels: asks them for the master's address, then connects to it.
+    private func resolveMasterThenConnect() {
+        guard case .sentinel(let sentinels, let name) = configuration.endpoint else { return }
+        if sentinel == nil {
+            sentinel = SentinelResolver(loop: loop, sentinels: sentinels, master: name, timeouts: configuration)
+        }
+        connectTimer.schedule(after: configuration.connectTimeout)
+        sentinel!.resolve { [unowned self] result in
+            guard self.state == .connecting, self.context == nil else { return }
+            switch result {
+            case .success(let master):
+                self.sentinelMaster = master
+                self.connect()
+            case .failure(let error):
+                self.connectTimer.cancel()
+                self.scheduleReconnect(after: RedisError(.unavailable, "cannot find the master: \(error.message)"))
+            }
+        }
+    }
+
+    /// With Sentinels: asks again every second which node is the master; when they
+    /// name another one (a failover, what `+switch-master` announces), the connection
+    /// is dropped and made anew to the new master.
+    func watchSentinels() {
+        guard state == .ready, sentinel != nil else { return }
+        sentinel!.resolve { [unowned self] result in
+            if case .success(let master) = result, let current = self.sentinelMaster, master != current, self.state == .ready {
+                self.sentinelMaster = master
+                self.drop(RedisError(.unavailable, "the Sentinels moved the master from \(current) to \(master)"))
+                return
+            }
+            if self.state == .ready { self.sentinelTimer.schedule(after: .seconds(1)) }
+        }
+    }
+
     /// AUTH, SELECT and SCRIPT LOAD go out first; commands sent meanwhile pipeline
     /// behind them, so they run only on a fully set-up connection.
     private func sendHandshake(_ context: UnsafeMutablePointer<redisAsyncContext>) {
         var steps: [(inout RedisArguments) -> Void] = []
+        var checks: [Int: (RedisReply) -> String?] = [:]
+        if case .sentinel = configuration.endpoint {
+            // A node the Sentinels named a moment ago may have been demoted since.
+            checks[steps.count] = { reply in
+                if case .array(let items) = reply, items.first?.string == "master" { return nil }
+                return "the node the Sentinels named is not a master (yet)"
+            }
+            steps.append { args in args.append("ROLE") }
+        }
         if let password = configuration.password {
             let username = configuration.username
             steps.append { args in
@@ -58,8 +110,15 @@ extension RedisConnection {
         }
         handshakeRepliesLeft = steps.count
         if steps.isEmpty { return }
-        for step in steps {
-            send(step) { [unowned self] result in self.handshakeStepDone(result) }
+        for (index, step) in steps.enumerated() {
+            let check = checks[index]
+            send(step) { [unowned self] result in
+                if case .success(let reply) = result, let problem = check?(reply) {
+                    self.handshakeStepDone(.failure(RedisError(.server, problem)))
+                } else {
+                    self.handshakeStepDone(result)
+                }
+            }
         }
     }
 
@@ -94,6 +153,7 @@ extension RedisConnection {
         backoff = configuration.reconnectBackoff.lowerBound
         lastError = nil
         state = .ready
+        if sentinel != nil { sentinelTimer.schedule(after: .seconds(1)) }
     }
 
     func disconnected() {
@@ -108,6 +168,12 @@ extension RedisConnection {
     func drop(_ error: RedisError) {
         connectTimer.cancel()
         deadlineTimer.cancel()
+        if sentinel != nil {
+            sentinelTimer.cancel()
+            // Ask the Sentinels again before the next attempt, unless they just named
+            // the new master (a switch seen by watchSentinels).
+            if !error.message.hasPrefix("the Sentinels moved") { sentinelMaster = nil }
+        }
         generation &+= 1
         if let context {
             self.context = nil

@@ -38,6 +38,10 @@ public final class RedisConnection {
     var backoff: Duration
     lazy var deadlineTimer = EventTimer(loop: loop) { [unowned self] in self.checkDeadlines() }
     lazy var reconnectTimer = EventTimer(loop: loop) { [unowned self] in self.connect() }
+    lazy var sentinelTimer = EventTimer(loop: loop) { [unowned self] in self.watchSentinels() }
+    /// With Sentinels: who asks them, and the master they named last.
+    var sentinel: SentinelResolver?
+    var sentinelMaster: RedisConfiguration.HostPort?
     lazy var connectTimer = EventTimer(loop: loop) { [unowned self] in
         self.drop(RedisError(.timeout, "could not connect to Redis within \(self.configuration.connectTimeout)"))
     }
@@ -104,6 +108,7 @@ public final class RedisConnection {
         guard state != .closed else { return }
         state = .closed
         reconnectTimer.cancel()
+        sentinel?.close()
         drop(RedisError(.unavailable, "the connection was closed"))
     }
 

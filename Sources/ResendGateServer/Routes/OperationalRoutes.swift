@@ -19,14 +19,14 @@ extension Worker {
 
 extension Worker {
     /// Ready when every worker's connection is up and Redis answers a `PING` on this
-    /// worker's connection within the command timeout. The flags alone are not enough:
+    /// worker's connection within the command timeout (every master, on a cluster). The flags alone are not enough:
     /// they change only when a command fails, so a Redis that froze while no traffic
     /// came would stay "ready" for ever.
     private func readiness(_ exchange: Exchange) {
         let unavailable = APIError("store_unavailable", "Redis is not reachable from every worker")
         guard shared.redisReady else { return respond(exchange, error: unavailable) }
-        gate.connection.send({ $0.append("PING") }) { [unowned self] result in
-            if case .success(.status("PONG")) = result, self.shared.redisReady {
+        gate.store.ping { [unowned self] answered in
+            if answered, self.shared.redisReady {
                 self.respond(exchange, status: 200) { $0.beginObject(); $0.field("status", "ready"); $0.endObject() }
             } else {
                 self.respond(exchange, error: unavailable)

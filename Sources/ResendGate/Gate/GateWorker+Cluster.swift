@@ -1,0 +1,178 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The reserve and countdown paths on a Redis Cluster, where one script may touch
+/// keys of one slot only. The number's decision stays one atomic script on the
+/// number's master; what lives in other slots takes steps around it:
+///
+/// 1. with an `Idempotency-Key`: read the record on its own slot (a stored answer is
+///    replayed, another request's is 422);
+/// 2. with a per-IP cap: take a share of the IP's cap on the IP's slot;
+/// 3. decide the number (cooldown, ladder, max-sends) on its slot;
+/// 4. give the IP's share back if the number was refused or Redis failed; write the
+///    countdown token key after an allowed send; store the idempotency record.
+///
+/// Steps 2-4 are not one transaction: a refused number briefly holds an IP share (a
+/// concurrent request from that IP may be refused for it), and two concurrent retries
+/// with one `Idempotency-Key` may both be decided (the number's cooldown still allows
+/// only one send; the first answer stored is the one replayed).
+extension GateWorker {
+    func reserveOnCluster(
+        _ request: SendRequest, policy: CompiledPolicy, completion: @escaping (Result<Decision, GateError>) -> Void
+    ) {
+        let prefix = configuration.keyPrefix
+        let number = keys.keyText(for: request.phone.e164)
+        guard let idempotencyKey = request.idempotencyKey else {
+            return takeIPShareThenDecide(request, policy: policy, number: number, idempotency: nil, completion: completion)
+        }
+        let recordKey = "\(prefix):idem:{\(SHA1.hexDigest(Array(idempotencyKey.utf8)))}"
+        let fingerprint = fingerprint(request, number: number)
+        store.evaluate(GateScripts.idempotencyGet, slotKey: recordKey, { args in
+            args.append(1)
+            args.append(recordKey)
+            args.append(fingerprint)
+        }, completion: { [unowned self] result in
+            switch result {
+            case .success(.array(let items)) where items.isEmpty:
+                self.takeIPShareThenDecide(
+                    request, policy: policy, number: number, idempotency: (recordKey, fingerprint), completion: completion)
+            case .success(let reply):
+                completion(Result { () throws(GateError) in try Self.decision(from: reply, request: request, policy: policy) })
+            case .failure(let error):
+                completion(.failure(.storeUnavailable(error.description)))
+            }
+        })
+    }
+
+    private func takeIPShareThenDecide(
+        _ request: SendRequest, policy: CompiledPolicy, number: String, idempotency: (key: String, fingerprint: String)?,
+        completion: @escaping (Result<Decision, GateError>) -> Void
+    ) {
+        guard let cap = policy.rules.ipMaxSends, let address = request.clientAddress else {
+            return decideNumber(request, policy: policy, number: number, ipShare: nil, idempotency: idempotency, completion: completion)
+        }
+        let ipKey = "\(configuration.keyPrefix):ip:{\(address.text)}:sends"
+        let member = "\(request.purpose.name):\(number)@"
+        store.evaluate(GateScripts.ipTake, slotKey: ipKey, { args in
+            args.append(1)
+            args.append(ipKey)
+            args.append(cap)
+            args.append(Int(policy.ipWindowMilliseconds))
+            args.append(member)
+        }, completion: { [unowned self] result in
+            switch result {
+            case .success(.array(let items)) where items.count == 2 && items[0].integer == 1:
+                guard let taken = items[1].string else { return completion(.failure(Self.unexpected(.array(items)))) }
+                self.decideNumber(
+                    request, policy: policy, number: number, ipShare: (ipKey, taken), idempotency: idempotency,
+                    completion: completion)
+            case .success(.array(let items)) where items.count == 2 && items[0].integer == 0:
+                // The IP's cap refuses before the number is asked: what the number's
+                // own limits would say is not known here.
+                let wait = Int64(items[1].integer ?? 0)
+                let decision = Decision(
+                    allowed: false, reason: .ipLimit, phone: request.phone, purpose: request.purpose,
+                    retryAfterMilliseconds: wait, serverTimeMilliseconds: Self.wallClockMilliseconds(), sendsInWindow: 0,
+                    sendsLeft: nil, nextRetryAfterMilliseconds: policy.ladderMilliseconds[0])
+                self.storeAnswer(decision, idempotency: idempotency)
+                completion(.success(decision))
+            case .success(let reply):
+                completion(.failure(Self.unexpected(reply)))
+            case .failure(let error):
+                completion(.failure(.storeUnavailable(error.description)))
+            }
+        })
+    }
+
+    private func decideNumber(
+        _ request: SendRequest, policy: CompiledPolicy, number: String, ipShare: (key: String, member: String)?,
+        idempotency: (key: String, fingerprint: String)?, completion: @escaping (Result<Decision, GateError>) -> Void
+    ) {
+        let token = CountdownToken.random()
+        let script = ReserveArguments(
+            prefix: configuration.keyPrefix, purpose: request.purpose, number: number, policy: policy, token: token,
+            ipKey: nil, ipCap: 0, idempotencyKey: nil, fingerprint: nil, idempotencyLifetime: 0, writesTokenKey: false)
+        store.evaluate(GateScripts.reserve, slotKey: script.slotKey, script.write, completion: { [unowned self] result in
+            let outcome = Self.decode(result) { reply throws(GateError) in
+                try Self.decision(from: reply, request: request, policy: policy)
+            }
+            let allowed = (try? outcome.get())?.allowed == true
+            if let ipShare, !allowed {
+                self.store.send(slotKey: ipShare.key, { args in
+                    args.append("ZREM")
+                    args.append(ipShare.key)
+                    args.append(ipShare.member)
+                }, completion: { _ in })
+            }
+            if case .success(let decision) = outcome {
+                if decision.allowed {
+                    let tokenKey = token.key(prefix: self.configuration.keyPrefix)
+                    let cooldownKey = "\(self.configuration.keyPrefix):{\(script.slotKey)}:cooldown"
+                    self.store.send(slotKey: tokenKey, { args in
+                        args.append("SET")
+                        args.append(tokenKey)
+                        args.append(cooldownKey)
+                        args.append("PX")
+                        args.append(Int(decision.retryAfterMilliseconds))
+                    }, completion: { _ in })
+                }
+                self.storeAnswer(decision, idempotency: idempotency)
+            }
+            completion(outcome)
+        })
+    }
+
+    /// Keeps the first answer under its `Idempotency-Key`.
+    private func storeAnswer(_ decision: Decision, idempotency: (key: String, fingerprint: String)?) {
+        guard let idempotency else { return }
+        let lifetime = configuration.idempotencyLifetime.wholeMilliseconds
+        store.evaluate(GateScripts.idempotencyPut, slotKey: idempotency.key, { args in
+            args.append(1)
+            args.append(idempotency.key)
+            args.append(idempotency.fingerprint)
+            args.append(Int(lifetime))
+            args.append(decision.allowed ? 1 : 0)
+            args.append(decision.reason?.rawValue ?? "")
+            args.append(Int(decision.retryAfterMilliseconds))
+            args.append(decision.sendsInWindow)
+            args.append(Int(decision.nextRetryAfterMilliseconds))
+            args.append(Int(decision.serverTimeMilliseconds))
+            args.append(decision.countdownToken?.text ?? "")
+        }, completion: { _ in })
+    }
+
+    /// The token key names the cooldown; the cooldown, in another slot, is read next.
+    func countdownOnCluster(
+        _ token: CountdownToken, tokenKey: String, completion: @escaping (Result<CountdownReading?, GateError>) -> Void
+    ) {
+        store.send(slotKey: tokenKey, { args in
+            args.append("GET")
+            args.append(tokenKey)
+        }, completion: { [unowned self] result in
+            switch result {
+            case .success(.null):
+                completion(.success(nil))
+            case .success(.bulk(let bytes)):
+                let cooldownKey = String(decoding: bytes, as: UTF8.self)
+                self.store.evaluate(GateScripts.countdownOfCooldown, slotKey: cooldownKey, { args in
+                    args.append(1)
+                    args.append(cooldownKey)
+                    args.append(token.text)
+                }, completion: { result in
+                    completion(Self.decode(result, Self.reading))
+                })
+            case .success(let reply):
+                completion(.failure(Self.unexpected(reply)))
+            case .failure(let error):
+                completion(.failure(.storeUnavailable(error.description)))
+            }
+        })
+    }
+
+    static func wallClockMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+}

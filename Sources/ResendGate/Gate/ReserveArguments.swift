@@ -1,0 +1,51 @@
+/// The keys and arguments of one `reserve` script call (see `GateScripts.reserve`).
+/// Keys the call does not use still name a key in the number's slot, so the script's
+/// arity never changes and a cluster never sees keys of two slots in one call.
+struct ReserveArguments {
+    let prefix: String
+    let purpose: Purpose
+    let number: String
+    let policy: CompiledPolicy
+    let token: CountdownToken
+    /// The client's address when the per-IP cap is checked in this call.
+    let ipKey: String?
+    let ipCap: Int
+    let idempotencyKey: String?
+    let fingerprint: String?
+    let idempotencyLifetime: Int64
+    let writesTokenKey: Bool
+
+    /// The hash tag of the number's keys: where the call runs on a cluster.
+    var slotKey: String { "\(purpose.name):\(number)" }
+
+    func write(_ args: inout RedisArguments) {
+        args.append(5)
+        args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
+        args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "sends")
+        if let ipKey {
+            args.append(concatenating: prefix, ":ip:{", ipKey, "}:sends")
+        } else {
+            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "no-ip")
+        }
+        if let idempotencyKey {
+            args.append(idempotencyKey)
+        } else {
+            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "no-idem")
+        }
+        if writesTokenKey {
+            args.append(concatenating: prefix, ":countdown:{", token.text, "}")
+        } else {
+            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "no-token")
+        }
+        args.append(Int(policy.windowMilliseconds))
+        args.append(policy.rules.maxSends ?? 0)
+        args.append(ipCap)
+        args.append(Int(policy.ipWindowMilliseconds))
+        args.append(fingerprint ?? "")
+        args.append(Int(idempotencyLifetime))
+        args.append(token.text)
+        args.append(concatenating: purpose.name, ":", number, "@")
+        args.append(writesTokenKey ? 1 : 0)
+        for step in policy.ladderMilliseconds { args.append(Int(step)) }
+    }
+}

@@ -1,0 +1,210 @@
+/// Sends each command to the Redis Cluster master that owns its key's slot, over one
+/// connection per master. Confined to its loop.
+///
+/// The slot map comes from `CLUSTER SLOTS` on any node. `MOVED` updates the map for
+/// that slot and retries on the new owner (and the whole map is read again soon);
+/// `ASK` retries once on the named node after `ASKING`, for a slot being migrated.
+/// A failed or timed-out node also has the map read again: after a failover the
+/// promoted replica shows up there.
+public final class RedisClusterClient {
+    private let loop: EventLoop
+    private let seeds: [RedisConfiguration.HostPort]
+    private let configuration: RedisConfiguration
+    private let scripts: [RedisScript]
+    private var nodes: [RedisConfiguration.HostPort: RedisConnection] = [:]
+    private var owners = [RedisConfiguration.HostPort?](repeating: nil, count: ClusterSlot.count)
+    private var mapKnown = false
+    private var refreshing = false
+    private var refreshWanted = false
+    private lazy var refreshTimer = EventTimer(loop: loop) { [unowned self] in self.refresh() }
+    /// Readiness, errors and map refreshes, readable from any thread.
+    public let statistics = RedisStatistics()
+    /// Redirections followed at most for one command.
+    static let maximumRedirects = 3
+
+    public init(loop: EventLoop, seeds: [RedisConfiguration.HostPort], configuration: RedisConfiguration, scripts: [RedisScript]) {
+        self.loop = loop
+        self.seeds = seeds
+        self.configuration = configuration
+        self.scripts = scripts
+        for seed in seeds { _ = node(seed) }
+        refresh()
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Calls `script` on the master of `slotKey`'s slot (`slotKey` holds the hash tag).
+    public func evaluate(
+        _ script: RedisScript, slotKey: String, _ build: @escaping (inout RedisArguments) -> Void,
+        completion: @escaping RedisConnection.Completion
+    ) {
+        route(slot: ClusterSlot.of(slotKey), redirects: 0, asking: nil, completion: completion) { connection, done in
+            connection.evaluate(script, build, completion: done)
+        }
+    }
+
+    /// Sends one command to the master of `slotKey`'s slot.
+    public func send(
+        slotKey: String, _ build: @escaping (inout RedisArguments) -> Void, completion: @escaping RedisConnection.Completion
+    ) {
+        route(slot: ClusterSlot.of(slotKey), redirects: 0, asking: nil, completion: completion) { connection, done in
+            connection.send(build, completion: done)
+        }
+    }
+
+    /// `PING` on every master the map names: all must answer.
+    public func pingMasters(_ completion: @escaping (Bool) -> Void) {
+        let masters = Set(owners.compactMap { $0 })
+        guard mapKnown, !masters.isEmpty else { return completion(false) }
+        var left = masters.count
+        var healthy = true
+        for master in masters {
+            node(master).send({ $0.append("PING") }) { result in
+                if case .success(.status("PONG")) = result {} else { healthy = false }
+                left -= 1
+                if left == 0 { completion(healthy) }
+            }
+        }
+    }
+
+    public func close() {
+        refreshTimer.cancel()
+        for connection in nodes.values { connection.close() }
+        nodes.removeAll()
+        statistics.setReady(false)
+    }
+
+    // MARK: - Routing
+
+    private func route(
+        slot: Int, redirects: Int, asking: RedisConfiguration.HostPort?, completion: @escaping RedisConnection.Completion,
+        _ issue: @escaping (RedisConnection, @escaping RedisConnection.Completion) -> Void
+    ) {
+        guard let target = asking ?? owners[slot] ?? (mapKnown ? nil : seeds.first) else {
+            scheduleRefresh()
+            return completion(.failure(RedisError(.unavailable, "no cluster node serves slot \(slot)")))
+        }
+        let connection = node(target)
+        if asking != nil {
+            // ASKING holds for the very next command on this connection: the two pipeline.
+            connection.send({ $0.append("ASKING") }, completion: { _ in })
+        }
+        issue(connection) { [unowned self] result in
+            guard case .failure(let error) = result else { return completion(result) }
+            self.statistics.recordError()
+            switch error.kind {
+            case .server:
+                if let moved = Self.redirect(error.message, prefix: "MOVED "), redirects < Self.maximumRedirects {
+                    self.owners[slot] = moved
+                    self.scheduleRefresh()
+                    return self.route(slot: slot, redirects: redirects + 1, asking: nil, completion: completion, issue)
+                }
+                if let ask = Self.redirect(error.message, prefix: "ASK "), redirects < Self.maximumRedirects {
+                    return self.route(slot: slot, redirects: redirects + 1, asking: ask, completion: completion, issue)
+                }
+                if error.message.hasPrefix("CLUSTERDOWN") || error.message.hasPrefix("TRYAGAIN") {
+                    self.scheduleRefresh()
+                    return completion(.failure(RedisError(.unavailable, error.message)))
+                }
+            case .unavailable, .timeout:
+                self.scheduleRefresh()
+            case .protocolViolation:
+                break
+            }
+            completion(result)
+        }
+    }
+
+    /// `MOVED 3999 127.0.0.1:6381` → 127.0.0.1:6381.
+    static func redirect(_ message: String, prefix: String) -> RedisConfiguration.HostPort? {
+        guard message.hasPrefix(prefix) else { return nil }
+        let parts = message.split(separator: " ")
+        guard parts.count == 3, let colon = parts[2].lastIndex(of: ":"), let port = Int(parts[2][parts[2].index(after: colon)...])
+        else { return nil }
+        return RedisConfiguration.HostPort(host: String(parts[2][..<colon]), port: port)
+    }
+
+    private func node(_ address: RedisConfiguration.HostPort) -> RedisConnection {
+        if let existing = nodes[address] { return existing }
+        let connection = RedisConnection(
+            loop: loop, configuration: configuration.with(endpoint: .tcp(host: address.host, port: address.port)),
+            scripts: scripts)
+        connection.onStateChange = { [unowned self] _ in self.updateReadiness() }
+        nodes[address] = connection
+        return connection
+    }
+
+    private func updateReadiness() {
+        guard mapKnown else { return statistics.setReady(false) }
+        let masters = Set(owners.compactMap { $0 })
+        statistics.setReady(owners.allSatisfy { $0 != nil } && masters.allSatisfy { nodes[$0]?.state == .ready })
+    }
+
+    // MARK: - The slot map
+
+    /// Reads the map again soon (at most every 100 ms).
+    private func scheduleRefresh() {
+        guard !refreshing else { refreshWanted = true; return }
+        if !refreshTimer.isScheduled { refreshTimer.schedule(after: .milliseconds(100)) }
+    }
+
+    /// `CLUSTER SLOTS` on a node that answers: the known masters first, then the seeds.
+    private func refresh() {
+        guard !refreshing else { refreshWanted = true; return }
+        refreshing = true
+        statistics.recordReconnect()
+        let candidates = Array(Set(owners.compactMap { $0 })) + seeds + Array(nodes.keys)
+        ask(candidates, at: 0)
+    }
+
+    private func ask(_ candidates: [RedisConfiguration.HostPort], at index: Int) {
+        guard index < candidates.count else {
+            refreshing = false
+            updateReadiness()
+            refreshTimer.schedule(after: .milliseconds(250))  // nobody answered: try again soon
+            return
+        }
+        node(candidates[index]).send({ args in
+            args.append("CLUSTER")
+            args.append("SLOTS")
+        }, completion: { [unowned self] result in
+            guard case .success(let reply) = result, let map = Self.slotMap(reply) else {
+                return self.ask(candidates, at: index + 1)
+            }
+            self.owners = map
+            self.mapKnown = true
+            self.refreshing = false
+            let masters = Set(map.compactMap { $0 })
+            for master in masters { _ = self.node(master) }
+            // Forget nodes that are no longer masters (demoted or gone), but keep the seeds.
+            for (address, connection) in self.nodes where !masters.contains(address) && !self.seeds.contains(address) {
+                connection.close()
+                self.nodes[address] = nil
+            }
+            self.updateReadiness()
+            // A slot without an owner (a failover under way) means: look again soon.
+            if map.contains(where: { $0 == nil }) || self.refreshWanted {
+                self.refreshWanted = false
+                self.refreshTimer.schedule(after: .milliseconds(250))
+            }
+        })
+    }
+
+    /// `CLUSTER SLOTS`: [[start, end, [host, port, id], replicas...], ...] → owner per slot.
+    static func slotMap(_ reply: RedisReply) -> [RedisConfiguration.HostPort?]? {
+        guard case .array(let ranges) = reply, !ranges.isEmpty else { return nil }
+        var owners = [RedisConfiguration.HostPort?](repeating: nil, count: ClusterSlot.count)
+        for range in ranges {
+            guard case .array(let fields) = range, fields.count >= 3,
+                  let start = fields[0].integer, let end = fields[1].integer,
+                  case .array(let master) = fields[2], master.count >= 2,
+                  let host = master[0].string, let port = master[1].integer,
+                  start >= 0, end < ClusterSlot.count, start <= end else { return nil }
+            let address = RedisConfiguration.HostPort(host: host, port: port)
+            for slot in start...end { owners[slot] = address }
+        }
+        return owners
+    }
+}

@@ -1,0 +1,71 @@
+/// Where the gate's keys live: one Redis (directly, or the master that Sentinels name)
+/// or a Redis Cluster. Confined to its loop; the gate talks to Redis only through it.
+public final class RedisStore {
+    private enum Backend {
+        case single(RedisConnection)
+        case cluster(RedisClusterClient)
+    }
+
+    private let backend: Backend
+
+    public init(loop: EventLoop, configuration: RedisConfiguration, scripts: [RedisScript]) {
+        if case .cluster(let seeds) = configuration.endpoint {
+            backend = .cluster(RedisClusterClient(loop: loop, seeds: seeds, configuration: configuration, scripts: scripts))
+        } else {
+            backend = .single(RedisConnection(loop: loop, configuration: configuration, scripts: scripts))
+        }
+    }
+
+    /// True on a Redis Cluster, where one script may only touch keys of one slot.
+    public var isCluster: Bool {
+        if case .cluster = backend { true } else { false }
+    }
+
+    /// Readiness, errors and reconnects, readable from any thread.
+    public var statistics: RedisStatistics {
+        switch backend {
+        case .single(let connection): connection.statistics
+        case .cluster(let cluster): cluster.statistics
+        }
+    }
+
+    /// Calls `script`; on a cluster, on the master of `slotKey`'s slot.
+    public func evaluate(
+        _ script: RedisScript, slotKey: String, _ build: @escaping (inout RedisArguments) -> Void,
+        completion: @escaping RedisConnection.Completion
+    ) {
+        switch backend {
+        case .single(let connection): connection.evaluate(script, build, completion: completion)
+        case .cluster(let cluster): cluster.evaluate(script, slotKey: slotKey, build, completion: completion)
+        }
+    }
+
+    /// Sends one command; on a cluster, to the master of `slotKey`'s slot.
+    public func send(
+        slotKey: String, _ build: @escaping (inout RedisArguments) -> Void, completion: @escaping RedisConnection.Completion
+    ) {
+        switch backend {
+        case .single(let connection): connection.send(build, completion: completion)
+        case .cluster(let cluster): cluster.send(slotKey: slotKey, build, completion: completion)
+        }
+    }
+
+    /// Whether Redis answers `PING` now (every master, on a cluster).
+    public func ping(_ completion: @escaping (Bool) -> Void) {
+        switch backend {
+        case .single(let connection):
+            connection.send({ $0.append("PING") }) { result in
+                if case .success(.status("PONG")) = result { completion(true) } else { completion(false) }
+            }
+        case .cluster(let cluster):
+            cluster.pingMasters(completion)
+        }
+    }
+
+    public func close() {
+        switch backend {
+        case .single(let connection): connection.close()
+        case .cluster(let cluster): cluster.close()
+        }
+    }
+}
