@@ -21,6 +21,13 @@ struct Settings {
         Option(name: "redis", defaultValue: RedisConfiguration.defaultURL,
                help: "Redis URL: redis://[user:password@]host:port/db or unix:///path/to/redis.sock",
                environmentSuffix: "REDIS_URL"),
+        Option(name: "redis-cluster", defaultValue: nil,
+               help: "a Redis Cluster instead of --redis's host: seed nodes host:port,host:port (password and timeouts from --redis)"),
+        Option(name: "redis-sentinel", defaultValue: nil,
+               help: "Sentinels host:port,... that name the master (with --sentinel-master; password and db from --redis)"),
+        Option(name: "sentinel-master", defaultValue: "mymaster", help: "the master's name at the Sentinels"),
+        Option(name: "wait-replicas", defaultValue: "0",
+               help: "after each allowed send, wait until this many replicas have it (WAIT), so a failover cannot forget it"),
         Option(name: "redis-timeout", defaultValue: "1s",
                help: "connect and command timeout for Redis; past it the answer is 'store unavailable'"),
         Option(name: "region", defaultValue: nil,
@@ -119,7 +126,20 @@ struct Settings {
     /// The gate's configuration from the common options; every rule is linted.
     func gateConfiguration() throws(ConfigurationError) -> GateConfiguration {
         let timeout = try duration("redis-timeout")
-        let redis = try RedisConfiguration(url: values["redis"] ?? "", connectTimeout: timeout, commandTimeout: timeout)
+        var redis = try RedisConfiguration(url: values["redis"] ?? "", connectTimeout: timeout, commandTimeout: timeout)
+        let cluster = values["redis-cluster"].flatMap { $0.isEmpty ? nil : $0 }
+        let sentinels = values["redis-sentinel"].flatMap { $0.isEmpty ? nil : $0 }
+        if cluster != nil && sentinels != nil {
+            throw ConfigurationError(field: "redis-cluster", message: "use --redis-cluster or --redis-sentinel, not both")
+        }
+        if let cluster {
+            redis = try .cluster(seeds: try RedisConfiguration.HostPort.parseList(cluster, field: "redis-cluster"), base: redis)
+        } else if let sentinels {
+            let master = values["sentinel-master"] ?? ""
+            guard !master.isEmpty else { throw ConfigurationError(field: "sentinel-master", message: "needs the master's name") }
+            redis = .sentinel(
+                sentinels: try RedisConfiguration.HostPort.parseList(sentinels, field: "redis-sentinel"), master: master, base: redis)
+        }
         var base = Policy(
             ladder: try Policy.parseLadder(values["cooldown"] ?? ""), window: try duration("window"),
             ipWindow: try duration("ip-window"),
@@ -138,7 +158,7 @@ struct Settings {
         let secret = values["key-secret"].flatMap { $0.isEmpty ? nil : $0 }
         return try GateConfiguration(
             redis: redis, policies: policies, defaultRegion: region, keyPrefix: values["key-prefix"] ?? "rg",
-            keySecret: secret)
+            keySecret: secret, waitReplicas: try integer("wait-replicas", in: 0...16))
     }
 
     /// The `--help` text for a command.

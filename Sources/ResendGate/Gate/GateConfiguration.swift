@@ -13,6 +13,10 @@ public struct GateConfiguration: Sendable {
     public var keySecret: String?
     /// How long an `Idempotency-Key` answer is kept.
     public var idempotencyLifetime: Duration
+    /// After each allowed reservation, wait until this many replicas have it (`WAIT`),
+    /// so that a failover cannot forget it; 0 does not wait. A reservation that too few
+    /// replicas acknowledged in time is answered as store unavailable, never allowed.
+    public var waitReplicas: Int
 
     public init(
         redis: RedisConfiguration,
@@ -20,8 +24,12 @@ public struct GateConfiguration: Sendable {
         defaultRegion: String? = nil,
         keyPrefix: String = "rg",
         keySecret: String? = nil,
-        idempotencyLifetime: Duration = .seconds(86_400)
+        idempotencyLifetime: Duration = .seconds(86_400),
+        waitReplicas: Int = 0
     ) throws(ConfigurationError) {
+        guard (0...16).contains(waitReplicas) else {
+            throw ConfigurationError(field: "wait-replicas", message: "must be 0 to 16")
+        }
         if let region = defaultRegion, !PhoneNumber.isKnownRegion(region) {
             throw ConfigurationError(field: "region", message: "\"\(region)\" is not a known region (two letters, such as CN or GB)")
         }
@@ -38,5 +46,6 @@ public struct GateConfiguration: Sendable {
         self.keyPrefix = keyPrefix
         self.keySecret = keySecret
         self.idempotencyLifetime = idempotencyLifetime
+        self.waitReplicas = waitReplicas
     }
 }

@@ -119,7 +119,7 @@ extension GateWorker {
                 }
                 self.storeAnswer(decision, idempotency: idempotency)
             }
-            completion(outcome)
+            self.awaitReplicas(for: outcome, slotKey: script.slotKey, completion: completion)
         })
     }
 

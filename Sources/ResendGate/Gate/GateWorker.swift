@@ -57,10 +57,40 @@ public final class GateWorker {
             idempotencyKey: idempotencyKey.map { "\(prefix):idem:{\(SHA1.hexDigest(Array($0.utf8)))}" },
             fingerprint: idempotencyKey.map { _ in fingerprint(request, number: number) },
             idempotencyLifetime: configuration.idempotencyLifetime.wholeMilliseconds, writesTokenKey: true)
-        store.evaluate(GateScripts.reserve, slotKey: script.slotKey, script.write, completion: { result in
-            completion(Self.decode(result) { reply throws(GateError) in
+        store.evaluate(GateScripts.reserve, slotKey: script.slotKey, script.write, completion: { [unowned self] result in
+            let outcome = Self.decode(result) { reply throws(GateError) in
                 try Self.decision(from: reply, request: request, policy: policy)
-            })
+            }
+            self.awaitReplicas(for: outcome, slotKey: script.slotKey, completion: completion)
+        })
+    }
+
+    /// With `waitReplicas`: an allowed reservation is answered only once that many
+    /// replicas have it (`WAIT`); fewer in time is a store failure, never an allowed send.
+    func awaitReplicas(
+        for outcome: Result<Decision, GateError>, slotKey: String, completion: @escaping (Result<Decision, GateError>) -> Void
+    ) {
+        let wanted = configuration.waitReplicas
+        guard wanted > 0, case .success(let decision) = outcome, decision.allowed, !decision.replayed else {
+            return completion(outcome)
+        }
+        let timeout = max(1, configuration.redis.commandTimeout.wholeMilliseconds / 2)
+        store.send(slotKey: slotKey, { args in
+            args.append("WAIT")
+            args.append(wanted)
+            args.append(Int(timeout))
+        }, completion: { result in
+            switch result {
+            case .success(.integer(let acknowledged)) where acknowledged >= wanted:
+                completion(outcome)
+            case .success(.integer(let acknowledged)):
+                completion(.failure(.storeUnavailable(
+                    "only \(acknowledged) of \(wanted) replicas acknowledged the reservation within \(timeout) ms")))
+            case .success(let reply):
+                completion(.failure(Self.unexpected(reply)))
+            case .failure(let error):
+                completion(.failure(.storeUnavailable(error.description)))
+            }
         })
     }
 
