@@ -1,0 +1,541 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A real Redis Cluster for one test: `masters` masters with `replicasPerMaster` replicas each
+/// (default 3 + 3), every node a `redis-server` on its own free loopback port, all in one temp
+/// directory (`<tmp>/resendgate-cluster-XXXXXX/<port>`).
+///
+/// ```swift
+/// let cluster = try RedisCluster()
+/// defer { cluster.stop() }
+/// let owner = try cluster.masterPort(forSlot: RedisCluster.slot(forKey: "rg:{login:+8613800138000}:cooldown"))
+/// cluster.kill(port: owner)
+/// let promoted = try cluster.waitForFailover(of: owner)
+/// ```
+///
+/// `init` returns once `redis-cli --cluster create` has run, every node reports
+/// `cluster_state:ok` with all 16 384 slots served, every node knows every other, and every
+/// replica's link to its master is up (so `WAIT 1` works at once).
+///
+/// Node settings, and why (see `Options` for the knobs):
+/// - `cluster-node-timeout 1000` (ms): a dead master is flagged PFAIL after 1 s, FAIL once a
+///   majority of masters agree, and its replica is elected about 1 s later, so a failover
+///   takes 2 to 3 s instead of the 15+ s of the default 15 000.
+/// - `cluster-replica-validity-factor 0`: a replica may always stand for election, however long
+///   its link to the master was down. With the default factor 10 and a 1 s node timeout, a
+///   replica whose link was down for ~10 s (a paused or slow test machine) would refuse to
+///   promote itself and the cluster would stay down for good.
+/// - `cluster-allow-replica-migration no`: replicas stay with the master they were given, so
+///   `replicas()` and a test's idea of "the replica of X" do not change behind its back.
+/// - `cluster-require-full-coverage yes` (Redis's default): while a master is down and not yet
+///   replaced, the whole cluster answers `CLUSTERDOWN`, as in production.
+/// - `appendonly yes`, `appendfsync always`: a killed node that is started again forgets
+///   nothing it acknowledged.
+/// - `repl-diskless-sync-delay 0`: replicas sync at once (the default waits 5 s for more
+///   replicas to join the same transfer).
+/// - `cluster-port`: the bus port is chosen free like the client port (the default
+///   port + 10 000 may be taken, or above 65 535 for a high ephemeral port).
+/// - `shutdown-timeout 0`: `stop()` does not wait for lagging replicas.
+///
+/// Redis 7 or later (`cluster-port`, `shutdown-timeout`). The calls block the calling thread.
+public final class RedisCluster: Sendable {
+    /// How to start the cluster.
+    public struct Options: Sendable {
+        /// Masters, each owning an even share of the 16 384 slots (at least 3: Redis's minimum).
+        public var masters: Int
+        /// Replicas of each master.
+        public var replicasPerMaster: Int
+        /// `cluster-node-timeout`: how long a node may be unreachable before it counts as failing.
+        public var nodeTimeout: Duration
+        /// `appendfsync` on every node.
+        public var appendFsync: RedisServer.Options.AppendFsync
+        /// Path of `redis-server`; nil searches like `RedisServer` does.
+        public var executable: String?
+        /// How long the whole cluster may take to come up.
+        public var startupTimeout: Duration
+        /// Extra `redis.conf` lines for every node.
+        public var extraConfiguration: [String]
+
+        public init(
+            masters: Int = 3, replicasPerMaster: Int = 1, nodeTimeout: Duration = .milliseconds(1000),
+            appendFsync: RedisServer.Options.AppendFsync = .always, executable: String? = nil,
+            startupTimeout: Duration = .seconds(30), extraConfiguration: [String] = []
+        ) {
+            self.masters = masters
+            self.replicasPerMaster = replicasPerMaster
+            self.nodeTimeout = nodeTimeout
+            self.appendFsync = appendFsync
+            self.executable = executable
+            self.startupTimeout = startupTimeout
+            self.extraConfiguration = extraConfiguration
+        }
+    }
+
+    /// One node as `CLUSTER NODES` describes it.
+    public struct Node: Sendable, Hashable, CustomStringConvertible {
+        /// Its client port on 127.0.0.1.
+        public var port: Int
+        /// Its 40-character cluster node id.
+        public var nodeID: String
+        /// The id of its master when it is a replica.
+        public var masterNodeID: String?
+        /// The flags (`master`, `slave`, `myself`, `fail?`, `fail`, ...).
+        public var flags: Set<String>
+        /// The slots it owns (masters only), as ranges.
+        public var slots: [ClosedRange<Int>]
+
+        /// Whether it is a master (`master` flag).
+        public var isMaster: Bool { flags.contains("master") }
+        /// Whether some node suspects or has agreed it is down (`fail?` or `fail`).
+        public var isFailing: Bool { flags.contains("fail") || flags.contains("fail?") }
+        /// Whether it owns `slot`.
+        public func owns(_ slot: Int) -> Bool { slots.contains { $0.contains(slot) } }
+
+        public var description: String {
+            "\(port) \(nodeID.prefix(8)) \(flags.sorted().joined(separator: ","))"
+                + (masterNodeID.map { " of \($0.prefix(8))" } ?? "")
+                + (slots.isEmpty ? "" : " " + slots.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: " "))
+        }
+    }
+
+    /// What `migrateSlot` just did, for `onStep`.
+    public enum MigrationStep: Sendable, Equatable {
+        /// `CLUSTER SETSLOT slot IMPORTING source` on the target.
+        case importing
+        /// `CLUSTER SETSLOT slot MIGRATING target` on the source.
+        case migrating
+        /// One `MIGRATE ... KEYS` batch moved these keys.
+        case moved([String])
+        /// `CLUSTER SETSLOT slot NODE target` sent to every master: the slot is the target's.
+        case assigned
+    }
+
+    private struct State: Sendable {
+        /// How each killed master looked just before the kill (for `waitForFailover`).
+        var killed: [Int: Node] = [:]
+        var stopped = false
+    }
+
+    /// The temp folder holding every node's directory.
+    public let directory: String
+    /// The options it was started with.
+    public let options: Options
+    private let nodes: [RedisNodeProcess]
+    private let state = Mutex(State())
+
+    /// Starts the nodes, creates the cluster and waits until it is fully up.
+    /// Throws `TestSupportError.executableNotFound`, `.didNotStart` or `.timeout` (with what it saw).
+    public init(_ options: Options = Options()) throws {
+        precondition(options.masters >= 3, "Redis Cluster needs at least 3 masters")
+        precondition(options.replicasPerMaster >= 0)
+        let executable = try RedisServer.locateExecutable(options.executable)
+        let major = RedisServer.majorVersion(of: executable)
+        guard major >= 7 else {
+            throw TestSupportError.didNotStart.with("RedisCluster needs Redis 7 or later (cluster-port); \(executable) is v\(major)")
+        }
+        let cli = try RedisNodes.locateCLI(nextTo: executable)
+        let directory = try TemporaryDirectory.make(prefix: "resendgate-cluster-")
+        let started = ContinuousClock.now
+        var nodes: [RedisNodeProcess] = []
+        do {
+            var used = Set<Int>()
+            for _ in 0..<(options.masters * (1 + options.replicasPerMaster)) {
+                let (node, busPorts) = try RedisNodeProcess.start(
+                    executable: executable, root: directory, startupTimeout: .seconds(10),
+                    choosePorts: {
+                        let ports = try RedisNodes.freePorts(2, excluding: used)
+                        return (ports[0], [ports[1]])
+                    },
+                    configuration: { port, extra, nodeDirectory in
+                        Self.configuration(port: port, busPort: extra[0], directory: nodeDirectory, options: options, major: major)
+                    })
+                used.formUnion([node.port] + busPorts)
+                nodes.append(node)
+            }
+            let create = try CommandRunner.run(
+                cli, ["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" }
+                    + ["--cluster-replicas", "\(options.replicasPerMaster)", "--cluster-yes"],
+                timeout: options.startupTimeout)
+            guard create.exitCode == 0, !create.timedOut else {
+                throw TestSupportError.didNotStart.with("redis-cli --cluster create failed: \(create)")
+            }
+        } catch {
+            nodes.forEach { $0.beginTermination() }
+            nodes.forEach { $0.terminate() }
+            TemporaryDirectory.remove(directory)
+            throw error
+        }
+        self.directory = directory
+        self.options = options
+        self.nodes = nodes
+        do {
+            let remaining = options.startupTimeout - (ContinuousClock.now - started)
+            try waitUntilHealthy(timeout: max(remaining, .seconds(1)))
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    deinit {
+        stop()
+    }
+
+    // MARK: Addresses
+
+    /// Every node as `127.0.0.1:PORT`, in start order (masters and replicas alike: any is a seed).
+    public var seeds: [String] { nodes.map { "127.0.0.1:\($0.port)" } }
+
+    /// `127.0.0.1:P1,127.0.0.1:P2,...`, as `--redis-cluster` takes it.
+    public var seedList: String { seeds.joined(separator: ",") }
+
+    /// Every node's port, in start order.
+    public var ports: [Int] { nodes.map(\.port) }
+
+    /// Whether the node on `port` runs (it was not killed, or was restarted).
+    public func isRunning(port: Int) -> Bool { node(port)?.isRunning ?? false }
+
+    /// A new client on the node at `port`.
+    public func client(port: Int, timeout: Duration = .seconds(5)) throws -> RedisTestClient {
+        try RedisTestClient(port: port, timeout: timeout)
+    }
+
+    /// A new client on the master that owns `key`'s slot right now.
+    public func client(forKey key: String, timeout: Duration = .seconds(5)) throws -> RedisTestClient {
+        try client(port: masterPort(forSlot: Self.slot(forKey: key)), timeout: timeout)
+    }
+
+    /// The last lines of the log of the node on `port`.
+    public func logTail(port: Int, lines: Int = 20) -> String {
+        node(port)?.logTail(lines: lines) ?? "(no node on port \(port))"
+    }
+
+    // MARK: Topology
+
+    /// Every node as one running node sees it (`CLUSTER NODES`).
+    public func topology() throws -> [Node] {
+        var lastError: Error = TestSupportError.invalidState.with("no node of the cluster runs")
+        for node in nodes where node.isRunning {
+            do {
+                return try Self.clusterNodes(try node.client(timeout: .seconds(2)))
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+
+    /// The running masters that own slots, as (port, nodeID) and more, in port order.
+    public func masters() throws -> [Node] {
+        try topology().filter { $0.isMaster && !$0.isFailing && !$0.slots.isEmpty && isRunning(port: $0.port) }
+            .sorted { $0.port < $1.port }
+    }
+
+    /// The running replicas, in port order; `masterNodeID` names each one's master.
+    public func replicas() throws -> [Node] {
+        try topology().filter { !$0.isMaster && !$0.isFailing && isRunning(port: $0.port) }.sorted { $0.port < $1.port }
+    }
+
+    /// The running replicas of the master on `port`.
+    public func replicas(ofMaster port: Int) throws -> [Node] {
+        let view = try topology()
+        guard let master = view.first(where: { $0.port == port }) else {
+            throw TestSupportError.invalidState.with("no node on port \(port) in \(view)")
+        }
+        return view.filter { $0.masterNodeID == master.nodeID && !$0.isFailing && isRunning(port: $0.port) }
+    }
+
+    /// The port of the master that owns `slot` right now.
+    public func masterPort(forSlot slot: Int) throws -> Int {
+        let view = try topology()
+        guard let owner = view.first(where: { $0.isMaster && $0.owns(slot) }) else {
+            throw TestSupportError.invalidState.with("no master owns slot \(slot): \(view)")
+        }
+        return owner.port
+    }
+
+    // MARK: Hash slots
+
+    /// The cluster slot of `key`: CRC16-XMODEM of the key (or of its hash tag, the text between
+    /// the first `{` and the next `}` when that is not empty) modulo 16 384.
+    public static func slot(forKey key: String) -> Int {
+        let bytes = Array(key.utf8)
+        var hashed = bytes[...]
+        if let open = bytes.firstIndex(of: UInt8(ascii: "{")),
+            let close = bytes[(open + 1)...].firstIndex(of: UInt8(ascii: "}")), close > open + 1
+        {
+            hashed = bytes[(open + 1)..<close]
+        }
+        return Int(crc16XMODEM(hashed) & 0x3FFF)
+    }
+
+    /// The cluster slot of `key` (the same as `RedisCluster.slot(forKey:)`).
+    public func slot(forKey key: String) -> Int { Self.slot(forKey: key) }
+
+    /// A short hash tag (without braces) whose keys fall into `slot`: `"{\(tag)}:anything"`.
+    public static func hashTag(forSlot slot: Int) -> String {
+        precondition((0..<16_384).contains(slot))
+        var index = 0
+        while true {
+            let tag = "t\(index)"
+            if Self.slot(forKey: tag) == slot { return tag }
+            index += 1
+        }
+    }
+
+    /// CRC16 with polynomial 0x1021, initial value 0, no reflection (XMODEM), as Redis uses.
+    static func crc16XMODEM(_ bytes: ArraySlice<UInt8>) -> UInt16 {
+        var crc: UInt16 = 0
+        for byte in bytes {
+            crc ^= UInt16(byte) << 8
+            for _ in 0..<8 {
+                crc = crc & 0x8000 != 0 ? (crc << 1) ^ 0x1021 : crc << 1
+            }
+        }
+        return crc
+    }
+
+    // MARK: Failures
+
+    /// Kills the node on `port` with SIGKILL, as a crash would, and waits until it is gone.
+    /// Its directory stays, so `restart(port:)` brings it back with its AOF and nodes.conf.
+    public func kill(port: Int) {
+        guard let node = node(port) else { return }
+        if let before = try? topology().first(where: { $0.port == port }), before.isMaster {
+            state.withLock { $0.killed[port] = before }
+        }
+        node.kill()
+    }
+
+    /// Waits until a replica of the (killed) master on `port` has taken over its slots, every
+    /// running node agrees, and every running node reports `cluster_state:ok`.
+    /// Returns the new master's port.
+    @discardableResult
+    public func waitForFailover(of port: Int, timeout: Duration = .seconds(15)) throws -> Int {
+        let old: Node
+        if let killed = state.withLock({ $0.killed[port] }) {
+            old = killed
+        } else if let seen = try topology().first(where: { $0.port == port }), seen.isMaster, !seen.slots.isEmpty {
+            old = seen
+        } else {
+            throw TestSupportError.invalidState.with("the node on port \(port) was not a master with slots")
+        }
+        let slot = old.slots[0].lowerBound
+        return try RedisNodes.waitUntil("failover of master \(port) (slot \(slot))", timeout: timeout) {
+            var owners = Set<Int>()
+            for node in nodes where node.isRunning {
+                let client = try node.client(timeout: .seconds(1))
+                let info = RedisNodes.fields(try client.command("CLUSTER", "INFO").string ?? "")
+                guard info["cluster_state"] == "ok" else {
+                    return (nil, "\(node.port): cluster_state \(info["cluster_state"] ?? "?")")
+                }
+                let view = try Self.clusterNodes(client)
+                guard let owner = view.first(where: { $0.isMaster && $0.owns(slot) }) else {
+                    return (nil, "\(node.port): nobody owns slot \(slot)")
+                }
+                owners.insert(owner.port)
+            }
+            guard owners.count == 1, let owner = owners.first, owner != port, isRunning(port: owner) else {
+                return (nil, "owners of slot \(slot): \(owners.sorted())")
+            }
+            let role = try RedisNodes.info(try client(port: owner, timeout: .seconds(1)), "replication")["role"]
+            return role == "master" ? (owner, "") : (nil, "\(owner) has role \(role ?? "?")")
+        }
+    }
+
+    /// Starts the node on `port` again (same directory, AOF and nodes.conf) and waits until
+    /// every running node reports `cluster_state:ok` and none flags it as failing. A former
+    /// master whose slots went to its replica comes back as that replica's replica.
+    public func restart(port: Int, timeout: Duration = .seconds(15)) throws {
+        guard let node = node(port) else { throw TestSupportError.invalidState.with("no node on port \(port)") }
+        try node.launch(startupTimeout: .seconds(10))
+        state.withLock { _ = $0.killed.removeValue(forKey: port) }
+        _ = try RedisNodes.waitUntil("node \(port) rejoining", timeout: timeout) { () -> (Bool?, String) in
+            for running in nodes where running.isRunning {
+                let client = try running.client(timeout: .seconds(1))
+                let info = RedisNodes.fields(try client.command("CLUSTER", "INFO").string ?? "")
+                guard info["cluster_state"] == "ok" else { return (nil, "\(running.port): \(info["cluster_state"] ?? "?")") }
+                let seen = try Self.clusterNodes(client).first { $0.port == port }
+                guard let seen, !seen.isFailing else { return (nil, "\(running.port) sees \(port) as \(seen?.description ?? "unknown")") }
+            }
+            return (true, "")
+        }
+    }
+
+    /// Waits until every running node reports `cluster_state:ok` with every slot served, knows
+    /// every node, flags none as failing, and every running replica's link to its master is up.
+    public func waitUntilHealthy(timeout: Duration = .seconds(15)) throws {
+        let total = nodes.count
+        _ = try RedisNodes.waitUntil("cluster of \(total) nodes becoming healthy", timeout: timeout) { () -> (Bool?, String) in
+            for node in nodes where node.isRunning {
+                let client = try node.client(timeout: .seconds(1))
+                let info = RedisNodes.fields(try client.command("CLUSTER", "INFO").string ?? "")
+                guard info["cluster_state"] == "ok", info["cluster_slots_ok"] == "16384",
+                    info["cluster_known_nodes"] == "\(total)"
+                else {
+                    return (nil, "\(node.port): state \(info["cluster_state"] ?? "?"), slots ok "
+                        + "\(info["cluster_slots_ok"] ?? "?"), known nodes \(info["cluster_known_nodes"] ?? "?")")
+                }
+                let view = try Self.clusterNodes(client)
+                let running = view.filter { isRunning(port: $0.port) }
+                if let failing = running.first(where: \.isFailing) ?? running.first(where: { $0.flags.contains("handshake") }) {
+                    return (nil, "\(node.port) sees \(failing)")
+                }
+                let replicas = running.filter { !$0.isMaster }
+                let expected = state.withLock { $0.killed.isEmpty } ? options.masters * options.replicasPerMaster : replicas.count
+                guard running.filter({ $0.isMaster && !$0.slots.isEmpty }).count == options.masters,
+                    replicas.count == expected
+                else { return (nil, "\(node.port) sees \(view)") }
+                if view.first(where: { $0.flags.contains("myself") })?.isMaster == false {
+                    let link = try RedisNodes.info(client, "replication")["master_link_status"]
+                    guard link == "up" else { return (nil, "\(node.port): master_link_status \(link ?? "?")") }
+                }
+            }
+            return (true, "")
+        }
+    }
+
+    // MARK: Resharding
+
+    /// Moves `slot` and its keys from the master on `source` to the master on `target` the way
+    /// `redis-cli --cluster reshard` does: `CLUSTER SETSLOT slot IMPORTING` on the target,
+    /// `MIGRATING` on the source, then `CLUSTER GETKEYSINSLOT` + `MIGRATE ... KEYS` in batches
+    /// of `batchSize`, then `SETSLOT slot NODE target` on the target, the source and every
+    /// other master. Between steps (and batches) it calls `onStep` and then sleeps `pause`,
+    /// so a test can run load while the slot is half moved (clients then see `-ASK`).
+    /// Waits until every running node sees the target as the owner. Returns the keys moved.
+    @discardableResult
+    public func migrateSlot(
+        _ slot: Int, from source: Int, to target: Int, batchSize: Int = 100, pause: Duration = .zero,
+        timeout: Duration = .seconds(15), onStep: ((MigrationStep) throws -> Void)? = nil
+    ) throws -> Int {
+        precondition(batchSize > 0)
+        let sourceClient = try client(port: source)
+        let targetClient = try client(port: target)
+        let sourceID = try Self.expectString(sourceClient.command("CLUSTER", "MYID"), "CLUSTER MYID at \(source)")
+        let targetID = try Self.expectString(targetClient.command("CLUSTER", "MYID"), "CLUSTER MYID at \(target)")
+        let step: (MigrationStep) throws -> Void = { done in
+            try onStep?(done)
+            sleepBlocking(pause)
+        }
+
+        try Self.expectOK(targetClient.command("CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", sourceID), "IMPORTING at \(target)")
+        try step(.importing)
+        try Self.expectOK(sourceClient.command("CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", targetID), "MIGRATING at \(source)")
+        try step(.migrating)
+
+        var moved = 0
+        while true {
+            let reply = try sourceClient.command("CLUSTER", "GETKEYSINSLOT", "\(slot)", "\(batchSize)")
+            guard let keys = reply.array?.compactMap(\.string) else {
+                throw TestSupportError.protocolViolation.with("CLUSTER GETKEYSINSLOT at \(source) answered \(reply)")
+            }
+            if keys.isEmpty { break }
+            let migrate = try sourceClient.command(["MIGRATE", "127.0.0.1", "\(target)", "", "0", "5000", "KEYS"] + keys)
+            guard migrate == .simpleString("OK") || migrate == .simpleString("NOKEY") else {
+                throw TestSupportError.processFailed.with("MIGRATE of \(keys.count) keys from \(source) to \(target): \(migrate)")
+            }
+            moved += keys.count
+            try step(.moved(keys))
+        }
+
+        // The target first (it stops answering ASK-only), then the source (it starts answering
+        // MOVED), then everyone else, as the Redis manual's resharding steps say.
+        let others = try masters().map(\.port).filter { $0 != source && $0 != target }
+        for port in [target, source] + others {
+            try Self.expectOK(
+                client(port: port).command("CLUSTER", "SETSLOT", "\(slot)", "NODE", targetID), "SETSLOT NODE at \(port)")
+        }
+        _ = try RedisNodes.waitUntil("every node seeing slot \(slot) on \(target)", timeout: timeout) { () -> (Bool?, String) in
+            for node in nodes where node.isRunning {
+                let owner = try Self.clusterNodes(node.client(timeout: .seconds(1))).first { $0.isMaster && $0.owns(slot) }
+                guard owner?.port == target else { return (nil, "\(node.port) sees owner \(owner?.port ?? 0)") }
+            }
+            return (true, "")
+        }
+        try step(.assigned)
+        return moved
+    }
+
+    // MARK: Lifecycle
+
+    /// Stops every node (SIGTERM to all at once, SIGKILL after 5 s) and removes the directory. Idempotent.
+    public func stop() {
+        let first = state.withLock { state -> Bool in
+            defer { state.stopped = true }
+            return !state.stopped
+        }
+        guard first else { return }
+        nodes.forEach { $0.beginTermination() }
+        nodes.forEach { $0.terminate() }
+        TemporaryDirectory.remove(directory)
+    }
+
+    // MARK: Helpers
+
+    private func node(_ port: Int) -> RedisNodeProcess? {
+        nodes.first { $0.port == port }
+    }
+
+    static func configuration(port: Int, busPort: Int, directory: String, options: Options, major: Int) -> String {
+        let milliseconds = options.nodeTimeout.components.seconds * 1000
+            + options.nodeTimeout.components.attoseconds / 1_000_000_000_000_000
+        let base = RedisServer.Options(
+            appendOnly: true, appendFsync: options.appendFsync,
+            extraConfiguration: [
+                "# Redis Cluster node (ResendGateTestSupport.RedisCluster)",
+                "cluster-enabled yes",
+                "cluster-config-file nodes.conf",
+                "cluster-port \(busPort)",
+                "cluster-node-timeout \(max(milliseconds, 100))",
+                "cluster-replica-validity-factor 0",
+                "cluster-allow-replica-migration no",
+                "cluster-require-full-coverage yes",
+                "repl-diskless-sync-delay 0",
+                "shutdown-timeout 0",
+            ] + options.extraConfiguration)
+        return base.configuration(port: port, directory: directory, unixSocketPath: nil, redisMajorVersion: major)
+    }
+
+    /// Parses `CLUSTER NODES`: `<id> <ip:port@cport[,hostname]> <flags> <master|-> <ping> <pong>
+    /// <epoch> <link> <slot> <slot>...`; importing/migrating entries (`[...]`) are skipped.
+    static func clusterNodes(_ client: RedisTestClient) throws -> [Node] {
+        let reply = try client.command("CLUSTER", "NODES")
+        guard let text = reply.string else {
+            throw TestSupportError.protocolViolation.with("CLUSTER NODES at \(client.endpoint) answered \(reply)")
+        }
+        return try text.split(whereSeparator: \.isNewline).map { line in
+            let fields = line.split(separator: " ").map(String.init)
+            guard fields.count >= 8,
+                let portText = fields[1].split(separator: "@").first?.split(separator: ":").last,
+                let port = Int(portText)
+            else {
+                throw TestSupportError.protocolViolation.with("CLUSTER NODES line not understood: \(line)")
+            }
+            var slots: [ClosedRange<Int>] = []
+            for entry in fields.dropFirst(8) where !entry.hasPrefix("[") {
+                let bounds = entry.split(separator: "-").compactMap { Int($0) }
+                if bounds.count == 1 { slots.append(bounds[0]...bounds[0]) }
+                if bounds.count == 2 { slots.append(bounds[0]...bounds[1]) }
+            }
+            return Node(
+                port: port, nodeID: fields[0], masterNodeID: fields[3] == "-" ? nil : fields[3],
+                flags: Set(fields[2].split(separator: ",").map(String.init)), slots: slots)
+        }
+    }
+
+    private static func expectOK(_ reply: RESPValue, _ what: String) throws {
+        guard reply == .simpleString("OK") else { throw TestSupportError.processFailed.with("\(what): \(reply)") }
+    }
+
+    private static func expectString(_ reply: RESPValue, _ what: String) throws -> String {
+        guard let text = reply.string else { throw TestSupportError.protocolViolation.with("\(what): \(reply)") }
+        return text
+    }
+}
