@@ -32,17 +32,18 @@ ensure_swift() {
 # Seconds since the epoch, for stage timings.
 now() { date +%s; }
 
-# Suites that load the machine on purpose (floods of connections, Redis stalls and kills),
-# and suites whose checks run on 1-2 s policy windows. Each group runs in a pass of its
-# own after the rest, so that a window never shares the two cores with a flood or with
-# a hundred other tests starting Redis servers.
-heavy_suites='HostileInputTests|RedisFaultTests'
+# Suites that load the machine on purpose (floods of connections, Redis stalls and kills,
+# multi-node clusters that fail over), and suites whose checks run on 1-2 s policy
+# windows. Each group runs in a pass of its own after the rest, so that a window never
+# shares the two cores with a flood or with a hundred other tests starting Redis servers;
+# the heavy suites run one test at a time.
+heavy_suites='HostileInputTests|RedisFaultTests|GateClusterTests|RedisClusterSupportTests'
 timed_suites='GatePolicyTests|PolicyRoutesTests|PolicyCommandTests'
 
-# `swift test --skip-build ARGS` in three passes: everything else in parallel, then the
-# timed suites, then the heavy ones.
+# `swift test ARGS` in three passes: everything else in parallel, then the timed suites,
+# then the heavy ones, one test at a time.
 swift_test_in_passes() {
     swift test --skip-build --skip "$heavy_suites|$timed_suites" "$@" &&
         swift test --skip-build --filter "$timed_suites" "$@" &&
-        swift test --skip-build --filter "$heavy_suites" "$@"
+        swift test --skip-build --no-parallel --filter "$heavy_suites" "$@"
 }

@@ -67,6 +67,12 @@ public final class Gate: Sendable {
         return try await onLoop { worker, done in worker.release(number, purpose: purpose, completion: done) }
     }
 
+    /// The remaining time of the cooldown that returned `token`; nil when the token is
+    /// unknown, expired or released. Reveals nothing about the number.
+    public func countdown(_ token: CountdownToken) async throws(GateError) -> CountdownReading? {
+        try await onLoop { worker, done in worker.countdown(token, completion: done) }
+    }
+
     /// Canonicalises a number as this gate does (for keys, logs and display).
     public func canonical(_ phone: String) throws(GateError) -> PhoneNumber {
         do {

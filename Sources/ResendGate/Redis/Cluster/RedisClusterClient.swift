@@ -19,8 +19,11 @@ public final class RedisClusterClient {
     private lazy var refreshTimer = EventTimer(loop: loop) { [unowned self] in self.refresh() }
     /// Readiness, errors and map refreshes, readable from any thread.
     public let statistics = RedisStatistics()
-    /// Redirections followed at most for one command.
-    static let maximumRedirects = 3
+    /// Redirections (MOVED, ASK) and TRYAGAIN retries (20 ms apart) at most for one
+    /// command: a migration in progress can bounce a command a few times.
+    static let maximumRetries = 25
+    /// Timers of pending TRYAGAIN retries, kept alive until they fire.
+    private var retries: [ObjectIdentifier: EventTimer] = [:]
 
     public init(loop: EventLoop, seeds: [RedisConfiguration.HostPort], configuration: RedisConfiguration, scripts: [RedisScript]) {
         self.loop = loop
@@ -96,13 +99,20 @@ public final class RedisClusterClient {
             self.statistics.recordError()
             switch error.kind {
             case .server:
-                if let moved = Self.redirect(error.message, prefix: "MOVED "), redirects < Self.maximumRedirects {
+                if let moved = Self.redirect(error.message, prefix: "MOVED "), redirects < Self.maximumRetries {
                     self.owners[slot] = moved
                     self.scheduleRefresh()
                     return self.route(slot: slot, redirects: redirects + 1, asking: nil, completion: completion, issue)
                 }
-                if let ask = Self.redirect(error.message, prefix: "ASK "), redirects < Self.maximumRedirects {
+                if let ask = Self.redirect(error.message, prefix: "ASK "), redirects < Self.maximumRetries {
                     return self.route(slot: slot, redirects: redirects + 1, asking: ask, completion: completion, issue)
+                }
+                if error.message.hasPrefix("TRYAGAIN"), redirects < Self.maximumRetries {
+                    // A slot half migrated holds some of the keys here and some there:
+                    // the migration moves the rest within milliseconds, so ask again.
+                    return self.retryLater(after: .milliseconds(20)) {
+                        self.route(slot: slot, redirects: redirects + 1, asking: asking, completion: completion, issue)
+                    }
                 }
                 if error.message.hasPrefix("CLUSTERDOWN") || error.message.hasPrefix("TRYAGAIN") {
                     self.scheduleRefresh()
@@ -115,6 +125,16 @@ public final class RedisClusterClient {
             }
             completion(result)
         }
+    }
+
+    private func retryLater(after delay: Duration, _ body: @escaping () -> Void) {
+        var timer: EventTimer!
+        timer = EventTimer(loop: loop) { [unowned self] in
+            self.retries[ObjectIdentifier(timer)] = nil
+            body()
+        }
+        retries[ObjectIdentifier(timer)] = timer
+        timer.schedule(after: delay)
     }
 
     /// `MOVED 3999 127.0.0.1:6381` → 127.0.0.1:6381.
