@@ -1,4 +1,5 @@
 import Foundation
+import ResendGate
 import Synchronization
 
 #if canImport(Glibc)
@@ -262,17 +263,10 @@ public final class RedisCluster: Sendable {
 
     // MARK: Hash slots
 
-    /// The cluster slot of `key`: CRC16-XMODEM of the key (or of its hash tag, the text between
-    /// the first `{` and the next `}` when that is not empty) modulo 16 384.
+    /// The cluster slot of `key`: the gate's own `ClusterSlot` (tests compare it with
+    /// `CLUSTER KEYSLOT` on a live node).
     public static func slot(forKey key: String) -> Int {
-        let bytes = Array(key.utf8)
-        var hashed = bytes[...]
-        if let open = bytes.firstIndex(of: UInt8(ascii: "{")),
-            let close = bytes[(open + 1)...].firstIndex(of: UInt8(ascii: "}")), close > open + 1
-        {
-            hashed = bytes[(open + 1)..<close]
-        }
-        return Int(crc16XMODEM(hashed) & 0x3FFF)
+        ClusterSlot.of(key)
     }
 
     /// The cluster slot of `key` (the same as `RedisCluster.slot(forKey:)`).
@@ -287,18 +281,6 @@ public final class RedisCluster: Sendable {
             if Self.slot(forKey: tag) == slot { return tag }
             index += 1
         }
-    }
-
-    /// CRC16 with polynomial 0x1021, initial value 0, no reflection (XMODEM), as Redis uses.
-    static func crc16XMODEM(_ bytes: ArraySlice<UInt8>) -> UInt16 {
-        var crc: UInt16 = 0
-        for byte in bytes {
-            crc ^= UInt16(byte) << 8
-            for _ in 0..<8 {
-                crc = crc & 0x8000 != 0 ? (crc << 1) ^ 0x1021 : crc << 1
-            }
-        }
-        return crc
     }
 
     // MARK: Failures
