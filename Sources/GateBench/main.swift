@@ -7,7 +7,12 @@ import ResendGate
 /// random valid numbers (+86138 and 8 random digits) from `concurrency` tasks for `seconds`
 /// after a one-second warm-up. About `repeat` of them reuse a number already sent to, so
 /// both the allowed and the denied path of the script run. Prints one line of key=value
-/// pairs for deploy/bench to read; exit 1 on any store error.
+/// pairs for deploy/bench to read (with the median and 99th percentile latency of the
+/// counted calls); exit 1 on any store error.
+///
+/// `--redis-cluster host:port,...` goes to a Redis Cluster through those seed nodes
+/// instead (`--redis` then gives only the password), and `--wait-replicas N` makes every
+/// allowed reservation wait for N replicas (`WAIT`), as `resendgate serve` does with it.
 
 struct Options {
     var redis = RedisConfiguration.defaultURL
@@ -15,6 +20,8 @@ struct Options {
     var warmup = 1.0
     var concurrency = 64
     var repeatShare = 0.25
+    var cluster: String?
+    var waitReplicas = 0
 
     init(_ arguments: [String]) {
         var index = 0
@@ -30,8 +37,11 @@ struct Options {
             case "--warmup": warmup = Double(value()) ?? { fail("--warmup needs a number") }()
             case "--concurrency": concurrency = Int(value()) ?? { fail("--concurrency needs a whole number") }()
             case "--repeat": repeatShare = Double(value()) ?? { fail("--repeat needs a number") }()
+            case "--redis-cluster": cluster = value()
+            case "--wait-replicas": waitReplicas = Int(value()) ?? { fail("--wait-replicas needs a whole number") }()
             case "-h", "--help":
-                print("usage: GateBench --redis URL [--seconds 5] [--warmup 1] [--concurrency 64] [--repeat 0.25]")
+                print("usage: GateBench [--redis URL | --redis-cluster HOST:PORT,...] [--wait-replicas N]"
+                    + " [--seconds 5] [--warmup 1] [--concurrency 64] [--repeat 0.25]")
                 exit(0)
             case let other: fail("unknown argument \(other)")
             }
@@ -51,10 +61,13 @@ struct Tally: Sendable {
     var denied = 0
     var errors = 0
     var firstError: String?
+    /// Each counted call's time from request to reply, in microseconds.
+    var latencies: [UInt32] = []
 
     static func + (lhs: Tally, rhs: Tally) -> Tally {
         Tally(allowed: lhs.allowed + rhs.allowed, denied: lhs.denied + rhs.denied,
-              errors: lhs.errors + rhs.errors, firstError: lhs.firstError ?? rhs.firstError)
+              errors: lhs.errors + rhs.errors, firstError: lhs.firstError ?? rhs.firstError,
+              latencies: lhs.latencies + rhs.latencies)
     }
 }
 
@@ -64,6 +77,7 @@ func caller(_ gate: Gate, seed: UInt64, repeatShare: Double, countFrom: Continuo
     var sent: [String] = []
     sent.reserveCapacity(4096)
     var tally = Tally()
+    tally.latencies.reserveCapacity(16_384)
     while true {
         let phone: String
         if !sent.isEmpty, Double(random.next() % 1_000_000) / 1_000_000 < repeatShare {
@@ -73,10 +87,13 @@ func caller(_ gate: Gate, seed: UInt64, repeatShare: Double, countFrom: Continuo
             if sent.count < 4096 { sent.append(phone) } else { sent[Int(random.next() % 4096)] = phone }
         }
         let outcome: Result<Decision, GateError>
+        let asked = ContinuousClock.now
         do { outcome = .success(try await gate.reserve(phone: phone)) } catch { outcome = .failure(error) }
         let now = ContinuousClock.now
         if now >= end { return tally }
         guard now >= countFrom else { continue }
+        let took = (now - asked).components
+        tally.latencies.append(UInt32(clamping: took.seconds * 1_000_000 + took.attoseconds / 1_000_000_000_000))
         switch outcome {
         case .success(let decision) where decision.allowed: tally.allowed += 1
         case .success: tally.denied += 1
@@ -117,9 +134,11 @@ struct SplitMix64 {
 let options = Options(Array(CommandLine.arguments.dropFirst()))
 let configuration: GateConfiguration
 do {
-    configuration = try GateConfiguration(
-        redis: RedisConfiguration(url: options.redis, connectTimeout: .seconds(2), commandTimeout: .seconds(2)),
-        defaultRegion: "CN")
+    var redis = try RedisConfiguration(url: options.redis, connectTimeout: .seconds(2), commandTimeout: .seconds(2))
+    if let cluster = options.cluster {
+        redis = try .cluster(seeds: RedisConfiguration.HostPort.parseList(cluster, field: "redis-cluster"), base: redis)
+    }
+    configuration = try GateConfiguration(redis: redis, defaultRegion: "CN", waitReplicas: options.waitReplicas)
 } catch {
     fail("\(error)")
 }
@@ -139,9 +158,16 @@ let total = await callers(
     gate, count: options.concurrency, seed: base, repeatShare: options.repeatShare, countFrom: countFrom, end: end)
 let decisions = total.allowed + total.denied
 let perSecond = Double(decisions) / options.seconds
+let sorted = total.latencies.sorted()
+/// The q-quantile of the counted calls' latencies, in milliseconds.
+func quantile(_ q: Double) -> Double {
+    sorted.isEmpty ? 0 : Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))]) / 1000
+}
 print(String(
-    format: "decisions=%d allowed=%d denied=%d errors=%d seconds=%.1f concurrency=%d decisions_per_second=%.0f",
-    decisions, total.allowed, total.denied, total.errors, options.seconds, options.concurrency, perSecond))
+    format: "decisions=%d allowed=%d denied=%d errors=%d seconds=%.1f concurrency=%d decisions_per_second=%.0f"
+        + " p50_ms=%.3f p99_ms=%.3f",
+    decisions, total.allowed, total.denied, total.errors, options.seconds, options.concurrency, perSecond,
+    quantile(0.50), quantile(0.99)))
 if let firstError = total.firstError {
     FileHandle.standardError.write(Data("GateBench: \(total.errors) errors, first: \(firstError)\n".utf8))
     exit(1)
