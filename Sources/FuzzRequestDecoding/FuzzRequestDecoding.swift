@@ -1,6 +1,9 @@
 // libFuzzer entry point for everything the server decodes from a request before
 // Redis sees it: the JSON body, its fields, percent-encoded paths and queries.
-// Built only by deploy/fuzz (swift build --sanitize fuzzer); no main of its own.
+// Built only by deploy/fuzz (swift build --sanitize fuzzer, debug, RESENDGATE_FUZZING);
+// no main of its own. It reaches the server's internal decoders through @testable,
+// which a release build does not allow, so outside fuzzing only the stub below is built.
+#if RESENDGATE_FUZZING
 import ResendGate
 @testable import ResendGateServer
 
@@ -16,8 +19,7 @@ public func fuzzRequestDecoding(_ data: UnsafePointer<UInt8>, _ size: Int) -> In
     if let ip = PercentDecoding.decode(text) { _ = ClientAddress(ip) }
     return 0
 }
-
-#if !RESENDGATE_FUZZING
+#else
 /// Without libFuzzer (a plain `swift build`), say how to run this fuzzer.
 @main enum FuzzerNotBuilt {
     static func main() { print("built without libFuzzer: run deploy/fuzz") }

@@ -15,6 +15,7 @@ public final class RedisClusterClient {
     private var owners = [RedisConfiguration.HostPort?](repeating: nil, count: ClusterSlot.count)
     private var mapKnown = false
     private var refreshing = false
+    private var closed = false
     private var refreshWanted = false
     private lazy var refreshTimer = EventTimer(loop: loop) { [unowned self] in self.refresh() }
     /// Readiness, errors and map refreshes, readable from any thread.
@@ -73,7 +74,10 @@ public final class RedisClusterClient {
     }
 
     public func close() {
+        closed = true
         refreshTimer.cancel()
+        for timer in retries.values { timer.cancel() }
+        retries.removeAll()
         for connection in nodes.values { connection.close() }
         nodes.removeAll()
         statistics.setReady(false)
@@ -85,6 +89,7 @@ public final class RedisClusterClient {
         slot: Int, redirects: Int, asking: RedisConfiguration.HostPort?, completion: @escaping RedisConnection.Completion,
         _ issue: @escaping (RedisConnection, @escaping RedisConnection.Completion) -> Void
     ) {
+        guard !closed else { return completion(.failure(RedisError(.unavailable, "the cluster client was closed"))) }
         guard let target = asking ?? owners[slot] ?? (mapKnown ? nil : seeds.first) else {
             scheduleRefresh()
             return completion(.failure(RedisError(.unavailable, "no cluster node serves slot \(slot)")))
@@ -156,22 +161,29 @@ public final class RedisClusterClient {
         return connection
     }
 
+    /// Ready when every slot has a master and every master's connection is ready. While
+    /// not, the map is read again every half second: a failover may have finished that no
+    /// request of this worker has run into yet.
     private func updateReadiness() {
-        guard mapKnown else { return statistics.setReady(false) }
+        guard !closed else { return }
         let masters = Set(owners.compactMap { $0 })
-        statistics.setReady(owners.allSatisfy { $0 != nil } && masters.allSatisfy { nodes[$0]?.state == .ready })
+        let ready = mapKnown && owners.allSatisfy { $0 != nil } && masters.allSatisfy { nodes[$0]?.state == .ready }
+        statistics.setReady(ready)
+        if !ready, !refreshing, !refreshTimer.isScheduled, !nodes.isEmpty { refreshTimer.schedule(after: .milliseconds(500)) }
     }
 
     // MARK: - The slot map
 
     /// Reads the map again soon (at most every 100 ms).
     private func scheduleRefresh() {
+        guard !closed else { return }
         guard !refreshing else { refreshWanted = true; return }
         if !refreshTimer.isScheduled { refreshTimer.schedule(after: .milliseconds(100)) }
     }
 
     /// `CLUSTER SLOTS` on a node that answers: the known masters first, then the seeds.
     private func refresh() {
+        guard !closed else { return }
         guard !refreshing else { refreshWanted = true; return }
         refreshing = true
         statistics.recordReconnect()
@@ -180,6 +192,7 @@ public final class RedisClusterClient {
     }
 
     private func ask(_ candidates: [RedisConfiguration.HostPort], at index: Int) {
+        guard !closed else { return }
         guard index < candidates.count else {
             refreshing = false
             updateReadiness()
@@ -190,7 +203,7 @@ public final class RedisClusterClient {
             args.append("CLUSTER")
             args.append("SLOTS")
         }, completion: { [unowned self] result in
-            guard case .success(let reply) = result, let map = Self.slotMap(reply) else {
+            guard case .success(let reply) = result, let map = Self.slotMap(reply, askedNode: candidates[index]) else {
                 return self.ask(candidates, at: index + 1)
             }
             self.owners = map
@@ -213,7 +226,9 @@ public final class RedisClusterClient {
     }
 
     /// `CLUSTER SLOTS`: [[start, end, [host, port, id], replicas...], ...] → owner per slot.
-    static func slotMap(_ reply: RedisReply) -> [RedisConfiguration.HostPort?]? {
+    /// An empty host means the node that answered (a node that never learned its own
+    /// address, such as the only master of a cluster, names itself so).
+    static func slotMap(_ reply: RedisReply, askedNode: RedisConfiguration.HostPort) -> [RedisConfiguration.HostPort?]? {
         guard case .array(let ranges) = reply, !ranges.isEmpty else { return nil }
         var owners = [RedisConfiguration.HostPort?](repeating: nil, count: ClusterSlot.count)
         for range in ranges {
@@ -222,7 +237,7 @@ public final class RedisClusterClient {
                   case .array(let master) = fields[2], master.count >= 2,
                   let host = master[0].string, let port = master[1].integer,
                   start >= 0, end < ClusterSlot.count, start <= end else { return nil }
-            let address = RedisConfiguration.HostPort(host: host, port: port)
+            let address = RedisConfiguration.HostPort(host: host.isEmpty ? askedNode.host : host, port: port)
             for slot in start...end { owners[slot] = address }
         }
         return owners
