@@ -71,6 +71,18 @@ struct Tally: Sendable {
     }
 }
 
+/// `value` as eight decimal digits with leading zeros, without Foundation's formatter
+/// (which would cost the callers more than a cached decision does).
+func eightDigits(_ value: UInt64) -> String {
+    var digits = [UInt8](repeating: UInt8(ascii: "0"), count: 8)
+    var rest = value
+    for index in stride(from: 7, through: 0, by: -1) {
+        digits[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+        rest /= 10
+    }
+    return String(decoding: digits, as: UTF8.self)
+}
+
 /// One caller: reserve after reserve until `end`; counts only replies that come after `countFrom`.
 func caller(_ gate: Gate, seed: UInt64, repeatShare: Double, countFrom: ContinuousClock.Instant, end: ContinuousClock.Instant) async -> Tally {
     var random = SplitMix64(seed: seed)
@@ -83,7 +95,7 @@ func caller(_ gate: Gate, seed: UInt64, repeatShare: Double, countFrom: Continuo
         if !sent.isEmpty, Double(random.next() % 1_000_000) / 1_000_000 < repeatShare {
             phone = sent[Int(random.next() % UInt64(sent.count))]
         } else {
-            phone = "+86138" + String(format: "%08llu", random.next() % 100_000_000)
+            phone = "+86138" + eightDigits(random.next() % 100_000_000)
             if sent.count < 4096 { sent.append(phone) } else { sent[Int(random.next() % 4096)] = phone }
         }
         let outcome: Result<Decision, GateError>

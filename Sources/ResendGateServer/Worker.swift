@@ -141,7 +141,8 @@ final class Worker {
         if exchange.request.header("Transfer-Encoding") != nil && !headers.contains(where: { $0.0 == "Connection" }) {
             responder.header("Connection", "close")
         }
-        responder.header("X-Request-Id", String(exchange.id, radix: 16))
+        // The id ties a response to its log line, so it is sent when that line is written.
+        if log.enabled(.info) { responder.header("X-Request-Id", String(exchange.id, radix: 16)) }
         if status == 204 {
             responder.sendEmpty(status: status)
         } else {

@@ -90,7 +90,7 @@ public final class Gate: Sendable {
         _ body: @escaping @Sendable (GateWorker, @escaping (Result<T, GateError>) -> Void) -> Void
     ) async throws(GateError) -> T {
         nonisolated(unsafe) let worker = self.worker
-        let result: Result<T, GateError> = await withCheckedContinuation { continuation in
+        let result: Result<T, GateError> = await withUnsafeContinuation { continuation in
             loop.execute {
                 body(worker) { continuation.resume(returning: $0) }
             }
