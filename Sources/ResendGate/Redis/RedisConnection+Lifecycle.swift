@@ -43,6 +43,9 @@ extension RedisConnection {
         guard case .sentinel(let sentinels, let name) = configuration.endpoint else { return }
         if sentinel == nil {
             sentinel = SentinelResolver(loop: loop, sentinels: sentinels, master: name, timeouts: configuration)
+            switchWatch = SentinelSubscription(loop: loop, sentinels: sentinels, master: name) { [unowned self] master in
+                self.masterSwitched(to: master)
+            }
         }
         connectTimer.schedule(after: configuration.connectTimeout)
         sentinel!.resolve { [unowned self] result in
@@ -58,9 +61,20 @@ extension RedisConnection {
         }
     }
 
-    /// With Sentinels: asks again every second which node is the master; when they
-    /// name another one (a failover, what `+switch-master` announces), the connection
-    /// is dropped and made anew to the new master.
+    /// A Sentinel announced `+switch-master`: the connection is made anew to the new master.
+    func masterSwitched(to master: RedisConfiguration.HostPort) {
+        guard master != sentinelMaster else { return }
+        let previous = sentinelMaster.map(\.description) ?? "none"
+        sentinelMaster = master
+        if state == .ready || state == .connecting {
+            drop(RedisError(.unavailable, "the Sentinels moved the master from \(previous) to \(master)"))
+        }
+    }
+
+    /// With Sentinels: besides listening for `+switch-master`, asks again every second
+    /// which node is the master (a switch announced while no Sentinel was listened to,
+    /// or one that demoted the node quietly); when they name another one, the
+    /// connection is made anew to it.
     func watchSentinels() {
         guard state == .ready, sentinel != nil else { return }
         sentinel!.resolve { [unowned self] result in

@@ -41,6 +41,7 @@ public final class RedisConnection {
     lazy var sentinelTimer = EventTimer(loop: loop) { [unowned self] in self.watchSentinels() }
     /// With Sentinels: who asks them, and the master they named last.
     var sentinel: SentinelResolver?
+    var switchWatch: SentinelSubscription?
     var sentinelMaster: RedisConfiguration.HostPort?
     lazy var connectTimer = EventTimer(loop: loop) { [unowned self] in
         self.drop(RedisError(.timeout, "could not connect to Redis within \(self.configuration.connectTimeout)"))
@@ -109,6 +110,7 @@ public final class RedisConnection {
         state = .closed
         reconnectTimer.cancel()
         sentinel?.close()
+        switchWatch?.close()
         drop(RedisError(.unavailable, "the connection was closed"))
     }
 
