@@ -19,7 +19,7 @@ let package = Package(
             name: "CPhoneNumber",
             path: "Sources/CPhoneNumber",
             cxxSettings: [.unsafeFlags(["-std=c++17"])],
-            linkerSettings: [.linkedLibrary("phonenumber"), .linkedLibrary("stdc++")]
+            linkerSettings: [.linkedLibrary("phonenumber"), .linkedLibrary("protobuf"), .linkedLibrary("stdc++")]
         ),
 
         // MARK: Swift modules

@@ -1,15 +1,31 @@
 // A plain C interface over libphonenumber, so that no C++ type crosses into Swift.
 #include "CPhoneNumber.h"
 
+#include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <random>
+#include <regex>
 #include <set>
 #include <string>
+#include <vector>
 
+#include <phonenumbers/phonemetadata.pb.h>
 #include <phonenumbers/phonenumber.pb.h>
 #include <phonenumbers/phonenumberutil.h>
 
+using i18n::phonenumbers::PhoneMetadataCollection;
 using i18n::phonenumbers::PhoneNumber;
 using i18n::phonenumbers::PhoneNumberUtil;
+
+// The metadata libphonenumber itself parses at start (exported, without a header).
+namespace i18n {
+namespace phonenumbers {
+int metadata_size();
+const void *metadata_get();
+}  // namespace phonenumbers
+}  // namespace i18n
 
 static rg_phone_type map_type(PhoneNumberUtil::PhoneNumberType type) {
     switch (type) {
@@ -40,9 +56,12 @@ static bool has_plus_sign(const std::string &text) {
     return text.find('+') != std::string::npos || text.find("\xEF\xBC\x8B") != std::string::npos;
 }
 
-extern "C" rg_phone_status rg_phone_parse(const char *input, size_t len,
-                                          const char *default_region,
-                                          rg_phone_result *out) {
+static rg_phone_status fill(const PhoneNumberUtil &util, const PhoneNumber &number,
+                            PhoneNumberUtil::PhoneNumberType type, rg_phone_result *out);
+
+// libphonenumber's full parse: every spelling, every check.
+static rg_phone_status parse_full(const char *input, size_t len, const char *default_region,
+                                  rg_phone_result *out) {
     if (input == nullptr || out == nullptr) return RG_PHONE_INTERNAL;
     std::memset(out, 0, sizeof(*out));
     std::string text(input, len);
@@ -78,6 +97,11 @@ extern "C" rg_phone_status rg_phone_parse(const char *input, size_t len,
         }
     }
 
+    return fill(util, number, type, out);
+}
+
+static rg_phone_status fill(const PhoneNumberUtil &util, const PhoneNumber &number,
+                            PhoneNumberUtil::PhoneNumberType type, rg_phone_result *out) {
     std::string e164;
     util.Format(number, PhoneNumberUtil::E164, &e164);
     std::string found_region;
@@ -90,6 +114,130 @@ extern "C" rg_phone_status rg_phone_parse(const char *input, size_t len,
     out->type = map_type(type);
     out->country_code = number.country_code();
     return RG_PHONE_OK;
+}
+
+// ---- The E.164 fast path --------------------------------------------------------------
+//
+// Most callers send numbers already in E.164 ("+8613800138000"). For such input
+// libphonenumber's Parse only (1) splits off the calling code, (2) strips a national
+// prefix or carrier code when the region's national_prefix_for_parsing matches at the
+// start of the rest, and (3) marks Italian leading zeros; the rest of its work (finding
+// the number in free text, extensions, IDD prefixes) cannot apply. The fast path builds
+// the number directly and falls back to the full parse whenever (2) or (3) could apply:
+// when any region of the calling code has a national prefix pattern that matches at the
+// start, or the rest starts with 0. A number the fast path finds invalid also takes the
+// full parse, for its exact reason. rg_phone_self_check compares the two paths.
+
+namespace {
+struct PrefixPatterns {
+    std::map<int, std::vector<std::regex>> by_calling_code;
+    bool ready = false;
+};
+
+const PrefixPatterns &prefix_patterns() {
+    static PrefixPatterns patterns;
+    static std::once_flag once;
+    std::call_once(once, [] {
+        PhoneMetadataCollection collection;
+        if (!collection.ParseFromArray(i18n::phonenumbers::metadata_get(), i18n::phonenumbers::metadata_size())) {
+            return;  // not ready: every number takes the full parse
+        }
+        for (int i = 0; i < collection.metadata_size(); ++i) {
+            const auto &metadata = collection.metadata(i);
+            auto &list = patterns.by_calling_code[metadata.country_code()];
+            if (!metadata.has_national_prefix_for_parsing()) continue;
+            try {
+                list.emplace_back(metadata.national_prefix_for_parsing(), std::regex::ECMAScript | std::regex::optimize);
+            } catch (const std::regex_error &) {
+                // A pattern we cannot read: treat every number of this code as needing
+                // the full parse, with a pattern that matches anything.
+                list.emplace_back("");
+            }
+        }
+        patterns.ready = true;
+    });
+    return patterns;
+}
+}  // namespace
+
+// 1: the fast path decided (out filled); 0: take the full parse.
+static int parse_e164_fast(const char *input, size_t len, rg_phone_result *out) {
+    if (len < 9 || len > 16 || input[0] != '+') return 0;
+    for (size_t i = 1; i < len; ++i) {
+        if (input[i] < '0' || input[i] > '9') return 0;
+    }
+    const PrefixPatterns &patterns = prefix_patterns();
+    if (!patterns.ready) return 0;
+    const PhoneNumberUtil &util = *PhoneNumberUtil::GetInstance();
+    for (size_t code_length = 1; code_length <= 3; ++code_length) {
+        const int code = std::stoi(std::string(input + 1, code_length));
+        std::string region;
+        util.GetRegionCodeForCountryCode(code, &region);
+        if (region == "ZZ") continue;  // not a calling code; codes are prefix-free
+        const std::string national(input + 1 + code_length, len - 1 - code_length);
+        if (national.size() < 2 || national[0] == '0') return 0;
+        const auto found = patterns.by_calling_code.find(code);
+        if (found == patterns.by_calling_code.end()) return 0;
+        for (const std::regex &prefix : found->second) {
+            if (std::regex_search(national, prefix, std::regex_constants::match_continuous)) return 0;
+        }
+        PhoneNumber number;
+        number.set_country_code(code);
+        number.set_national_number(std::stoull(national));
+        const PhoneNumberUtil::PhoneNumberType type = util.GetNumberType(number);
+        if (type == PhoneNumberUtil::UNKNOWN) return 0;
+        std::memset(out, 0, sizeof(*out));
+        return fill(util, number, type, out) == RG_PHONE_OK ? 1 : 0;
+    }
+    return 0;
+}
+
+extern "C" rg_phone_status rg_phone_parse(const char *input, size_t len, const char *default_region,
+                                          rg_phone_result *out) {
+    if (input != nullptr && out != nullptr && parse_e164_fast(input, len, out)) return RG_PHONE_OK;
+    return parse_full(input, len, default_region, out);
+}
+
+extern "C" long rg_phone_self_check(long samples, unsigned seed, long *decided, char *first_mismatch, size_t capacity) {
+    const PhoneNumberUtil &util = *PhoneNumberUtil::GetInstance();
+    std::set<int> codes;
+    util.GetSupportedCallingCodes(&codes);
+    std::vector<int> list(codes.begin(), codes.end());
+    std::mt19937 random(seed);
+    long mismatches = 0;
+    if (decided) *decided = 0;
+    for (long i = 0; i < samples; ++i) {
+        // Half the samples start from an example number, so that many are valid.
+        std::string text;
+        const int code = list[random() % list.size()];
+        std::string region;
+        util.GetRegionCodeForCountryCode(code, &region);
+        PhoneNumber example;
+        if (i % 2 == 0 && util.GetExampleNumberForType(region, static_cast<PhoneNumberUtil::PhoneNumberType>(random() % 11), &example)) {
+            util.Format(example, PhoneNumberUtil::E164, &text);
+            if (text.size() > 4) {
+                for (int k = 0; k < 2; ++k) text[text.size() - 1 - (random() % 4)] = static_cast<char>('0' + random() % 10);
+            }
+        } else {
+            text = "+" + std::to_string(code);
+            const int digits = 5 + random() % 11;
+            for (int k = 0; k < digits; ++k) text += static_cast<char>('0' + random() % 10);
+        }
+        rg_phone_result fast{}, full{};
+        const int decided_here = parse_e164_fast(text.data(), text.size(), &fast);
+        if (!decided_here) continue;
+        if (decided) ++*decided;
+        const rg_phone_status status = parse_full(text.data(), text.size(), nullptr, &full);
+        if (status != RG_PHONE_OK || std::strcmp(fast.e164, full.e164) != 0 || std::strcmp(fast.region, full.region) != 0 ||
+            fast.type != full.type || fast.country_code != full.country_code) {
+            if (mismatches == 0 && first_mismatch && capacity > 0) {
+                std::snprintf(first_mismatch, capacity, "%s: fast %s %s %d, full status %d %s %s %d", text.c_str(),
+                              fast.e164, fast.region, fast.type, status, full.e164, full.region, full.type);
+            }
+            ++mismatches;
+        }
+    }
+    return mismatches;
 }
 
 extern "C" int rg_phone_is_known_region(const char *region) {

@@ -50,6 +50,12 @@ rg_phone_status rg_phone_parse(const char *input, size_t len,
                                const char *default_region,
                                rg_phone_result *out);
 
+/// Compares the E.164 fast path with libphonenumber's full parse on `samples` numbers
+/// (example numbers with changed digits, and random digits, over every calling code)
+/// and returns how many it decided differently; `decided` counts the numbers the fast
+/// path decided, and the first difference is written to `first_mismatch`. For tests.
+long rg_phone_self_check(long samples, unsigned seed, long *decided, char *first_mismatch, size_t capacity);
+
 /// 1 when libphonenumber knows `region` (two letters, upper case), else 0.
 int rg_phone_is_known_region(const char *region);
 

@@ -47,6 +47,15 @@ public final class PhoneNumberParser: Sendable {
         return try result.get()
     }
 
+    /// Compares the shim's E.164 fast path with libphonenumber's full parse on
+    /// `samples` numbers; returns the number of differences and the first one.
+    static func fastPathSelfCheck(samples: Int, seed: UInt32) -> (mismatches: Int, decided: Int, first: String) {
+        var buffer = [CChar](repeating: 0, count: 512)
+        var decided = 0
+        let mismatches = rg_phone_self_check(samples, seed, &decided, &buffer, buffer.count)
+        return (mismatches, decided, String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+
     /// How many results the cache holds now (for tests and metrics).
     public var cachedCount: Int {
         cache.withLock { $0.young.count + $0.old.count }
