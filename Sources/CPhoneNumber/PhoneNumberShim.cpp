@@ -192,10 +192,26 @@ static int parse_e164_fast(const char *input, size_t len, rg_phone_result *out) 
     return 0;
 }
 
+// libphonenumber's parse is not always a fixed point: it strips a national prefix from
+// "+52 1 1 444 864 1375" to give +5214448641375, whose own parse strips another 1 and
+// gives +524448641375, both valid. Two spellings of one subscriber would then get two
+// keys. So a full parse's result is parsed again until it no longer changes (the fast
+// path's results are fixed points by construction: the same input takes it again).
 extern "C" rg_phone_status rg_phone_parse(const char *input, size_t len, const char *default_region,
                                           rg_phone_result *out) {
     if (input != nullptr && out != nullptr && parse_e164_fast(input, len, out)) return RG_PHONE_OK;
-    return parse_full(input, len, default_region, out);
+    rg_phone_status status = parse_full(input, len, default_region, out);
+    for (int round = 0; status == RG_PHONE_OK && round < 4; ++round) {
+        rg_phone_result again{};
+        const std::string e164(out->e164);
+        if (!parse_e164_fast(e164.data(), e164.size(), &again) &&
+            parse_full(e164.data(), e164.size(), nullptr, &again) != RG_PHONE_OK) {
+            break;  // its own E.164 does not parse: keep the first answer
+        }
+        if (std::strcmp(again.e164, out->e164) == 0) break;
+        *out = again;
+    }
+    return status;
 }
 
 extern "C" long rg_phone_self_check(long samples, unsigned seed, long *decided, char *first_mismatch, size_t capacity) {

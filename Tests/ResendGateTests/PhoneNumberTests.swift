@@ -83,4 +83,16 @@ struct PhoneNumberTests {
         // The comparison means something only if the fast path decides many numbers.
         #expect(decided > 30_000, "the fast path decided only \(decided) of 300 000")
     }
+
+    /// libphonenumber strips Mexico's old mobile 1 once per parse; the gate parses until
+    /// the number no longer changes, so every spelling ends on the same key.
+    @Test func canonicalNumbersAreFixedPoints() throws {
+        let spellings = ["+52 1 1 444 864 1375", "+52 1 444 864 1375", "+52 444 864 1375", "+524448641375"]
+        let keys = try Set(spellings.map { try PhoneNumber(parsing: $0).e164 })
+        #expect(keys == ["+524448641375"])
+        for spelling in spellings {
+            let number = try PhoneNumber(parsing: spelling)
+            #expect(try PhoneNumber(parsing: number.e164).e164 == number.e164)
+        }
+    }
 }
