@@ -13,7 +13,7 @@ enum ServeCommand {
         Settings.Option(name: "host", defaultValue: "127.0.0.1", help: "address to listen on"),
         Settings.Option(name: "port", defaultValue: "8080", help: "port to listen on (0 picks a free one)"),
         Settings.Option(name: "workers", defaultValue: String(ProcessInfo.processInfo.activeProcessorCount),
-                        help: "event loops, each with its own listener and Redis connection (default: the number of cores)"),
+                        help: "event loops, each with its own listener and Redis connection; the default is this machine's number of cores"),
         Settings.Option(name: "api-keys-file", defaultValue: nil, help: "file with one API key a line (# starts a comment)"),
         Settings.Option(name: "api-keys", defaultValue: nil, help: "API keys separated by commas"),
         Settings.Option(name: "insecure-no-auth", defaultValue: nil,
