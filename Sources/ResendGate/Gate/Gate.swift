@@ -26,9 +26,8 @@ public final class Gate: Sendable {
     }
 
     deinit {
-        let worker = self.worker
-        nonisolated(unsafe) let confined = worker
-        loop.execute { confined.close() }
+        nonisolated(unsafe) let worker = self.worker
+        loop.execute { worker.close() }
         loop.stop()
     }
 

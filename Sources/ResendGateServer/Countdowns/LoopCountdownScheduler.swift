@@ -28,9 +28,6 @@ final class LoopCountdownScheduler: CountdownScheduler, @unchecked Sendable {
         return LoopWakeUp(scheduler: self, serial: serial)
     }
 
-    /// Whether a wake-up is armed (false whenever no stream is open).
-    var isArmed: Bool { pending != nil }
-
     fileprivate func cancel(serial: UInt64) {
         guard pending?.serial == serial else { return }
         pending = nil

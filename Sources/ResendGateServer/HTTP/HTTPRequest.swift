@@ -68,13 +68,4 @@ struct HTTPRequest {
         buffer.append(contentsOf: repeatElement(0, count: length))
         _ = buffer.withUnsafeMutableBytes { evbuffer_copyout(input, $0.baseAddress, length) }
     }
-
-    /// The peer's address as evhttp saw it.
-    var peerAddress: String {
-        var address: UnsafeMutablePointer<CChar>?
-        var port: UInt16 = 0
-        guard let connection = evhttp_request_get_connection(raw) else { return "-" }
-        evhttp_connection_get_peer(connection, &address, &port)
-        return address.map { String(cString: $0) } ?? "-"
-    }
 }
