@@ -19,7 +19,10 @@ let package = Package(
             name: "CPhoneNumber",
             path: "Sources/CPhoneNumber",
             cxxSettings: [.unsafeFlags(["-std=c++17"])],
-            linkerSettings: [.linkedLibrary("phonenumber"), .linkedLibrary("protobuf"), .linkedLibrary("stdc++")]
+            linkerSettings: [
+                .linkedLibrary("phonenumber"), .linkedLibrary("protobuf"), .linkedLibrary("icui18n"),
+                .linkedLibrary("icuuc"), .linkedLibrary("stdc++"),
+            ]
         ),
 
         // MARK: Swift modules

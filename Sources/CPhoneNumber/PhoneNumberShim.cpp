@@ -1,5 +1,6 @@
 // A plain C interface over libphonenumber, so that no C++ type crosses into Swift.
 #include "CPhoneNumber.h"
+#include "NumberTypeTables.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -154,7 +155,8 @@ const PrefixPatterns &prefix_patterns() {
                 list.emplace_back("");
             }
         }
-        patterns.ready = true;
+        // Without the type tables every number takes the full parse too.
+        patterns.ready = resendgate::number_type_tables_ready(collection);
     });
     return patterns;
 }
@@ -181,13 +183,17 @@ static int parse_e164_fast(const char *input, size_t len, rg_phone_result *out) 
         for (const std::regex &prefix : found->second) {
             if (std::regex_search(national, prefix, std::regex_constants::match_continuous)) return 0;
         }
-        PhoneNumber number;
-        number.set_country_code(code);
-        number.set_national_number(std::stoull(national));
-        const PhoneNumberUtil::PhoneNumberType type = util.GetNumberType(number);
-        if (type == PhoneNumberUtil::UNKNOWN) return 0;
+        const resendgate::NumberTypeDecision decided = resendgate::decide_number_type(code, national);
+        if (decided.type == PhoneNumberUtil::UNKNOWN) return 0;
         std::memset(out, 0, sizeof(*out));
-        return fill(util, number, type, out) == RG_PHONE_OK ? 1 : 0;
+        // E.164 is "+", the code and the national number; the rest is what libphonenumber's
+        // GetRegionCodeForNumber and GetNumberType would say (see NumberTypeTables.hpp).
+        if (len >= sizeof(out->e164) || decided.region.size() >= sizeof(out->region)) return 0;
+        std::memcpy(out->e164, input, len);
+        std::memcpy(out->region, decided.region.data(), decided.region.size());
+        out->type = map_type(decided.type);
+        out->country_code = code;
+        return 1;
     }
     return 0;
 }
