@@ -12,6 +12,16 @@ struct CountdownTokenTests {
         }
     }
 
+    /// 1 000 tokens span four refills of the source's 4 KiB block: none repeats, and
+    /// the bytes of a refill are new ones (a block reused as is would repeat all 256).
+    @Test func aTokenSourceNeverRepeatsAcrossRefills() {
+        let source = CountdownTokenSource()
+        let tokens = (0..<1_000).map { _ in source.next().text }
+        #expect(Set(tokens).count == 1_000)
+        #expect(tokens.allSatisfy { CountdownToken(validating: $0)?.text == $0 })
+        #expect(!tokens.contains("AAAAAAAAAAAAAAAAAAAAAA"))
+    }
+
     @Test func base64URLUsesTheURLSafeAlphabetWithoutPadding() {
         #expect(CountdownToken.base64URL([0xFB, 0xFF]) == "-_8")
         #expect(CountdownToken.base64URL(Array("hello".utf8)) == "aGVsbG8")

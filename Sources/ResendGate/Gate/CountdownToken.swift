@@ -1,8 +1,8 @@
 import CCrypto
 
 /// The unguessable handle of one running cooldown, returned by a reserve as
-/// `countdown_token`: 16 random bytes (128 bits, from the system's CSPRNG, which
-/// is `getrandom` on Linux) in base64url without padding, so always 22 characters
+/// `countdown_token`: 16 random bytes (128 bits, from OpenSSL's DRBG, which the
+/// kernel's CSPRNG seeds) in base64url without padding, so always 22 characters
 /// of `[A-Za-z0-9_-]`. It reveals nothing about the number it counts for.
 public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
     /// The 22 characters.
@@ -11,17 +11,19 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
     /// The length of every token.
     public static let length = 22
 
-    /// A fresh random token, from OpenSSL's DRBG (seeded by the kernel's CSPRNG),
-    /// which costs no system call per token.
+    /// A fresh random token, from OpenSSL's DRBG (seeded by the kernel's CSPRNG).
+    /// The server draws from a `CountdownTokenSource` instead, which asks OpenSSL
+    /// once per 256 tokens.
     public static func random() -> CountdownToken {
         var bytes = (UInt64(0), UInt64(0))
-        let filled = withUnsafeMutableBytes(of: &bytes) { RAND_bytes($0.baseAddress!.assumingMemoryBound(to: UInt8.self), 16) }
-        if filled != 1 {
-            // OpenSSL could not seed itself: fall back to the kernel directly.
-            var generator = SystemRandomNumberGenerator()
-            bytes = (generator.next(), generator.next())
-        }
+        withUnsafeMutableBytes(of: &bytes) { CountdownTokenSource.fill($0) }
         return withUnsafeBytes(of: &bytes) { CountdownToken(uncheckedText: Self.base64URL($0)) }
+    }
+
+    /// The token of 16 random bytes.
+    init(randomBytes: UnsafeRawBufferPointer) {
+        precondition(randomBytes.count == 16)
+        text = Self.base64URL(randomBytes)
     }
 
     /// Accepts exactly a token's shape (22 characters of `[A-Za-z0-9_-]`) and
@@ -51,8 +53,11 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// base64url without padding.
-    static func base64URL(_ bytes: some Collection<UInt8>) -> String {
-        let input = Array(bytes)
+    static func base64URL(_ bytes: [UInt8]) -> String {
+        bytes.withUnsafeBytes { base64URL($0) }
+    }
+
+    static func base64URL(_ input: UnsafeRawBufferPointer) -> String {
         let length = (input.count * 4 + 2) / 3
         return String(unsafeUninitializedCapacity: length) { out in
             var written = 0

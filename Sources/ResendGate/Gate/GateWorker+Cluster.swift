@@ -89,7 +89,7 @@ extension GateWorker {
         _ request: SendRequest, policy: CompiledPolicy, number: String, ipShare: (key: String, member: String)?,
         idempotency: (key: String, fingerprint: String)?, completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
-        let token = CountdownToken.random()
+        let token = tokens.next()
         let script = ReserveArguments(
             prefix: configuration.keyPrefix, purpose: request.purpose, number: number, policy: policy, token: token,
             ipKey: nil, ipCap: 0, idempotencyKey: nil, fingerprint: nil, idempotencyLifetime: 0, writesTokenKey: false)

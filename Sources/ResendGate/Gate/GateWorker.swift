@@ -9,6 +9,7 @@ public final class GateWorker {
     /// This worker's own parser and cache, so parsing never contends across loops.
     public let parser: PhoneNumberParser
     let keys: NumberKeyHasher
+    let tokens = CountdownTokenSource()
     private let compiled: [String: CompiledPolicy]
     private let fallback: CompiledPolicy
 
@@ -48,7 +49,7 @@ public final class GateWorker {
         if store.isCluster { return reserveOnCluster(request, policy: policy, completion: completion) }
         let prefix = configuration.keyPrefix
         let number = keys.keyText(for: request.phone.e164)
-        let token = CountdownToken.random()
+        let token = tokens.next()
         let ip = policy.rules.ipMaxSends != nil ? request.clientAddress?.text : nil
         let idempotencyKey = request.idempotencyKey
         let script = ReserveArguments(
