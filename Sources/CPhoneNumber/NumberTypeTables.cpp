@@ -38,7 +38,7 @@ struct Region {
 };
 
 struct Tables {
-    std::vector<std::unique_ptr<icu::RegexPattern>> patterns;
+    std::vector<icu::UnicodeString> patterns;  // each distinct pattern once
     std::deque<Region> regions;  // stable addresses for by_code
     std::unordered_map<int, std::vector<const Region *>> by_code;
     bool ready = false;
@@ -52,23 +52,13 @@ class Builder {
 public:
     explicit Builder(Tables &tables) : tables_(tables) {}
 
-    bool ok = true;
-
     int pattern(const std::string &text) {
         if (text.empty()) return -1;
         const auto found = ids_.find(text);
         if (found != ids_.end()) return found->second;
-        UErrorCode status = U_ZERO_ERROR;
-        UParseError parse_error;
-        // The flags and conversion libphonenumber's ICU adapter uses (IcuRegExp).
-        std::unique_ptr<icu::RegexPattern> compiled(
-            icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(text), 0, parse_error, status));
-        if (U_FAILURE(status) || !compiled) {
-            ok = false;
-            return -1;
-        }
         const int id = static_cast<int>(tables_.patterns.size());
-        tables_.patterns.push_back(std::move(compiled));
+        // The conversion libphonenumber's ICU adapter uses (IcuRegExp).
+        tables_.patterns.push_back(icu::UnicodeString::fromUTF8(text));
         ids_.emplace(text, id);
         return id;
     }
@@ -139,10 +129,11 @@ void build(const PhoneMetadataCollection &collection) {
             list.push_back(builder.region(id, *metadata));
         }
     }
-    tables->ready = builder.ok;
+    tables->ready = true;
 }
 
-/// This thread's matchers, made on first use of each pattern, and the input they read.
+/// This thread's matchers, each compiled on first use of its pattern (so memory follows
+/// the regions a server sees, and no two threads share ICU state), and their input.
 struct ThreadMatchers {
     std::vector<std::unique_ptr<icu::RegexMatcher>> matchers;
     icu::UnicodeString input;
@@ -156,8 +147,9 @@ bool match(int pattern, bool whole) {
     std::unique_ptr<icu::RegexMatcher> &matcher = local.matchers[pattern];
     UErrorCode status = U_ZERO_ERROR;
     if (!matcher) {
-        matcher.reset(tables->patterns[pattern]->matcher(status));
-        if (U_FAILURE(status) || !matcher) {
+        // The flags libphonenumber's ICU adapter compiles with (none).
+        matcher = std::make_unique<icu::RegexMatcher>(tables->patterns[pattern], 0, status);
+        if (U_FAILURE(status)) {
             matcher.reset();
             local.failed = true;
             return false;

@@ -1,11 +1,10 @@
 // The number-type and region decision of libphonenumber's GetNumberType and
-// GetRegionCodeForNumber, over the same metadata, with every pattern compiled once.
+// GetRegionCodeForNumber, over the same metadata, with every pattern compiled once per thread.
 //
 // libphonenumber looks each pattern up in a cache by its text (hashing patterns of up
 // to a few KB) and builds a new ICU matcher for every match: about 4 us for a mobile
 // number of a region with many patterns. These tables compile each distinct pattern to
-// an ICU RegexPattern once and keep one reusable matcher per pattern and thread, which
-// brings that to about 0.6 us. rg_phone_self_check compares the result with
+// an ICU matcher once per thread, on first use, and reuse it: about 0.6 us. rg_phone_self_check compares the result with
 // libphonenumber's own on random numbers of every calling code.
 #ifndef RESENDGATE_NUMBER_TYPE_TABLES_HPP
 #define RESENDGATE_NUMBER_TYPE_TABLES_HPP
@@ -25,8 +24,9 @@ struct NumberTypeDecision {
     i18n::phonenumbers::PhoneNumberUtil::PhoneNumberType type = i18n::phonenumbers::PhoneNumberUtil::UNKNOWN;
 };
 
-/// Builds the tables on first use (thread-safe). False when the metadata or a pattern
-/// could not be read: callers then ask libphonenumber itself.
+/// Builds the tables on first use (thread-safe). False when the metadata lacks a region
+/// libphonenumber lists: callers then ask libphonenumber itself. A pattern ICU cannot
+/// compile is found when first used, and its numbers are then left to libphonenumber.
 bool number_type_tables_ready(const i18n::phonenumbers::PhoneMetadataCollection &collection);
 
 /// The region and type of `national` (digits, no leading zero) under `calling_code`,
