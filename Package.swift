@@ -15,6 +15,8 @@ let package = Package(
         // MARK: C libraries from Debian
         .systemLibrary(name: "CHiredis", path: "Sources/CHiredis"),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto"),
+        // Our hiredis adapter for libevent (C, beside the libraries it joins).
+        .target(name: "CRedisEvents", dependencies: ["CHiredis"], path: "Sources/CRedisEvents"),
         .target(
             name: "CPhoneNumber",
             path: "Sources/CPhoneNumber",
@@ -27,7 +29,7 @@ let package = Package(
 
         // MARK: Swift modules
         .target(name: "Countdown"),
-        .target(name: "ResendGate", dependencies: ["CHiredis", "CPhoneNumber", "CCrypto", "Countdown"]),
+        .target(name: "ResendGate", dependencies: ["CHiredis", "CRedisEvents", "CPhoneNumber", "CCrypto", "Countdown"]),
         .target(name: "ResendGateServer", dependencies: ["ResendGate", "Countdown", "CHiredis"]),
         .executableTarget(name: "resendgate", dependencies: ["ResendGate", "ResendGateServer", "Countdown"]),
         .target(name: "ResendGateTestSupport", dependencies: ["ResendGate"]),

@@ -1,4 +1,5 @@
 import CHiredis
+import CRedisEvents
 
 // MARK: - Connecting, handshake, dropping and reconnecting
 
@@ -31,7 +32,7 @@ extension RedisConnection {
         generation &+= 1
         context = created
         created.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        redisLibeventAttach(created, loop.base)
+        rg_redis_attach(created, loop.base)
         redisAsyncSetConnectCallback(created, redisConnectThunk)
         redisAsyncSetDisconnectCallback(created, redisDisconnectThunk)
         connectTimer.schedule(after: configuration.connectTimeout)

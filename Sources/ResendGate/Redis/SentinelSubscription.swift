@@ -1,4 +1,5 @@
 import CHiredis
+import CRedisEvents
 
 /// Listens on one Sentinel at a time for `+switch-master` (a failover finished) and
 /// reports the new master of `master`. Reconnects, moving to the next Sentinel, when
@@ -47,7 +48,7 @@ final class SentinelSubscription {
         }
         context = created
         created.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        redisLibeventAttach(created, loop.base)
+        rg_redis_attach(created, loop.base)
         redisAsyncSetDisconnectCallback(created) { context, _ in
             guard let data = context?.pointee.data else { return }
             let subscription = Unmanaged<SentinelSubscription>.fromOpaque(data).takeUnretainedValue()
