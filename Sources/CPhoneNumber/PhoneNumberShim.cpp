@@ -220,6 +220,10 @@ extern "C" rg_phone_status rg_phone_parse(const char *input, size_t len, const c
     return status;
 }
 
+extern "C" int rg_phone_parse_e164(const char *input, size_t len, rg_phone_result *out) {
+    return input != nullptr && out != nullptr && parse_e164_fast(input, len, out);
+}
+
 extern "C" long rg_phone_self_check(long samples, unsigned seed, long *decided, char *first_mismatch, size_t capacity) {
     const PhoneNumberUtil &util = *PhoneNumberUtil::GetInstance();
     std::set<int> codes;
