@@ -1,8 +1,8 @@
 /// The arguments of one command, written into a buffer that the connection
 /// reuses, so that building a command allocates nothing once warmed up.
 ///
-/// Each argument is passed to hiredis with its length (`redisAsyncCommandArgv`),
-/// so no argument can ever be read as part of another command.
+/// Each argument is sent with its length (a bulk string of Redis's protocol), so no
+/// argument can ever be read as part of another command.
 public struct RedisArguments: ~Copyable {
     var bytes: [UInt8] = []
     var ends: [Int] = []
@@ -51,6 +51,37 @@ public struct RedisArguments: ~Copyable {
     }
 
     var count: Int { ends.count }
+
+    /// The command in Redis's protocol (an array of bulk strings), written into `out`,
+    /// which is emptied first: hiredis takes it as is, where formatting an argv itself
+    /// cost a printf-like pass per argument.
+    func writeRESP(into out: inout [UInt8]) {
+        out.removeAll(keepingCapacity: true)
+        out.append(UInt8(ascii: "*"))
+        Self.appendDecimal(ends.count, to: &out)
+        out.append(contentsOf: [13, 10])
+        var start = 0
+        for end in ends {
+            out.append(UInt8(ascii: "$"))
+            Self.appendDecimal(end - start, to: &out)
+            out.append(contentsOf: [13, 10])
+            out.append(contentsOf: bytes[start..<end])
+            out.append(contentsOf: [13, 10])
+            start = end
+        }
+    }
+
+    private static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        precondition(value >= 0)
+        var divisor = 1
+        while divisor <= value / 10 { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
 }
 
 extension RedisArguments {

@@ -33,8 +33,8 @@ public final class RedisConnection {
     var pending = FIFO<Pending>()
     var handshakeRepliesLeft = 0
     private var arguments = RedisArguments()
-    private var argvPointers: [UnsafePointer<CChar>?] = []
-    private var argvLengths: [Int] = []
+    /// The command in Redis's protocol, reused for every command.
+    private var formatted: [UInt8] = []
     var backoff: Duration
     lazy var deadlineTimer = EventTimer(loop: loop) { [unowned self] in self.checkDeadlines() }
     lazy var reconnectTimer = EventTimer(loop: loop) { [unowned self] in self.connect() }
@@ -117,24 +117,11 @@ public final class RedisConnection {
     // MARK: - Sending
 
     func enqueue(_ context: UnsafeMutablePointer<redisAsyncContext>, _ entry: Pending) {
-        let status = arguments.bytes.withUnsafeBufferPointer { bytes -> Int32 in
-            bytes.withMemoryRebound(to: CChar.self) { chars -> Int32 in
-                argvPointers.removeAll(keepingCapacity: true)
-                argvLengths.removeAll(keepingCapacity: true)
-                var start = 0
-                for end in arguments.ends {
-                    argvPointers.append(chars.baseAddress.map { UnsafePointer($0 + start) })
-                    argvLengths.append(end - start)
-                    start = end
-                }
-                return argvPointers.withUnsafeMutableBufferPointer { argv in
-                    argvLengths.withUnsafeBufferPointer { lengths in
-                        redisAsyncCommandArgv(
-                            context, redisReplyThunk, UnsafeMutableRawPointer(bitPattern: generation),
-                            Int32(argv.count), argv.baseAddress, lengths.baseAddress)
-                    }
-                }
-            }
+        arguments.writeRESP(into: &formatted)
+        let status = formatted.withUnsafeBytes { command in
+            redisAsyncFormattedCommand(
+                context, redisReplyThunk, UnsafeMutableRawPointer(bitPattern: generation),
+                command.baseAddress?.assumingMemoryBound(to: CChar.self), command.count)
         }
         guard status == REDIS_OK else {
             entry.completion(.failure(RedisError(.unavailable, "hiredis refused the command (connection closing)")))
