@@ -59,15 +59,17 @@ public struct RedisArguments: ~Copyable {
         out.removeAll(keepingCapacity: true)
         out.append(UInt8(ascii: "*"))
         Self.appendDecimal(ends.count, to: &out)
-        out.append(contentsOf: [13, 10])
-        var start = 0
-        for end in ends {
-            out.append(UInt8(ascii: "$"))
-            Self.appendDecimal(end - start, to: &out)
-            out.append(contentsOf: [13, 10])
-            out.append(contentsOf: bytes[start..<end])
-            out.append(contentsOf: [13, 10])
-            start = end
+        out.append(13); out.append(10)
+        bytes.withUnsafeBufferPointer { all in
+            var start = 0
+            for end in ends {
+                out.append(UInt8(ascii: "$"))
+                Self.appendDecimal(end - start, to: &out)
+                out.append(13); out.append(10)
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: all[start..<end]))
+                out.append(13); out.append(10)
+                start = end
+            }
         }
     }
 
