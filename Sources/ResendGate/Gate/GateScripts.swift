@@ -33,10 +33,6 @@ enum GateScripts {
         local window, maxSends = tonumber(ARGV[1]), tonumber(ARGV[2])
         local ipMax, ipWindow = tonumber(ARGV[3]), tonumber(ARGV[4])
         local steps = #ARGV - 9
-        local function cooldown(n)
-          if n < 1 then n = 1 elseif n > steps then n = steps end
-          return tonumber(ARGV[9 + n])
-        end
         local sends = 0
         if window > 0 then
           redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
@@ -45,7 +41,7 @@ enum GateScripts {
         local reason, wait = '', 0
         local remaining = redis.call('PTTL', KEYS[1])
         if remaining == -1 then
-          remaining = cooldown(sends)
+          remaining = tonumber(ARGV[9 + math.max(1, math.min(sends, steps))])
           redis.call('PEXPIRE', KEYS[1], remaining)
         end
         if remaining > 0 then reason, wait = 'cooldown', remaining end
@@ -66,7 +62,7 @@ enum GateScripts {
         if reason == '' then
           allowed, token = 1, ARGV[7]
           sends = sends + 1
-          wait = cooldown(sends)
+          wait = tonumber(ARGV[9 + math.max(1, math.min(sends, steps))])
           redis.call('SET', KEYS[1], token, 'PX', wait)
           if ARGV[9] == '1' then redis.call('SET', KEYS[5], KEYS[1], 'PX', wait) end
           if window > 0 then
@@ -80,7 +76,7 @@ enum GateScripts {
         elseif reason == 'cooldown' then
           token = redis.call('GET', KEYS[1]) or ''
         end
-        local nextCooldown = cooldown(sends + 1)
+        local nextCooldown = tonumber(ARGV[9 + math.min(sends + 1, steps)])
         if ARGV[5] ~= '' then
           redis.call('HSET', KEYS[4], 'fp', ARGV[5], 'a', allowed, 'r', reason, 'ms', wait, 's', sends,
             'n', nextCooldown, 't', now, 'tok', token)
