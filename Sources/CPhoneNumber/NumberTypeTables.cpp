@@ -135,8 +135,8 @@ void build(const PhoneMetadataCollection &collection) {
 /// This thread's matchers, each compiled on first use of its pattern (so memory follows
 /// the regions a server sees, and no two threads share ICU state), and their input.
 struct ThreadMatchers {
+    icu::UnicodeString input;  // first, so that it outlives the matchers that read it
     std::vector<std::unique_ptr<icu::RegexMatcher>> matchers;
-    icu::UnicodeString input;
     bool failed = false;  // a matcher could not be made: the decision is not trusted
 };
 thread_local ThreadMatchers local;

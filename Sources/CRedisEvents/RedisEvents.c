@@ -61,6 +61,9 @@ static void del_read(void *data) {
 
 static void add_write(void *data) {
     rg_redis_events *events = data;
+    // Waiting for writability already (connecting, or the socket was full): a flush now
+    // would only meet EAGAIN.
+    if (events->writing) return;
     if ((events->context->c.flags & REDIS_CONNECTED) && flushing != events) {
         if (events->flush_pending) return;
         events->flush_pending = 1;
@@ -68,7 +71,6 @@ static void add_write(void *data) {
         return;
     }
     // Connecting (hiredis learns of the connection on writability), or the socket is full.
-    if (events->writing) return;
     events->writing = 1;
     event_add(events->write, NULL);
 }

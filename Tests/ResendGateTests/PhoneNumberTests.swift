@@ -51,6 +51,8 @@ struct PhoneNumberTests {
         ("+999 1234 5678", nil, .invalidCountryCode),
         ("13800138000", nil, .missingRegion),
         ("13800138000", "XX", .invalidDefaultRegion("XX")),
+        // E.164 input takes the fast path, which still refuses an unknown default region.
+        ("+8613800138000", "XX", .invalidDefaultRegion("XX")),
         ("+8613800138000\u{0}", nil, .notANumber),
         ("+8613800138000\r\nX-Evil: 1", nil, .notANumber),
         (String(repeating: "1", count: 65), "CN", .tooManyCharacters),

@@ -32,6 +32,14 @@ public final class CountdownTokenSource {
         guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
         if RAND_bytes(base.assumingMemoryBound(to: UInt8.self), Int32(buffer.count)) == 1 { return }
         var generator = SystemRandomNumberGenerator()
-        for index in buffer.indices { buffer[index] = generator.next() }
+        var index = 0
+        while index < buffer.count {
+            withUnsafeBytes(of: generator.next() as UInt64) { word in
+                for byte in word where index < buffer.count {
+                    buffer[index] = byte
+                    index += 1
+                }
+            }
+        }
     }
 }

@@ -33,6 +33,9 @@ public final class PhoneNumberParser: Sendable {
 
     /// Parses `text`, using `defaultRegion` for numbers without a country code.
     public func parse(_ text: String, defaultRegion: String?) throws(PhoneNumberError) -> PhoneNumber {
+        if let region = defaultRegion, !PhoneNumber.isKnownRegion(region) {
+            throw .invalidDefaultRegion(region)
+        }
         // E.164 input ("+8613800138000") is decided in about 1 us without the cache,
         // which would cost about as much and hold numbers that will not repeat.
         if let number = Self.parseE164(text) { return number }
@@ -76,9 +79,6 @@ public final class PhoneNumberParser: Sendable {
     }
 
     private static func parseUncached(_ text: String, defaultRegion: String?) -> Result<PhoneNumber, PhoneNumberError> {
-        if let region = defaultRegion, !PhoneNumber.isKnownRegion(region) {
-            return .failure(.invalidDefaultRegion(region))
-        }
         let utf8 = Array(text.utf8)
         if utf8.count > maximumInputBytes { return .failure(.tooManyCharacters) }
         // Control characters (NUL, CR, LF and the like) are never part of a number.

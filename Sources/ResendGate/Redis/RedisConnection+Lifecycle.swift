@@ -29,10 +29,14 @@ extension RedisConnection {
             scheduleReconnect(after: RedisError(.unavailable, "cannot connect to Redis: \(message)"))
             return
         }
+        guard rg_redis_attach(created, loop.base) == 0 else {
+            redisAsyncFree(created)
+            scheduleReconnect(after: RedisError(.unavailable, "could not watch the Redis connection (out of memory)"))
+            return
+        }
         generation &+= 1
         context = created
         created.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        rg_redis_attach(created, loop.base)
         redisAsyncSetConnectCallback(created, redisConnectThunk)
         redisAsyncSetDisconnectCallback(created, redisDisconnectThunk)
         connectTimer.schedule(after: configuration.connectTimeout)

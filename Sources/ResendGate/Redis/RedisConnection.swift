@@ -118,10 +118,13 @@ public final class RedisConnection {
 
     func enqueue(_ context: UnsafeMutablePointer<redisAsyncContext>, _ entry: Pending) {
         arguments.writeRESP(into: &formatted)
+        // hiredis looks one byte past a one-argument command (for a next "$"): a NUL
+        // ends the buffer, as its own formatter's sds strings do.
+        formatted.append(0)
         let status = formatted.withUnsafeBytes { command in
             redisAsyncFormattedCommand(
                 context, redisReplyThunk, UnsafeMutableRawPointer(bitPattern: generation),
-                command.baseAddress?.assumingMemoryBound(to: CChar.self), command.count)
+                command.baseAddress?.assumingMemoryBound(to: CChar.self), command.count - 1)
         }
         guard status == REDIS_OK else {
             entry.completion(.failure(RedisError(.unavailable, "hiredis refused the command (connection closing)")))

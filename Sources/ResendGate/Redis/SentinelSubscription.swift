@@ -43,12 +43,13 @@ final class SentinelSubscription {
     private func subscribe() {
         guard !closed, context == nil else { return }
         let sentinel = sentinels[index % sentinels.count]
-        guard let created = redisAsyncConnect(sentinel.host, Int32(sentinel.port)), created.pointee.err == 0 else {
+        guard let created = redisAsyncConnect(sentinel.host, Int32(sentinel.port)) else { return lost() }
+        guard created.pointee.err == 0, rg_redis_attach(created, loop.base) == 0 else {
+            redisAsyncFree(created)
             return lost()
         }
         context = created
         created.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-        rg_redis_attach(created, loop.base)
         redisAsyncSetDisconnectCallback(created) { context, _ in
             guard let data = context?.pointee.data else { return }
             let subscription = Unmanaged<SentinelSubscription>.fromOpaque(data).takeUnretainedValue()
