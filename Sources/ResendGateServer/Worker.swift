@@ -138,7 +138,7 @@ final class Worker {
         // proxy in front may read them otherwise and so end the body elsewhere: after
         // a chunked request nothing more is read from its connection, so no bytes that
         // the two disagree on can become a request of their own.
-        if exchange.request.header("Transfer-Encoding") != nil && !headers.contains(where: { $0.0 == "Connection" }) {
+        if exchange.request.hasHeader("Transfer-Encoding") && !headers.contains(where: { $0.0 == "Connection" }) {
             responder.header("Connection", "close")
         }
         // The id ties a response to its log line, so it is sent when that line is written.

@@ -69,14 +69,15 @@ public final class GateWorker {
     /// With `waitReplicas`: an allowed reservation is answered only once that many
     /// replicas have it (`WAIT`); fewer in time is a store failure, never an allowed send.
     func awaitReplicas(
-        for outcome: Result<Decision, GateError>, slotKey: String, completion: @escaping (Result<Decision, GateError>) -> Void
+        for outcome: Result<Decision, GateError>, slotKey: @autoclosure () -> String,
+        completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
         let wanted = configuration.waitReplicas
         guard wanted > 0, case .success(let decision) = outcome, decision.allowed, !decision.replayed else {
             return completion(outcome)
         }
         let timeout = max(1, configuration.redis.commandTimeout.wholeMilliseconds / 2)
-        store.send(slotKey: slotKey, { args in
+        store.send(slotKey: slotKey(), { args in
             args.append("WAIT")
             args.append(wanted)
             args.append(Int(timeout))

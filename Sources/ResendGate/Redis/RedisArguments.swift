@@ -35,18 +35,8 @@ public struct RedisArguments: ~Copyable {
 
     /// Appends one argument in decimal.
     public mutating func append(_ number: Int) {
-        if number == 0 {
-            bytes.append(UInt8(ascii: "0"))
-        } else {
-            var value = number.magnitude
-            let start = bytes.count
-            while value > 0 {
-                bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
-                value /= 10
-            }
-            if number < 0 { bytes.append(UInt8(ascii: "-")) }
-            bytes[start...].reverse()
-        }
+        if number < 0 { bytes.append(UInt8(ascii: "-")) }
+        bytes.appendDecimal(UInt64(number.magnitude))
         ends.append(bytes.count)
     }
 
@@ -58,30 +48,18 @@ public struct RedisArguments: ~Copyable {
     func writeRESP(into out: inout [UInt8]) {
         out.removeAll(keepingCapacity: true)
         out.append(UInt8(ascii: "*"))
-        Self.appendDecimal(ends.count, to: &out)
+        out.appendDecimal(UInt64(ends.count))
         out.append(13); out.append(10)
         bytes.withUnsafeBufferPointer { all in
             var start = 0
             for end in ends {
                 out.append(UInt8(ascii: "$"))
-                Self.appendDecimal(end - start, to: &out)
+                out.appendDecimal(UInt64(end - start))
                 out.append(13); out.append(10)
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: all[start..<end]))
                 out.append(13); out.append(10)
                 start = end
             }
-        }
-    }
-
-    private static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
-        precondition(value >= 0)
-        var divisor = 1
-        while divisor <= value / 10 { divisor *= 10 }
-        var rest = value
-        while divisor > 0 {
-            out.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-            rest %= divisor
-            divisor /= 10
         }
     }
 }

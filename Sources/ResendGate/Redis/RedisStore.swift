@@ -29,24 +29,25 @@ public final class RedisStore {
         }
     }
 
-    /// Calls `script`; on a cluster, on the master of `slotKey`'s slot.
+    /// Calls `script`; on a cluster, on the master of `slotKey`'s slot (made only there).
     public func evaluate(
-        _ script: RedisScript, slotKey: String, _ build: @escaping (inout RedisArguments) -> Void,
+        _ script: RedisScript, slotKey: @autoclosure () -> String, _ build: @escaping (inout RedisArguments) -> Void,
         completion: @escaping RedisConnection.Completion
     ) {
         switch backend {
         case .single(let connection): connection.evaluate(script, build, completion: completion)
-        case .cluster(let cluster): cluster.evaluate(script, slotKey: slotKey, build, completion: completion)
+        case .cluster(let cluster): cluster.evaluate(script, slotKey: slotKey(), build, completion: completion)
         }
     }
 
-    /// Sends one command; on a cluster, to the master of `slotKey`'s slot.
+    /// Sends one command; on a cluster, to the master of `slotKey`'s slot (made only there).
     public func send(
-        slotKey: String, _ build: @escaping (inout RedisArguments) -> Void, completion: @escaping RedisConnection.Completion
+        slotKey: @autoclosure () -> String, _ build: @escaping (inout RedisArguments) -> Void,
+        completion: @escaping RedisConnection.Completion
     ) {
         switch backend {
         case .single(let connection): connection.send(build, completion: completion)
-        case .cluster(let cluster): cluster.send(slotKey: slotKey, build, completion: completion)
+        case .cluster(let cluster): cluster.send(slotKey: slotKey(), build, completion: completion)
         }
     }
 

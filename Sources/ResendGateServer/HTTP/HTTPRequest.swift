@@ -39,7 +39,14 @@ struct HTTPRequest {
 
     /// A request header's value (the first one, matched without case).
     func header(_ name: String) -> String? {
-        evhttp_find_header(evhttp_request_get_input_headers(raw), name).map { String(cString: $0) }
+        // withCString: a short name stays on the stack, where passing the String
+        // itself copied it into a new array for every call.
+        name.withCString { evhttp_find_header(evhttp_request_get_input_headers(raw), $0) }.map { String(cString: $0) }
+    }
+
+    /// Whether the request has this header, without copying its value.
+    func hasHeader(_ name: String) -> Bool {
+        name.withCString { evhttp_find_header(evhttp_request_get_input_headers(raw), $0) } != nil
     }
 
     /// Calls `body` with each header's name and value as evhttp stored them (C

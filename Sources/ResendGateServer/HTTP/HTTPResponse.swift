@@ -6,7 +6,12 @@ struct HTTPResponder {
 
     /// Adds a response header.
     func header(_ name: String, _ value: String) {
-        evhttp_add_header(evhttp_request_get_output_headers(request.raw), name, value)
+        // withCString: short strings stay on the stack (passing a String copies it).
+        name.withCString { name in
+            value.withCString { value in
+                _ = evhttp_add_header(evhttp_request_get_output_headers(request.raw), name, value)
+            }
+        }
     }
 
     /// Sends `status` with `body` (copied into libevent's buffer) and ends the request.
@@ -17,17 +22,25 @@ struct HTTPResponder {
             let output = evhttp_request_get_output_buffer(request.raw)
             _ = body.withUnsafeBytes { evbuffer_add(output, $0.baseAddress, $0.count) }
         }
-        evhttp_send_reply(request.raw, Int32(status), HTTPStatus.reason(status), nil)
+        sendReply(status)
     }
 
     /// Sends a status with no body (204).
     func sendEmpty(status: Int) {
-        evhttp_send_reply(request.raw, Int32(status), HTTPStatus.reason(status), nil)
+        sendReply(status)
+    }
+
+    private func sendReply(_ status: Int) {
+        // A string literal: its UTF-8 ends with a NUL, as evhttp's C string wants.
+        let reason = HTTPStatus.reason(status)
+        reason.utf8Start.withMemoryRebound(to: CChar.self, capacity: reason.utf8CodeUnitCount + 1) {
+            evhttp_send_reply(request.raw, Int32(status), $0, nil)
+        }
     }
 }
 
 enum HTTPStatus {
-    static func reason(_ status: Int) -> String {
+    static func reason(_ status: Int) -> StaticString {
         switch status {
         case 200: "OK"
         case 204: "No Content"

@@ -65,11 +65,11 @@ extension Worker {
         var mediaType = Substring(contentType).utf8.prefix { $0 != UInt8(ascii: ";") }
         while let first = mediaType.first, first == 0x20 || first == 0x09 { mediaType = mediaType.dropFirst() }
         while let last = mediaType.last, last == 0x20 || last == 0x09 { mediaType = mediaType.dropLast() }
-        let lowered = mediaType.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
+        let lowered = mediaType.lazy.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
         if lowered.elementsEqual("application/json".utf8) { return true }
         // type/subtype+json, with a non-empty type and subtype before the suffix.
-        guard let slash = lowered.firstIndex(of: UInt8(ascii: "/")), slash > 0 else { return false }
-        let subtype = lowered[(slash + 1)...]
+        guard let slash = lowered.firstIndex(of: UInt8(ascii: "/")), slash > lowered.startIndex else { return false }
+        let subtype = lowered[lowered.index(after: slash)...]
         return subtype.count > 5 && subtype.reversed().starts(with: "nosj+".utf8)
     }
 
