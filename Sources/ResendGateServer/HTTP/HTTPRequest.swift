@@ -44,6 +44,16 @@ struct HTTPRequest {
         name.withCString { evhttp_find_header(evhttp_request_get_input_headers(raw), $0) }.map { String(cString: $0) }
     }
 
+    /// Calls `body` with a header's value as libevent holds it (no String made), or
+    /// returns nil when the request has no such header.
+    func withHeader<T>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T? {
+        guard let value = name.withCString({ evhttp_find_header(evhttp_request_get_input_headers(raw), $0) }) else {
+            return nil
+        }
+        let count = strlen(value)
+        return value.withMemoryRebound(to: UInt8.self, capacity: count + 1) { body(UnsafeBufferPointer(start: $0, count: count)) }
+    }
+
     /// Whether the request has this header, without copying its value.
     func hasHeader(_ name: String) -> Bool {
         name.withCString { evhttp_find_header(evhttp_request_get_input_headers(raw), $0) } != nil

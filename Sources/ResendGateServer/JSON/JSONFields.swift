@@ -21,6 +21,7 @@ struct JSONFields {
     private(set) var members: [(key: String, value: Value)] = []
 
     init(parsing bytes: [UInt8]) throws(Failure) {
+        members.reserveCapacity(4)
         var reader = Reader(bytes: bytes)
         reader.skipWhitespace()
         guard reader.peek == UInt8(ascii: "{") else {
@@ -155,7 +156,17 @@ private struct Reader {
 
     mutating func string() throws(JSONFields.Failure) -> String {
         index += 1  // opening quote
-        var scalars: [UInt8] = []
+        // Most strings have no escape: they are their bytes up to the closing quote,
+        // made into a String without a buffer in between.
+        let start = index
+        while let byte = peek, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 { index += 1 }
+        if peek == UInt8(ascii: "\"") {
+            let text = bytes.withUnsafeBufferPointer { String(validating: $0[start..<index], as: UTF8.self) }
+            index += 1
+            guard let text else { throw .malformed("a string is not valid UTF-8") }
+            return text
+        }
+        var scalars = Array(bytes[start..<index])
         while true {
             guard let byte = peek else { throw .malformed("unterminated string") }
             index += 1

@@ -9,7 +9,7 @@ extension Worker {
             return respond(exchange, error: APIError(
                 "body_too_large", "the body may be at most \(configuration.maxBodyBytes) bytes"), headers: [("Connection", "close")])
         }
-        if let type = request.header("Content-Type"), !Self.isJSON(type) {
+        if request.withHeader("Content-Type", Self.isJSON) == false {
             return respond(exchange, error: APIError("unsupported_media_type", "send the body as JSON with the header Content-Type: application/json"))
         }
         request.readBody(into: &bodyBuffer)
@@ -62,7 +62,13 @@ extension Worker {
     /// `application/json` or any `+json` type, with or without parameters, in any case.
     /// Byte-level: this runs on every send, and Foundation's trimming is costly.
     static func isJSON(_ contentType: String) -> Bool {
-        var mediaType = Substring(contentType).utf8.prefix { $0 != UInt8(ascii: ";") }
+        var contentType = contentType
+        return contentType.withUTF8 { isJSON($0) }
+    }
+
+    /// The same over the header's bytes, as libevent holds them (no String made).
+    static func isJSON(_ contentType: UnsafeBufferPointer<UInt8>) -> Bool {
+        var mediaType = contentType.prefix { $0 != UInt8(ascii: ";") }
         while let first = mediaType.first, first == 0x20 || first == 0x09 { mediaType = mediaType.dropFirst() }
         while let last = mediaType.last, last == 0x20 || last == 0x09 { mediaType = mediaType.dropLast() }
         let lowered = mediaType.lazy.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
