@@ -5,15 +5,15 @@ import CCrypto
 /// bytes at a time cost about 1.5 us a token (locks, a fork check, a DRBG step), a
 /// few percent of a request. The bytes are as unpredictable as OpenSSL's own output;
 /// each is handed out once and then overwritten. Confined to one thread, like its loop.
-public final class CountdownTokenSource {
+final class CountdownTokenSource {
     private static let blockSize = 4096
     private var block = [UInt8](repeating: 0, count: CountdownTokenSource.blockSize)
     private var used = CountdownTokenSource.blockSize
 
-    public init() {}
+    init() {}
 
     /// A fresh token, never handed out before.
-    public func next() -> CountdownToken {
+    func next() -> CountdownToken {
         if used + 16 > Self.blockSize {
             block.withUnsafeMutableBytes { Self.fill($0) }
             used = 0
