@@ -39,24 +39,26 @@ struct HTTPRequest {
 
     /// A request header's value (the first one, matched without case).
     func header(_ name: String) -> String? {
-        // withCString: a short name stays on the stack, where passing the String
-        // itself copied it into a new array for every call.
-        name.withCString { evhttp_find_header(evhttp_request_get_input_headers(raw), $0) }.map { String(cString: $0) }
+        find(name).map { String(cString: $0) }
     }
 
     /// Calls `body` with a header's value as libevent holds it (no String made), or
     /// returns nil when the request has no such header.
     func withHeader<T>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T? {
-        guard let value = name.withCString({ evhttp_find_header(evhttp_request_get_input_headers(raw), $0) }) else {
-            return nil
-        }
+        guard let value = find(name) else { return nil }
         let count = strlen(value)
         return value.withMemoryRebound(to: UInt8.self, capacity: count + 1) { body(UnsafeBufferPointer(start: $0, count: count)) }
     }
 
     /// Whether the request has this header, without copying its value.
     func hasHeader(_ name: String) -> Bool {
-        name.withCString { evhttp_find_header(evhttp_request_get_input_headers(raw), $0) } != nil
+        find(name) != nil
+    }
+
+    /// The first value of `name` as libevent stores it. withCString: a short name stays
+    /// on the stack, where passing the String itself copied it into a new array per call.
+    private func find(_ name: String) -> UnsafePointer<CChar>? {
+        name.withCString { evhttp_find_header(evhttp_request_get_input_headers(raw), $0) }
     }
 
     /// Calls `body` with each header's name and value as evhttp stored them (C
