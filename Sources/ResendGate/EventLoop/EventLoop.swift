@@ -1,3 +1,4 @@
+import CCrypto
 import CHiredis
 import Foundation
 import Synchronization
@@ -68,6 +69,10 @@ public final class EventLoop: Sendable {
         event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY)
         runJobs()
         threadID.withLock { $0 = nil }
+        // OpenSSL keeps per-thread state (the DRBG countdown tokens come from) and frees it
+        // when the thread exits, unless its process clean-up at exit got there first: a
+        // race once `finished` lets the process end. Freed here, before that.
+        OPENSSL_thread_stop()
         finished.signal()
     }
 
