@@ -17,6 +17,8 @@ let package = Package(
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto"),
         // Our hiredis adapter for libevent (C, beside the libraries it joins).
         .target(name: "CRedisEvents", dependencies: ["CHiredis"], path: "Sources/CRedisEvents"),
+        // Two shortcuts around evhttp's per-request epoll changes (C, beside evhttp).
+        .target(name: "CHTTPConnection", dependencies: ["CHiredis"], path: "Sources/CHTTPConnection"),
         .target(
             name: "CPhoneNumber",
             path: "Sources/CPhoneNumber",
@@ -30,7 +32,7 @@ let package = Package(
         // MARK: Swift modules
         .target(name: "Countdown"),
         .target(name: "ResendGate", dependencies: ["CHiredis", "CRedisEvents", "CPhoneNumber", "CCrypto", "Countdown"]),
-        .target(name: "ResendGateServer", dependencies: ["ResendGate", "Countdown", "CHiredis"]),
+        .target(name: "ResendGateServer", dependencies: ["ResendGate", "Countdown", "CHiredis", "CHTTPConnection"]),
         .executableTarget(name: "resendgate", dependencies: ["ResendGate", "ResendGateServer", "Countdown"]),
         .target(name: "ResendGateTestSupport", dependencies: ["ResendGate"]),
         .executableTarget(name: "CountdownBench", dependencies: ["Countdown"]),

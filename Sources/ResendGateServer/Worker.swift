@@ -1,4 +1,5 @@
 import CHiredis
+import CHTTPConnection
 import ResendGate
 
 /// One event loop of the server: its own listener on the shared port, its own
@@ -117,6 +118,7 @@ final class Worker {
         let started = ContinuousClock.now
         nextRequestID &+= 1
         connections?.requestStarted(request.raw)
+        rg_http_keep_reading(request.raw)
         let exchange = Exchange(request: request, started: started, id: nextRequestID)
         inFlight += 1
         metrics.add(.inFlight)
@@ -146,7 +148,7 @@ final class Worker {
         if status == 204 {
             responder.sendEmpty(status: status)
         } else {
-            responder.send(status: status, body: exchange.request.method == .head ? [] : body, contentType: contentType)
+            responder.send(status: status, body: exchange.method == .head ? [] : body, contentType: contentType)
         }
         finish(exchange, status: status)
     }
@@ -170,6 +172,7 @@ struct Exchange {
     let request: HTTPRequest
     let started: ContinuousClock.Instant
     let id: UInt64
+    let method: HTTPRequest.Method
     let path: Substring
     let query: Substring?
 
@@ -177,10 +180,11 @@ struct Exchange {
         self.request = request
         self.started = started
         self.id = id
+        method = request.method
         (path, query) = request.target
     }
 
-    var methodName: String { request.method.rawValue }
+    var methodName: String { method.rawValue }
 }
 
 extension timeval {

@@ -1,4 +1,5 @@
 import CHiredis
+import CHTTPConnection
 
 /// Writes and sends responses through evhttp; confined to the worker's loop.
 struct HTTPResponder {
@@ -34,7 +35,7 @@ struct HTTPResponder {
         // A string literal: its UTF-8 ends with a NUL, as evhttp's C string wants.
         let reason = HTTPStatus.reason(status)
         reason.utf8Start.withMemoryRebound(to: CChar.self, capacity: reason.utf8CodeUnitCount + 1) {
-            evhttp_send_reply(request.raw, Int32(status), $0, nil)
+            rg_http_send_reply(request.raw, Int32(status), $0)
         }
     }
 }

@@ -10,7 +10,7 @@ extension Worker {
         } catch {
             return respond(exchange, error: error)
         }
-        if exchange.request.method == .delete {
+        if exchange.method == .delete {
             gate.release(phone, purpose: purpose) { [unowned self] result in
                 switch result {
                 case .success: self.respond(exchange, status: 204, body: [])

@@ -5,7 +5,7 @@ import ResendGate
 /// remaining time through its unguessable token, with no API key, for thin clients.
 extension Worker {
     func handleCountdown(_ exchange: Exchange, rest: Substring) {
-        let method = exchange.request.method
+        let method = exchange.method
         let isStream = rest.hasSuffix("/events")
         let tokenText = isStream ? rest.dropLast("/events".count) : rest
         if isStream {

@@ -2,7 +2,7 @@
 extension Worker {
     func route(_ exchange: Exchange) {
         let path = exchange.path
-        let method = exchange.request.method
+        let method = exchange.method
         if let refusal = MessageFraming.problem(exchange.request) {
             return respond(exchange, error: refusal, headers: [("Connection", "close")])
         }

@@ -59,9 +59,14 @@ final class RawHTTPConnection {
     private var buffer: [UInt8] = []
 
     /// Connects to `127.0.0.1:port`; every later read and write waits at most `timeout`.
-    init(port: Int, timeout: Duration = .seconds(10)) throws(RawHTTPError) {
+    /// `receiveBuffer` shrinks the socket's receive buffer (and so the window the server
+    /// may fill) to about that many bytes.
+    init(port: Int, timeout: Duration = .seconds(10), receiveBuffer: Int32? = nil) throws(RawHTTPError) {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .system("socket(): \(String(cString: strerror(errno)))") }
+        if var bytes = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
+        }
         var seconds = timeval(tv_sec: Int(timeout.components.seconds),
                               tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
         if seconds.tv_sec == 0 && seconds.tv_usec == 0 { seconds.tv_usec = 1 }
@@ -109,6 +114,21 @@ final class RawHTTPConnection {
                 throw .system("send(): \(String(cString: strerror(errno)))")
             }
         }
+    }
+
+    /// Writes as much of `bytes` as the connection takes before a write waits past the
+    /// timeout, and returns how many that was.
+    func writeSome(_ bytes: [UInt8]) -> Int {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written > 0 {
+                offset += written
+            } else if !(written < 0 && errno == EINTR) {
+                break
+            }
+        }
+        return offset
     }
 
     func write(_ text: String) throws(RawHTTPError) {

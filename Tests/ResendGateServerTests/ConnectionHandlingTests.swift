@@ -1,0 +1,153 @@
+import Foundation
+import ResendGate
+import ResendGateServer
+import ResendGateTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How a connection is handled around the request it is serving: the server keeps
+/// reading it while Redis decides, and writes an answer as soon as it has it (see
+/// CHTTPConnection). These pin what that must never change: pipelined requests are
+/// answered in order, a client that leaves mid-request is noticed, an answer larger
+/// than the socket takes arrives whole, and bytes sent early stay bounded.
+@Suite("Connections around the request they serve", .serialized)
+struct ConnectionHandlingTests {
+    @Test func pipelinedSendsAreAnsweredInOrder() throws {
+        try withRunningGate { gate in
+            let client = gate.client()
+            let phones = ["+8613800200001", "+8613800200002", "+8613800200001", "+8613800200003"]
+            var bytes: [UInt8] = []
+            for phone in phones {
+                bytes += client.requestBytes("POST", "/v1/sends", headers: [("Content-Type", "application/json")],
+                                             body: Array(#"{"phone": "\#(phone)"}"#.utf8), keepAlive: true)
+            }
+            let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(5))
+            try connection.write(bytes)  // one write: the four requests arrive together
+            var answers: [(Int, String)] = []
+            for _ in phones {
+                let response = try connection.readResponse()
+                answers.append((response.status, try response.decode(DecisionBody.self).phone))
+            }
+            #expect(answers.map(\.0) == [200, 200, 429, 200])
+            #expect(answers.map(\.1) == phones)
+        }
+    }
+
+    @Test func aClientThatLeavesMidRequestIsNoticedAndTheServerCarriesOn() throws {
+        // Redis's timeout is far off: nothing here may wait for it.
+        try withRunningGate(redisTimeout: .seconds(10)) { gate in
+            let phone = "+8613800200011"
+            let before = try Self.openConnections(gate)
+            gate.redis.pause()
+            let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(3))
+            try connection.write(gate.client().requestBytes(
+                "POST", "/v1/sends", headers: [("Content-Type", "application/json")],
+                body: Array(#"{"phone": "\#(phone)"}"#.utf8), keepAlive: true))
+            // The request waits on the frozen Redis: one more connection, one request in flight.
+            try Self.waitFor("the request to be in flight") { try Self.inFlight(gate) == 1 }
+            #expect(try Self.openConnections(gate) == before + 1)
+            connection.close()
+            // Its close is seen while Redis is still frozen, not once an answer is written.
+            try Self.waitFor("the closed connection to be forgotten", within: .seconds(1)) {
+                try Self.openConnections(gate) == before
+            }
+            gate.redis.resume()
+            // The decision still completes (the client may retry and meet the cooldown),
+            // and nothing is left in flight.
+            try Self.waitFor("the request to finish") { try Self.inFlight(gate) == 0 }
+            let again = try gate.client().send(phone: phone)
+            #expect(again.status == 429, "\(again)")
+            #expect(try gate.client().send(phone: "+8613800200012").status == 200)
+        }
+    }
+
+    @Test func anAnswerLargerThanTheSocketTakesArrivesWhole() throws {
+        try withRunningGate { gate in
+            let expected = try gate.client().get("/openapi.yaml")
+            #expect(expected.status == 200 && expected.body.count > 10_000)
+            // A small receive window and 400 answers (6 MiB) asked for at once: more than
+            // the kernel buffers on loopback, so the server's writes stop part way, its
+            // later answers find the socket full, and all go on as the client reads.
+            let count = 400
+            let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(5), receiveBuffer: 4096)
+            let request = gate.client().requestBytes("GET", "/openapi.yaml", keepAlive: true)
+            try connection.write(Array([[UInt8]](repeating: request, count: count).joined()))
+            usleep(200_000)  // let the server fill the window and wait
+            for index in 0..<count {
+                let response = try connection.readResponse()
+                #expect(response.status == 200, "answer \(index)")
+                #expect(response.body == expected.body, "answer \(index) differs")
+            }
+            #expect(try gate.client().send(phone: "+8613800200021").status == 200)
+        }
+    }
+
+    @Test func bytesSentWhileARequestIsServedAreBoundedAndReadAfterItsAnswer() throws {
+        try withRunningGate(redisTimeout: .seconds(3)) { gate in
+            let phone = "+8613800200031"
+            gate.redis.pause()
+            // Writes give up after 300 ms without progress; reads use the same limit.
+            let connection = try RawHTTPConnection(port: gate.port, timeout: .milliseconds(300))
+            try connection.write(gate.client().requestBytes(
+                "POST", "/v1/sends", headers: [("Content-Type", "application/json")],
+                body: Array(#"{"phone": "\#(phone)"}"#.utf8), keepAlive: true))
+            try Self.waitFor("the request to be in flight") { try Self.inFlight(gate) == 1 }
+            // 32 MiB more while Redis is frozen. The server takes a bounded amount and stops
+            // reading, so the rest backs up in the kernel's buffers (a few MiB on loopback)
+            // and the writes stall; a server that read on would take it all at once.
+            let flood = [UInt8](repeating: UInt8(ascii: "x"), count: 32 << 20)
+            let taken = connection.writeSome(flood)
+            #expect(taken < 24 << 20, "the server took \(taken) bytes while serving a request")
+            gate.redis.resume()
+            let answer = try Self.retrying { try connection.readResponse() }
+            #expect(answer.status == 200, "\(answer)")
+            #expect(try answer.decode(DecisionBody.self).phone == phone)
+            // What followed is not a request: refused (or cut), and the connection closes.
+            if let next = try? Self.retrying({ try connection.readResponse() }) { #expect(next.status == 400, "\(next)") }
+            #expect(connection.closedByPeer(within: .seconds(3)))
+            #expect(try gate.client().send(phone: "+8613800200032").status == 200)
+        }
+    }
+
+    // MARK: - Helpers
+
+    static func sample(_ gate: RunningGate, _ name: String) throws -> Double? {
+        try PrometheusSamples(try gate.client().get("/metrics").text).value(name, "")
+    }
+
+    /// Requests in flight, not counting the one that asks.
+    static func inFlight(_ gate: RunningGate) throws -> Double {
+        (try sample(gate, "resendgate_http_requests_in_flight") ?? -1) - 1
+    }
+
+    /// Open connections, not counting the one that asks.
+    static func openConnections(_ gate: RunningGate) throws -> Double {
+        (try sample(gate, "resendgate_http_connections_open") ?? -1) - 1
+    }
+
+    /// Retries a read that timed out, for up to `timeout`.
+    static func retrying<T>(within timeout: Duration = .seconds(5), _ read: () throws -> T) throws -> T {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do {
+                return try read()
+            } catch RawHTTPError.timedOut where ContinuousClock.now < deadline {
+                continue
+            }
+        }
+    }
+
+    static func waitFor(_ what: String, within timeout: Duration = .seconds(3), _ condition: () throws -> Bool) throws {
+        let deadline = ContinuousClock.now + timeout
+        while try !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("timed out waiting for \(what)")
+                return
+            }
+            usleep(10_000)
+        }
+    }
+}
