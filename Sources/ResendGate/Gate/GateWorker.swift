@@ -52,17 +52,30 @@ public final class GateWorker {
         let token = tokens.next()
         let ip = policy.rules.ipMaxSends != nil ? request.clientAddress?.text : nil
         let idempotencyKey = request.idempotencyKey
+        if let milliseconds = policy.plainCooldownMilliseconds, ip == nil, idempotencyKey == nil {
+            let script = CooldownArguments(prefix: prefix, purpose: request.purpose, number: number, token: token, milliseconds: milliseconds)
+            return decide(GateScripts.reserveCooldown, slotKey: { script.slotKey }, script.write, request, policy, completion)
+        }
         let script = ReserveArguments(
             prefix: prefix, purpose: request.purpose, number: number, policy: policy, token: token,
             ipKey: ip, ipCap: ip == nil ? 0 : policy.rules.ipMaxSends ?? 0,
             idempotencyKey: idempotencyKey.map { "\(prefix):idem:{\(SHA1.hexDigest(Array($0.utf8)))}" },
             fingerprint: idempotencyKey.map { _ in fingerprint(request, number: number) },
             idempotencyLifetime: configuration.idempotencyLifetime.wholeMilliseconds, writesTokenKey: true)
-        store.evaluate(GateScripts.reserve, slotKey: script.slotKey, script.write, completion: { [unowned self] result in
+        decide(GateScripts.reserve, slotKey: { script.slotKey }, script.write, request, policy, completion)
+    }
+
+    /// Runs a reserve script and answers with its decision. `slotKey` is built only
+    /// where it is needed (a cluster, or waiting for replicas).
+    private func decide(
+        _ script: RedisScript, slotKey: @escaping () -> String, _ write: @escaping (inout RedisArguments) -> Void,
+        _ request: SendRequest, _ policy: CompiledPolicy, _ completion: @escaping (Result<Decision, GateError>) -> Void
+    ) {
+        store.evaluate(script, slotKey: slotKey(), write, completion: { [unowned self] result in
             let outcome = Self.decode(result) { reply throws(GateError) in
                 try Self.decision(from: reply, request: request, policy: policy)
             }
-            self.awaitReplicas(for: outcome, slotKey: script.slotKey, completion: completion)
+            self.awaitReplicas(for: outcome, slotKey: slotKey(), completion: completion)
         })
     }
 
@@ -213,11 +226,15 @@ struct CompiledPolicy {
     /// 0 when sends need no counting (a flat cooldown without a cap).
     let windowMilliseconds: Int64
     let ipWindowMilliseconds: Int64
+    /// The cooldown of a policy that is one cooldown and counts nothing: the requests
+    /// without a client IP to cap or an idempotency key take `reserveCooldown`.
+    let plainCooldownMilliseconds: Int64?
 
     init(_ rules: Policy) {
         self.rules = rules
         ladderMilliseconds = rules.ladder.map(\.wholeMilliseconds)
         windowMilliseconds = rules.ladder.count > 1 || rules.maxSends != nil ? rules.window.wholeMilliseconds : 0
         ipWindowMilliseconds = rules.ipWindow.wholeMilliseconds
+        plainCooldownMilliseconds = windowMilliseconds == 0 && ladderMilliseconds.count == 1 ? ladderMilliseconds[0] : nil
     }
 }

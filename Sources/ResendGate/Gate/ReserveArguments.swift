@@ -49,3 +49,23 @@ struct ReserveArguments {
         for step in policy.ladderMilliseconds { args.append(Int(step)) }
     }
 }
+
+/// The keys and arguments of a `reserveCooldown` script call: a policy of one cooldown
+/// that counts nothing, for a request without an idempotency key.
+struct CooldownArguments {
+    let prefix: String
+    let purpose: Purpose
+    let number: String
+    let token: CountdownToken
+    let milliseconds: Int64
+
+    var slotKey: String { "\(purpose.name):\(number)" }
+
+    func write(_ args: inout RedisArguments) {
+        args.append(2)
+        args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
+        args.append(concatenating: prefix, ":countdown:{", token.text, "}")
+        args.append(token.text)
+        args.append(Int(milliseconds))
+    }
+}
