@@ -36,6 +36,28 @@ struct ConnectionHandlingTests {
         }
     }
 
+    /// The connection stays readable while its request is served: what arrives then must
+    /// wait in the buffer (evhttp's own read callback would take it for a protocol error
+    /// in that state), and is read once the first answer is written.
+    @Test func aRequestThatArrivesWhileAnotherIsServedWaitsItsTurn() throws {
+        try withRunningGate(redisTimeout: .seconds(10)) { gate in
+            let peek = gate.client().requestBytes("GET", "/v1/cooldowns/%2B8613800200041", keepAlive: true)
+            let send = gate.client().requestBytes("POST", "/v1/sends", headers: [("Content-Type", "application/json")],
+                                                  body: Array(#"{"phone": "+8613800200041"}"#.utf8), keepAlive: true)
+            let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(5))
+            gate.redis.pause()
+            try connection.write(peek)
+            try Self.waitFor("the first request to be in flight") { try Self.inFlight(gate) == 1 }
+            try connection.write(send)  // arrives while the first waits on Redis
+            usleep(100_000)
+            #expect(try Self.inFlight(gate) == 1, "the second request must wait for the first's answer")
+            gate.redis.resume()
+            let first = try connection.readResponse(), second = try connection.readResponse()
+            #expect(first.status == 200 && first.text.contains(#""active":false"#), "\(first)")
+            #expect(second.status == 200 && second.text.contains(#""allowed":true"#), "\(second)")
+        }
+    }
+
     @Test func aClientThatLeavesMidRequestIsNoticedAndTheServerCarriesOn() throws {
         // Redis's timeout is far off: nothing here may wait for it.
         try withRunningGate(redisTimeout: .seconds(10)) { gate in
