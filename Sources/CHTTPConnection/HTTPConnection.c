@@ -33,11 +33,19 @@ void rg_http_keep_reading(struct evhttp_request *request) {
     // evhttp's own callbacks stay for writes and events (close, error, timeout); its
     // read callback is put back when it starts reading the next request.
     bufferevent_setcb(bufferevent, on_read_while_serving, write_callback, event_callback, argument);
+    bufferevent_set_timeouts(bufferevent, NULL, NULL);
     bufferevent_enable(bufferevent, EV_READ);
 }
 
-void rg_http_send_reply(struct evhttp_request *request, int status, const char *reason) {
+void rg_http_restore_timeout(struct evhttp_request *request, const struct timeval *timeout) {
     struct bufferevent *bufferevent = bufferevent_of(request);
+    if (bufferevent) bufferevent_set_timeouts(bufferevent, timeout, timeout);
+}
+
+void rg_http_send_reply(struct evhttp_request *request, int status, const char *reason,
+                        const struct timeval *timeout) {
+    struct bufferevent *bufferevent = bufferevent_of(request);
+    if (bufferevent) bufferevent_set_timeouts(bufferevent, timeout, timeout);
     evhttp_send_reply(request, status, reason, NULL);
     if (!bufferevent) return;  // no connection: evhttp freed the request
     struct evbuffer *output = bufferevent_get_output(bufferevent);

@@ -22,9 +22,12 @@ final class Worker {
     var bodyBuffer: [UInt8] = []
     var json = JSONWriter()
     private var nextRequestID: UInt64
+    /// `configuration.connectionTimeout`, as libevent takes it.
+    private let connectionTimeout: timeval
     private(set) var inFlight = 0
     /// Server-sent event streams of countdowns, with the worker's one countdown ticker.
-    lazy var countdownStreams = CountdownStreams(loop: loop, metrics: metrics, connections: connections)
+    lazy var countdownStreams = CountdownStreams(
+        loop: loop, metrics: metrics, connections: connections, connectionTimeout: connectionTimeout)
     private lazy var flushTimer = EventTimer(loop: loop) { [unowned self] in self.flushLog() }
     private lazy var drainTimer = EventTimer(loop: loop) { [unowned self] in self.finishDraining() }
     private var drainDeadline = ContinuousClock.now
@@ -36,6 +39,7 @@ final class Worker {
         self.gate = GateWorker(loop: loop, configuration: gate)
         log = AccessLog(level: configuration.logLevel)
         nextRequestID = UInt64(index) << 48 | UInt64.random(in: 0..<(1 << 32))
+        connectionTimeout = timeval(configuration.connectionTimeout)
         bodyBuffer.reserveCapacity(configuration.maxBodyBytes)
     }
 
@@ -47,7 +51,7 @@ final class Worker {
         // them, libevent stops reading and answers 413 itself.
         evhttp_set_max_body_size(http, configuration.maxBodyBytes * 4)
         evhttp_set_max_headers_size(http, configuration.maxHeaderBytes * 4)
-        var timeout = timeval(configuration.connectionTimeout)
+        var timeout = connectionTimeout
         evhttp_set_timeout_tv(http, &timeout)
         // Every method reaches the router, so that a wrong one gets our 405. That
         // includes methods libevent does not know (`FOO`): libevent marks them with its
@@ -134,7 +138,7 @@ final class Worker {
 
     func respond(_ exchange: Exchange, status: Int, headers: [(String, String)] = [], body: [UInt8],
                  contentType: String = "application/json; charset=utf-8") {
-        let responder = HTTPResponder(request: exchange.request)
+        let responder = HTTPResponder(request: exchange.request, connectionTimeout: connectionTimeout)
         for (name, value) in headers { responder.header(name, value) }
         // libevent reads chunk sizes leniently (`0x1b`, `+1b`, ` 1b` all pass), where a
         // proxy in front may read them otherwise and so end the body elsewhere: after

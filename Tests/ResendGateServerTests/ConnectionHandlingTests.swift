@@ -58,6 +58,28 @@ struct ConnectionHandlingTests {
         }
     }
 
+    /// The connection timeout is for a silent client, not for one waiting on us: a
+    /// request that waits on Redis past it is still answered, and the timeout holds
+    /// again once the answer is written.
+    @Test func theConnectionTimeoutPausesWhileARequestIsServed() throws {
+        let gate = try RunningGate(redisTimeout: .seconds(5), connectionTimeout: .milliseconds(300))
+        defer { gate.stop() }
+        #expect(try gate.poll("/readyz", until: 200).status == 200)
+        let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(5))
+        gate.redis.pause()
+        try connection.write(gate.client().requestBytes(
+            "POST", "/v1/sends", headers: [("Content-Type", "application/json")],
+            body: Array(#"{"phone": "+8613800200051"}"#.utf8), keepAlive: true))
+        usleep(900_000)  // three connection timeouts
+        gate.redis.resume()
+        let answer = try connection.readResponse()
+        #expect(answer.status == 200, "\(answer)")
+        // Idle again: closed after about one timeout.
+        let started = ContinuousClock.now
+        #expect(connection.closedByPeer(within: .seconds(3)))
+        #expect(ContinuousClock.now - started < .seconds(2))
+    }
+
     @Test func aClientThatLeavesMidRequestIsNoticedAndTheServerCarriesOn() throws {
         // Redis's timeout is far off: nothing here may wait for it.
         try withRunningGate(redisTimeout: .seconds(10)) { gate in

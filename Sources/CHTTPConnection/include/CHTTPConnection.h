@@ -2,26 +2,34 @@
 #define RESENDGATE_CHTTPCONNECTION_H
 
 struct evhttp_request;
+struct timeval;
 
 /// Call from the request callback, before the answer is known. evhttp 2.1 stops
 /// reading a connection while its request is served and starts again once the
 /// answer is written: on epoll that removes the descriptor and adds it back, two
 /// epoll_ctl calls per request. This keeps it registered, as evhttp itself does
 /// while it writes an answer: what arrives meanwhile waits in the connection's
-/// buffer (evhttp reads it once the answer is written), and a close or a timeout is
-/// seen as it happens. Past RG_HTTP_READ_AHEAD_LIMIT buffered bytes, reading stops
-/// until then.
+/// buffer (evhttp reads it once the answer is written), and a close is seen as it
+/// happens. Past RG_HTTP_READ_AHEAD_LIMIT buffered bytes, reading stops until then.
+/// The connection's timeouts are off while its request is served (the client is
+/// waiting for us, not silent): the answer puts them back (rg_http_send_reply, or
+/// rg_http_restore_timeout before evhttp_send_reply_start).
 void rg_http_keep_reading(struct evhttp_request *request);
 
 /// What a connection may buffer while its request is served: a pipelined request or two.
 #define RG_HTTP_READ_AHEAD_LIMIT (64 * 1024)
 
-/// evhttp_send_reply, then the answer is written to the socket at once where evhttp
-/// would wait for epoll to report the socket writable (one more loop pass and two
-/// more epoll_ctl calls). If the socket takes it all, the request is finished as
-/// evhttp finishes it after a write; otherwise the rest is left to evhttp.
-/// `request` is freed before this returns whenever evhttp would free it after the
-/// write: the caller must not use it again.
-void rg_http_send_reply(struct evhttp_request *request, int status, const char *reason);
+/// Puts back the connection's read and write timeouts (evhttp's one connection
+/// timeout) before an answer is started.
+void rg_http_restore_timeout(struct evhttp_request *request, const struct timeval *timeout);
+
+/// rg_http_restore_timeout, evhttp_send_reply, then the answer is written to the
+/// socket at once where evhttp would wait for epoll to report the socket writable
+/// (one more loop pass and two more epoll_ctl calls). If the socket takes it all, the
+/// request is finished as evhttp finishes it after a write; otherwise the rest is left
+/// to evhttp. `request` is freed before this returns whenever evhttp would free it
+/// after the write: the caller must not use it again.
+void rg_http_send_reply(struct evhttp_request *request, int status, const char *reason,
+                        const struct timeval *timeout);
 
 #endif

@@ -19,14 +19,16 @@ final class CountdownStreams {
 
     /// Tells a stream when its client goes away.
     private let connections: ConnectionTracker?
+    private let connectionTimeout: timeval
 
     init(
-        loop: EventLoop, metrics: WorkerMetrics, connections: ConnectionTracker?,
+        loop: EventLoop, metrics: WorkerMetrics, connections: ConnectionTracker?, connectionTimeout: timeval,
         clock: any CountdownClock = SystemCountdownClock()
     ) {
         self.clock = clock
         self.metrics = metrics
         self.connections = connections
+        self.connectionTimeout = connectionTimeout
         scheduler = LoopCountdownScheduler(loop: loop, clock: clock)
         center = CountdownCenter(clock: clock, scheduler: scheduler)
         heartbeat = EventTimer(loop: loop) { [unowned self] in self.beat() }
@@ -42,7 +44,7 @@ final class CountdownStreams {
               requestID: UInt64) {
         nextSerial &+= 1
         let serial = nextSerial
-        let responder = HTTPResponder(request: request)
+        let responder = HTTPResponder(request: request, connectionTimeout: connectionTimeout)
         responder.header("Content-Type", "text/event-stream; charset=utf-8")
         responder.header("Cache-Control", "no-store")
         responder.header("X-Accel-Buffering", "no")
@@ -50,7 +52,7 @@ final class CountdownStreams {
         // reconnects on a new one), so no keep-alive connection outlives its stream's state.
         responder.header("Connection", "close")
         responder.header("X-Request-Id", String(requestID, radix: 16))
-        evhttp_send_reply_start(request.raw, 200, "OK")
+        responder.startStream(status: 200)
         // Each stream has its own countdown id, so a client leaving never disturbs another
         // stream of the same token, and its countdown is forgotten with it.
         let stream = EventStream(

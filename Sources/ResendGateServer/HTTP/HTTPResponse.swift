@@ -4,6 +4,8 @@ import CHTTPConnection
 /// Writes and sends responses through evhttp; confined to the worker's loop.
 struct HTTPResponder {
     let request: HTTPRequest
+    /// The connection timeout, off while the request was served: an answer puts it back.
+    let connectionTimeout: timeval
 
     /// Adds a response header.
     func header(_ name: String, _ value: String) {
@@ -31,12 +33,22 @@ struct HTTPResponder {
         sendReply(status)
     }
 
+    /// Starts a streamed answer (chunks follow with evhttp_send_reply_chunk).
+    func startStream(status: Int) {
+        var timeout = connectionTimeout
+        rg_http_restore_timeout(request.raw, &timeout)
+        withReason(status) { evhttp_send_reply_start(request.raw, Int32(status), $0) }
+    }
+
     private func sendReply(_ status: Int) {
+        var timeout = connectionTimeout
+        withReason(status) { rg_http_send_reply(request.raw, Int32(status), $0, &timeout) }
+    }
+
+    private func withReason(_ status: Int, _ body: (UnsafePointer<CChar>) -> Void) {
         // A string literal: its UTF-8 ends with a NUL, as evhttp's C string wants.
         let reason = HTTPStatus.reason(status)
-        reason.utf8Start.withMemoryRebound(to: CChar.self, capacity: reason.utf8CodeUnitCount + 1) {
-            rg_http_send_reply(request.raw, Int32(status), $0)
-        }
+        reason.utf8Start.withMemoryRebound(to: CChar.self, capacity: reason.utf8CodeUnitCount + 1) { body($0) }
     }
 }
 
