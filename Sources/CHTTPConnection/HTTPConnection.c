@@ -10,6 +10,10 @@
 
 #include "CHTTPConnection.h"
 
+// evhttp's event callback (one static function of libevent's), taken from the first
+// connection served on this thread: ours passes on what it does not handle itself.
+static _Thread_local bufferevent_event_cb evhttp_event_callback;
+
 static struct bufferevent *bufferevent_of(struct evhttp_request *request) {
     struct evhttp_connection *connection = evhttp_request_get_connection(request);
     return connection ? evhttp_connection_get_bufferevent(connection) : NULL;
@@ -23,6 +27,17 @@ static void on_read_while_serving(struct bufferevent *bufferevent, void *connect
     }
 }
 
+// The event callback while a request is served. End of input is a client that has
+// sent all it will (a half-close) or has gone: reading stops, and writing the answer
+// tells which. An error (a reset) means it has gone, and evhttp drops the connection.
+static void on_event_while_serving(struct bufferevent *bufferevent, short what, void *connection) {
+    if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR)) {
+        bufferevent_disable(bufferevent, EV_READ);
+        return;
+    }
+    evhttp_event_callback(bufferevent, what, connection);
+}
+
 void rg_http_keep_reading(struct evhttp_request *request) {
     struct bufferevent *bufferevent = bufferevent_of(request);
     if (!bufferevent) return;
@@ -30,9 +45,11 @@ void rg_http_keep_reading(struct evhttp_request *request) {
     bufferevent_event_cb event_callback;
     void *argument;
     bufferevent_getcb(bufferevent, NULL, &write_callback, &event_callback, &argument);
-    // evhttp's own callbacks stay for writes and events (close, error, timeout); its
-    // read callback is put back when it starts reading the next request.
-    bufferevent_setcb(bufferevent, on_read_while_serving, write_callback, event_callback, argument);
+    if (!event_callback || event_callback == on_event_while_serving) return;
+    evhttp_event_callback = event_callback;
+    // evhttp's own write callback stays; its read and event callbacks are put back when
+    // it sends the answer (evhttp_write_buffer) and reads the next request.
+    bufferevent_setcb(bufferevent, on_read_while_serving, write_callback, on_event_while_serving, argument);
     bufferevent_set_timeouts(bufferevent, NULL, NULL);
     bufferevent_enable(bufferevent, EV_READ);
 }
@@ -42,20 +59,26 @@ void rg_http_restore_timeout(struct evhttp_request *request, const struct timeva
     if (bufferevent) bufferevent_set_timeouts(bufferevent, timeout, timeout);
 }
 
-void rg_http_send_reply(struct evhttp_request *request, int status, const char *reason,
-                        const struct timeval *timeout) {
+int rg_http_send_reply(struct evhttp_request *request, int status, const char *reason,
+                       const struct timeval *timeout) {
     struct bufferevent *bufferevent = bufferevent_of(request);
     if (bufferevent) bufferevent_set_timeouts(bufferevent, timeout, timeout);
     evhttp_send_reply(request, status, reason, NULL);
-    if (!bufferevent) return;  // no connection: evhttp freed the request
+    if (!bufferevent) return 1;  // no connection: evhttp freed the request, nothing to write
     struct evbuffer *output = bufferevent_get_output(bufferevent);
     evutil_socket_t socket = bufferevent_getfd(bufferevent);
+    // As libevent's own write callback does: the buffer's front is frozen between its
+    // writes so that nothing else drains it.
+    evbuffer_unfreeze(output, 1);
     while (evbuffer_get_length(output) > 0) {
-        if (evbuffer_write(output, socket) <= 0) return;  // full or failed: evhttp's write event carries on
+        if (evbuffer_write(output, socket) <= 0) break;
     }
+    evbuffer_freeze(output, 1);
+    if (evbuffer_get_length(output) > 0) return 0;  // full or failed: evhttp's write event carries on
     bufferevent_data_cb write_callback;
     void *argument;
     bufferevent_getcb(bufferevent, NULL, &write_callback, NULL, &argument);
     bufferevent_disable(bufferevent, EV_WRITE);
     if (write_callback) write_callback(bufferevent, argument);
+    return 1;
 }

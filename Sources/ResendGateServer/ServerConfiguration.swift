@@ -15,7 +15,7 @@ public struct ServerConfiguration: Sendable {
     public var maxHeaderBytes: Int
     /// How long a connection may stay silent: while sending its request, reading
     /// its response, or idle between requests (libevent 2.1 has one timeout for all).
-    /// It pauses while the request is served, which Redis's timeout bounds.
+    /// It pauses while the request is served (each Redis step bounded by Redis's timeout).
     public var connectionTimeout: Duration
     /// Open connections per worker past which new ones are closed at once.
     public var maxConnectionsPerWorker: Int

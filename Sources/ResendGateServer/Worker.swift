@@ -100,15 +100,17 @@ final class Worker {
         loop.stop()
     }
 
-    /// Closes every connection and the Redis connection. Runs on the loop.
+    /// Closes the Redis connection, then every client connection. Runs on the loop.
     func close() {
         flushTimer.cancel()
         drainTimer.cancel()
+        // First: closing the gate fails the calls still waiting on Redis at once, and
+        // their requests are answered (503) while evhttp still holds them.
+        gate.close()
         log.flush()
         if let http { evhttp_free(http) }
         http = nil
         connections = nil
-        gate.close()
     }
 
     private func flushLog() {
@@ -149,11 +151,10 @@ final class Worker {
         }
         // The id ties a response to its log line, so it is sent when that line is written.
         if log.enabled(.info) { responder.header("X-Request-Id", String(exchange.id, radix: 16)) }
-        if status == 204 {
-            responder.sendEmpty(status: status)
-        } else {
-            responder.send(status: status, body: exchange.method == .head ? [] : body, contentType: contentType)
-        }
+        let writtenAtOnce = status == 204
+            ? responder.sendEmpty(status: status)
+            : responder.send(status: status, body: exchange.method == .head ? [] : body, contentType: contentType)
+        if !writtenAtOnce { metrics.add(.answersQueued) }
         finish(exchange, status: status)
     }
 

@@ -7,13 +7,14 @@ struct timeval;
 /// Call from the request callback, before the answer is known. evhttp 2.1 stops
 /// reading a connection while its request is served and starts again once the
 /// answer is written: on epoll that removes the descriptor and adds it back, two
-/// epoll_ctl calls per request. This keeps it registered, as evhttp itself does
-/// while it writes an answer: what arrives meanwhile waits in the connection's
-/// buffer (evhttp reads it once the answer is written), and a close is seen as it
-/// happens. Past RG_HTTP_READ_AHEAD_LIMIT buffered bytes, reading stops until then.
-/// The connection's timeouts are off while its request is served (the client is
-/// waiting for us, not silent): the answer puts them back (rg_http_send_reply, or
-/// rg_http_restore_timeout before evhttp_send_reply_start).
+/// epoll_ctl calls per request. This keeps it registered: what arrives meanwhile
+/// waits in the connection's buffer (evhttp reads it once the answer is written), up
+/// to RG_HTTP_READ_AHEAD_LIMIT bytes (past that, reading stops until then). A reset
+/// is seen as it happens and drops the connection; an end of input (a client that
+/// half-closed after its request, or one that left) only stops reading, and writing
+/// the answer tells which. The connection's timeouts are off while its request is
+/// served (the client is waiting for us, not silent): the answer puts them back
+/// (rg_http_send_reply, or rg_http_restore_timeout before evhttp_send_reply_start).
 void rg_http_keep_reading(struct evhttp_request *request);
 
 /// What a connection may buffer while its request is served: a pipelined request or two.
@@ -26,10 +27,10 @@ void rg_http_restore_timeout(struct evhttp_request *request, const struct timeva
 /// rg_http_restore_timeout, evhttp_send_reply, then the answer is written to the
 /// socket at once where evhttp would wait for epoll to report the socket writable
 /// (one more loop pass and two more epoll_ctl calls). If the socket takes it all, the
-/// request is finished as evhttp finishes it after a write; otherwise the rest is left
-/// to evhttp. `request` is freed before this returns whenever evhttp would free it
-/// after the write: the caller must not use it again.
-void rg_http_send_reply(struct evhttp_request *request, int status, const char *reason,
-                        const struct timeval *timeout);
+/// request is finished as evhttp finishes it after a write, and this returns 1;
+/// otherwise the rest is left to evhttp and this returns 0. `request` may be freed
+/// before this returns: the caller must not use it again.
+int rg_http_send_reply(struct evhttp_request *request, int status, const char *reason,
+                       const struct timeval *timeout);
 
 #endif

@@ -42,6 +42,9 @@ final class CountdownStreams {
     /// arrived). The first tick is written before this returns.
     func open(_ request: HTTPRequest, token: CountdownToken, remaining: Duration, measuredAt: CountdownInstant,
               requestID: UInt64) {
+        // A client that reset its connection while the countdown was looked up: libevent
+        // has detached the request and leaves it to us. No stream for nobody.
+        guard evhttp_request_get_connection(request.raw) != nil else { return evhttp_request_free(request.raw) }
         nextSerial &+= 1
         let serial = nextSerial
         let responder = HTTPResponder(request: request, connectionTimeout: connectionTimeout)

@@ -18,18 +18,21 @@ struct HTTPResponder {
     }
 
     /// Sends `status` with `body` (copied into libevent's buffer) and ends the request.
-    /// A HEAD request gets the headers only.
-    func send(status: Int, body: [UInt8], contentType: String = "application/json; charset=utf-8") {
+    /// A HEAD request gets the headers only. False when the socket could not take the
+    /// whole answer at once and libevent writes the rest as the client reads.
+    @discardableResult
+    func send(status: Int, body: [UInt8], contentType: String = "application/json; charset=utf-8") -> Bool {
         header("Content-Type", contentType)
         if !body.isEmpty {
             let output = evhttp_request_get_output_buffer(request.raw)
             _ = body.withUnsafeBytes { evbuffer_add(output, $0.baseAddress, $0.count) }
         }
-        sendReply(status)
+        return sendReply(status)
     }
 
-    /// Sends a status with no body (204).
-    func sendEmpty(status: Int) {
+    /// Sends a status with no body (204); the same answer as `send`.
+    @discardableResult
+    func sendEmpty(status: Int) -> Bool {
         sendReply(status)
     }
 
@@ -40,15 +43,15 @@ struct HTTPResponder {
         withReason(status) { evhttp_send_reply_start(request.raw, Int32(status), $0) }
     }
 
-    private func sendReply(_ status: Int) {
+    private func sendReply(_ status: Int) -> Bool {
         var timeout = connectionTimeout
-        withReason(status) { rg_http_send_reply(request.raw, Int32(status), $0, &timeout) }
+        return withReason(status) { rg_http_send_reply(request.raw, Int32(status), $0, &timeout) } == 1
     }
 
-    private func withReason(_ status: Int, _ body: (UnsafePointer<CChar>) -> Void) {
+    private func withReason<T>(_ status: Int, _ body: (UnsafePointer<CChar>) -> T) -> T {
         // A string literal: its UTF-8 ends with a NUL, as evhttp's C string wants.
         let reason = HTTPStatus.reason(status)
-        reason.utf8Start.withMemoryRebound(to: CChar.self, capacity: reason.utf8CodeUnitCount + 1) { body($0) }
+        return reason.utf8Start.withMemoryRebound(to: CChar.self, capacity: reason.utf8CodeUnitCount + 1) { body($0) }
     }
 }
 

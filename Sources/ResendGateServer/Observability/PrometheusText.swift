@@ -30,6 +30,9 @@ enum PrometheusText {
         metric("resendgate_http_connections_evicted_total", "counter", "Idle connections closed to make room at --max-connections.", [
             ("", "\(sum(.evictedConnections))"),
         ])
+        metric("resendgate_http_answers_queued_total", "counter", "Answers the socket could not take at once (slow or pipelining clients).", [
+            ("", "\(sum(.answersQueued))"),
+        ])
         metric("resendgate_sse_streams", "gauge", "Open server-sent event streams of countdowns.", [
             ("", "\(sum(.sseStreams))"),
         ])

@@ -9,6 +9,8 @@ final class WorkerMetrics: Sendable {
         case requests2xx, requests4xx, requests5xx
         case inFlight
         case openConnections, evictedConnections
+        /// Answers the socket could not take at once (a slow or pipelining client).
+        case answersQueued
         case latencySumMicroseconds, latencyCount
         case sseStreams
         /// Sends allowed without Redis (`--on-store-failure open`): nothing recorded them.

@@ -60,12 +60,21 @@ final class RawHTTPConnection {
 
     /// Connects to `127.0.0.1:port`; every later read and write waits at most `timeout`.
     /// `receiveBuffer` shrinks the socket's receive buffer (and so the window the server
-    /// may fill) to about that many bytes.
-    init(port: Int, timeout: Duration = .seconds(10), receiveBuffer: Int32? = nil) throws(RawHTTPError) {
+    /// may fill) to about that many bytes; `sendBuffer` its send buffer.
+    init(port: Int, timeout: Duration = .seconds(10), receiveBuffer: Int32? = nil, sendBuffer: Int32? = nil) throws(RawHTTPError) {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .system("socket(): \(String(cString: strerror(errno)))") }
-        if var bytes = receiveBuffer {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
+        if var bytes = receiveBuffer, setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size)) != 0 {
+            let code = errno
+            Glibc.close(fd)
+            fd = -1
+            throw .system("setsockopt(SO_RCVBUF): \(String(cString: strerror(code)))")
+        }
+        if var bytes = sendBuffer, setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, socklen_t(MemoryLayout<Int32>.size)) != 0 {
+            let code = errno
+            Glibc.close(fd)
+            fd = -1
+            throw .system("setsockopt(SO_SNDBUF): \(String(cString: strerror(code)))")
         }
         var seconds = timeval(tv_sec: Int(timeout.components.seconds),
                               tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
@@ -94,6 +103,14 @@ final class RawHTTPConnection {
     func close() {
         if fd >= 0 { Glibc.close(fd) }
         fd = -1
+    }
+
+    /// Closes with a reset (SO_LINGER 0) instead of a FIN: the server's next read fails.
+    func reset() {
+        guard fd >= 0 else { return }
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close()
     }
 
     /// Half-closes the connection: the server reads end-of-file, and may still answer.
