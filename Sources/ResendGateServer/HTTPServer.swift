@@ -1,4 +1,7 @@
 import ResendGate
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The resend gate over HTTP: one worker per event loop, each with its own
 /// listener on the shared port and its own Redis connection.
@@ -10,7 +13,10 @@ public final class HTTPServer: Sendable {
     private let loops: [EventLoop]
 
     /// Starts every worker and begins listening; returns once connections are accepted.
+    /// Ignores SIGPIPE for the whole process: a write to a client that has left must
+    /// fail (and drop that connection), not end the process.
     public init(configuration: ServerConfiguration, gate: GateConfiguration) throws(ConfigurationError) {
+        signal(SIGPIPE, SIG_IGN)
         self.configuration = configuration
         let loops = (0..<configuration.workers).map { EventLoop.startThread(name: "resendgate-worker-\($0)") }
         let workers = loops.enumerated().map { index, loop in

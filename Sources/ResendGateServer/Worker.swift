@@ -151,11 +151,13 @@ final class Worker {
         }
         // The id ties a response to its log line, so it is sent when that line is written.
         if log.enabled(.info) { responder.header("X-Request-Id", String(exchange.id, radix: 16)) }
+        // Recorded before the answer leaves: a client that has it and then asks /metrics
+        // (perhaps on another worker) must find it counted.
+        finish(exchange, status: status)
         let writtenAtOnce = status == 204
             ? responder.sendEmpty(status: status)
             : responder.send(status: status, body: exchange.method == .head ? [] : body, contentType: contentType)
         if !writtenAtOnce { metrics.add(.answersQueued) }
-        finish(exchange, status: status)
     }
 
     func respond(_ exchange: Exchange, error: APIError, headers: [(String, String)] = []) {

@@ -49,7 +49,6 @@ enum ServeCommand {
             connectionTimeout: try settings.duration("connection-timeout"),
             maxConnectionsPerWorker: try settings.integer("max-connections", in: 1...1_000_000),
             logLevel: level, onStoreFailure: onStoreFailure)
-        signal(SIGPIPE, SIG_IGN)
         let server = try HTTPServer(configuration: configuration, gate: try settings.gateConfiguration())
         let displayHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         printError("listening on http://\(displayHost):\(server.port) with \(configuration.workers) workers, Redis \(settings["redis"] ?? "")")

@@ -84,19 +84,19 @@ struct ConnectionHandlingTests {
         // Redis's timeout is far off: nothing here may wait for it.
         try withRunningGate(redisTimeout: .seconds(10)) { gate in
             let phone = "+8613800200011"
-            let before = try Self.openConnections(gate)
             gate.redis.pause()
             let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(3))
             try connection.write(gate.client().requestBytes(
                 "POST", "/v1/sends", headers: [("Content-Type", "application/json")],
                 body: Array(#"{"phone": "\#(phone)"}"#.utf8), keepAlive: true))
-            // The request waits on the frozen Redis: one more connection, one request in flight.
+            // The request waits on the frozen Redis, its connection open.
             try Self.waitFor("the request to be in flight") { try Self.inFlight(gate) == 1 }
-            #expect(try Self.openConnections(gate) == before + 1)
+            #expect(try Self.openConnections(gate) >= 1)
             connection.reset()
-            // The reset is seen while Redis is still frozen, not once an answer is written.
+            // The reset is seen while Redis is still frozen, not once an answer is written:
+            // no connection is left open (other clients' connections close on their own).
             try Self.waitFor("the reset connection to be forgotten", within: .seconds(5)) {
-                try Self.openConnections(gate) == before
+                try Self.openConnections(gate) == 0
             }
             #expect(try Self.inFlight(gate) == 1, "the decision itself still runs")
             gate.redis.resume()

@@ -23,8 +23,8 @@ public final class RedisClusterClient {
     /// Redirections (MOVED, ASK) and TRYAGAIN retries (20 ms apart) at most for one
     /// command: a migration in progress can bounce a command a few times.
     static let maximumRetries = 25
-    /// Timers of pending TRYAGAIN retries, kept alive until they fire.
-    private var retries: [ObjectIdentifier: EventTimer] = [:]
+    /// Pending TRYAGAIN retries: each timer, kept alive until it fires, and the retry.
+    private var retries: [ObjectIdentifier: (timer: EventTimer, retry: () -> Void)] = [:]
 
     public init(loop: EventLoop, seeds: [RedisConfiguration.HostPort], configuration: RedisConfiguration, scripts: [RedisScript]) {
         self.loop = loop
@@ -76,8 +76,14 @@ public final class RedisClusterClient {
     public func close() {
         closed = true
         refreshTimer.cancel()
-        for timer in retries.values { timer.cancel() }
+        // A retry waiting for its timer runs now and fails at once (the client is closed),
+        // so its caller gets an answer rather than none.
+        let pending = retries.values
         retries.removeAll()
+        for (timer, retry) in pending {
+            timer.cancel()
+            retry()
+        }
         for connection in nodes.values { connection.close() }
         nodes.removeAll()
         statistics.setReady(false)
@@ -138,7 +144,7 @@ public final class RedisClusterClient {
             self.retries[ObjectIdentifier(timer)] = nil
             body()
         }
-        retries[ObjectIdentifier(timer)] = timer
+        retries[ObjectIdentifier(timer)] = (timer, body)
         timer.schedule(after: delay)
     }
 
