@@ -1,4 +1,5 @@
 import ResendGate
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,6 +12,7 @@ public final class HTTPServer: Sendable {
     public let configuration: ServerConfiguration
     private nonisolated(unsafe) let workers: [Worker]
     private let loops: [EventLoop]
+    private let shutDown = Atomic<Bool>(false)
 
     /// Starts every worker and begins listening; returns once connections are accepted.
     /// Ignores SIGPIPE for the whole process: a write to a client that has left must
@@ -44,8 +46,10 @@ public final class HTTPServer: Sendable {
     }
 
     /// Stops accepting, lets requests in flight finish (up to the drain timeout),
-    /// then closes every connection and returns.
+    /// then closes every connection and returns. Only the first call does anything: a
+    /// job sent to a stopped loop would never run, and would keep its worker forever.
     public func shutdown() {
+        guard !shutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let deadline = ContinuousClock.now + configuration.drainTimeout
         for (worker, loop) in zip(workers, loops) {
             let job = Unchecked(worker)
