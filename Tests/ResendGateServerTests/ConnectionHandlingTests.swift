@@ -67,9 +67,7 @@ struct ConnectionHandlingTests {
         #expect(try gate.poll("/readyz", until: 200).status == 200)
         let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(5))
         gate.redis.pause()
-        try connection.write(gate.client().requestBytes(
-            "POST", "/v1/sends", headers: [("Content-Type", "application/json")],
-            body: Array(#"{"phone": "+8613800200051"}"#.utf8), keepAlive: true))
+        try Self.send(phone: "+8613800200051", on: connection, to: gate)
         usleep(3_000_000)  // three connection timeouts
         gate.redis.resume()
         let answer = try connection.readResponse()
@@ -86,9 +84,7 @@ struct ConnectionHandlingTests {
             let phone = "+8613800200011"
             gate.redis.pause()
             let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(3))
-            try connection.write(gate.client().requestBytes(
-                "POST", "/v1/sends", headers: [("Content-Type", "application/json")],
-                body: Array(#"{"phone": "\#(phone)"}"#.utf8), keepAlive: true))
+            try Self.send(phone: phone, on: connection, to: gate)
             // The request waits on the frozen Redis, its connection open.
             try Self.waitFor("the request to be in flight") { try Self.inFlight(gate) == 1 }
             #expect(try Self.openConnections(gate) >= 1)
@@ -113,9 +109,7 @@ struct ConnectionHandlingTests {
         try withRunningGate(redisTimeout: .seconds(10)) { gate in
             let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(5))
             gate.redis.pause()
-            try connection.write(gate.client().requestBytes(
-                "POST", "/v1/sends", headers: [("Content-Type", "application/json")],
-                body: Array(#"{"phone": "+8613800200013"}"#.utf8), keepAlive: true))
+            try Self.send(phone: "+8613800200013", on: connection, to: gate)
             try Self.waitFor("the request to be in flight") { try Self.inFlight(gate) == 1 }
             connection.shutdownWrite()  // all it will send: the server reads end of input
             usleep(200_000)
@@ -172,9 +166,7 @@ struct ConnectionHandlingTests {
         #expect(try gate.poll("/readyz", until: 200).status == 200)
         let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(5))
         gate.redis.pause()
-        try connection.write(gate.client().requestBytes(
-            "POST", "/v1/sends", headers: [("Content-Type", "application/json")],
-            body: Array(#"{"phone": "+8613800200015"}"#.utf8), keepAlive: true))
+        try Self.send(phone: "+8613800200015", on: connection, to: gate)
         try Self.waitFor("the request to be in flight") { try Self.inFlight(gate) == 1 }
         gate.server.shutdown()
         let answer = try connection.readResponse()
@@ -211,9 +203,7 @@ struct ConnectionHandlingTests {
             // receive buffer, whose ceiling this machine states.
             let sendBuffer: Int32 = 256 << 10
             let connection = try RawHTTPConnection(port: gate.port, timeout: .milliseconds(300), sendBuffer: sendBuffer)
-            try connection.write(gate.client().requestBytes(
-                "POST", "/v1/sends", headers: [("Content-Type", "application/json")],
-                body: Array(#"{"phone": "\#(phone)"}"#.utf8), keepAlive: true))
+            try Self.send(phone: phone, on: connection, to: gate)
             try Self.waitFor("the request to be in flight") { try Self.inFlight(gate) == 1 }
             // Far more than that while Redis is frozen. The server takes a bounded amount
             // and stops reading, so the rest backs up and the writes stall; a server that
@@ -248,6 +238,13 @@ struct ConnectionHandlingTests {
     /// Open connections, not counting the one that asks.
     static func openConnections(_ gate: RunningGate) throws -> Double {
         (try sample(gate, "resendgate_http_connections_open") ?? -1) - 1
+    }
+
+    /// `POST /v1/sends` for `phone` on a keep-alive connection.
+    static func send(phone: String, on connection: RawHTTPConnection, to gate: RunningGate) throws {
+        try connection.write(gate.client().requestBytes(
+            "POST", "/v1/sends", headers: [("Content-Type", "application/json")],
+            body: Array(#"{"phone": "\#(phone)"}"#.utf8), keepAlive: true))
     }
 
     /// The most a TCP receive buffer may grow to here (the last of net.ipv4.tcp_rmem).
