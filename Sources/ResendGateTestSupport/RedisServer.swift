@@ -176,7 +176,9 @@ public final class RedisServer: Sendable {
             do {
                 let client = try RedisTestClient(port: port, password: options.password, timeout: .milliseconds(500))
                 let reply = try client.command("PING")
-                if reply == .simpleString("PONG") { return child }
+                // The answer must come from our child: when two tests probe the same free port,
+                // the other one's Redis answers here while ours fails to bind and exits.
+                if reply == .simpleString("PONG"), try answeringProcess(client) == child.pid { return child }
                 lastProblem = "PING answered \(reply)"  // e.g. -LOADING while the AOF is replayed
             } catch {
                 lastProblem = "\(error)"
@@ -187,6 +189,13 @@ public final class RedisServer: Sendable {
         throw didNotStart(
             "redis-server did not answer PING on 127.0.0.1:\(port) within \(options.startupTimeout) (\(lastProblem))",
             directory: directory)
+    }
+
+    /// The pid of the Redis behind `client` (`INFO server`'s process_id).
+    private static func answeringProcess(_ client: RedisTestClient) throws -> Int32? {
+        let info = try client.command("INFO", "server").string ?? ""
+        let line = info.split(whereSeparator: \.isNewline).first { $0.hasPrefix("process_id:") }
+        return line.flatMap { Int32($0.dropFirst("process_id:".count).trimmingCharacters(in: .whitespaces)) }
     }
 
     private static func didNotStart(_ summary: String, directory: String) -> TestSupportError {

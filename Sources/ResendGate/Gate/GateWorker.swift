@@ -163,7 +163,7 @@ public final class GateWorker {
         let prefix = configuration.keyPrefix
         let number = keys.keyText(for: phone.e164)
         let firstStep = (compiled[purpose.name] ?? fallback).ladderMilliseconds[0]
-        store.evaluate(GateScripts.peek, slotKey: "\(purpose.name):\(number)", { args in
+        store.evaluate(GateScripts.peek, slotKey: purpose.slotKey(for: number), { args in
             args.append(1)
             args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
         }, completion: { result in
@@ -186,7 +186,7 @@ public final class GateWorker {
     ) {
         let prefix = configuration.keyPrefix
         let number = keys.keyText(for: phone.e164)
-        store.evaluate(GateScripts.release, slotKey: "\(purpose.name):\(number)", { args in
+        store.evaluate(GateScripts.release, slotKey: purpose.slotKey(for: number), { args in
             args.append(2)
             args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
             args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "sends")

@@ -16,7 +16,7 @@ struct ReserveArguments {
     let writesTokenKey: Bool
 
     /// The hash tag of the number's keys: where the call runs on a cluster.
-    var slotKey: String { "\(purpose.name):\(number)" }
+    var slotKey: String { purpose.slotKey(for: number) }
 
     func write(_ args: inout RedisArguments) {
         args.append(5)
@@ -59,7 +59,7 @@ struct CooldownArguments {
     let token: CountdownToken
     let milliseconds: Int64
 
-    var slotKey: String { "\(purpose.name):\(number)" }
+    var slotKey: String { purpose.slotKey(for: number) }
 
     func write(_ args: inout RedisArguments) {
         args.append(2)
