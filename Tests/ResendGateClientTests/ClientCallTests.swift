@@ -1,0 +1,86 @@
+import Countdown
+import Foundation
+import ResendGateClient
+import Testing
+
+/// The client's calls against a real `resendgate serve` and a real Redis.
+@Suite(.serialized) struct ClientCallTests {
+    static let phone = "+8613800138000"
+
+    @Test func sendIsAllowedThenRefusedWithItsReason() async throws {
+        try await withLiveGate(cooldown: "60s") { gate in
+            let client = gate.client()
+            let first = try await client.send(phone: "+86 138 0013 8000", purpose: "login")
+            #expect(first.allowed && first.reason == nil)
+            #expect(first.phone == Self.phone && first.purpose == "login")
+            #expect(first.retryAfter == 60 && first.retryAfterMilliseconds == 60_000)
+            #expect(abs(first.resendAt.timeIntervalSince(first.serverTime) - 60) < 0.01)
+            #expect(first.sendsLeft == nil && first.nextRetryAfter == 60)
+            let token = try #require(first.countdownToken)
+            #expect(token.count == 22)
+
+            let second = try await client.send(phone: "13800138000", purpose: "login")
+            #expect(!second.allowed && second.reason == .cooldown)
+            #expect((59...60).contains(second.retryAfter))
+            #expect(second.countdownToken == token)
+
+            let status = try await client.status(phone: Self.phone, purpose: "login")
+            #expect(status.active && (59...60).contains(status.retryAfter))
+            let countdown = try await client.countdown(token: token)
+            #expect(countdown.active && countdown.resendAt == first.resendAt)
+
+            try await client.release(phone: Self.phone, purpose: "login")
+            #expect(try await client.status(phone: Self.phone, purpose: "login").active == false)
+            #expect(try await client.send(phone: Self.phone, purpose: "login").allowed)
+        }
+    }
+
+    @Test func apiErrorsCarryTheirCodeAndStatus() async throws {
+        try await withLiveGate(cooldown: "60s") { gate in
+            let client = gate.client()
+            let invalid = await #expect(throws: ResendGateError.self) { try await client.send(phone: "+86 999") }
+            #expect(invalid?.code == "invalid_phone" && invalid?.status == 400)
+            let purpose = await #expect(throws: ResendGateError.self) { try await client.send(phone: Self.phone, purpose: "Bad Purpose!") }
+            #expect(purpose?.code == "invalid_purpose" && purpose?.status == 400)
+            let missing = await #expect(throws: ResendGateError.self) { try await client.countdown(token: "AAAAAAAAAAAAAAAAAAAAAA") }
+            #expect(missing?.code == ResendGateError.notFound && missing?.status == 404)
+            let reused = await #expect(throws: ResendGateError.self) {
+                _ = try await client.send(phone: Self.phone, purpose: "login", idempotencyKey: "k-1")
+                _ = try await client.send(phone: "+8613800138001", purpose: "login", idempotencyKey: "k-1")
+            }
+            #expect(reused?.code == "idempotency_key_reused" && reused?.status == 422)
+            let unreachable = ResendGateClient(baseURL: URL(string: "http://127.0.0.1:1")!)
+            let transport = await #expect(throws: ResendGateError.self) { try await unreachable.status(phone: Self.phone) }
+            #expect(transport?.code == ResendGateError.transport && transport?.status == nil)
+        }
+    }
+
+    /// An idempotent retry gets the first answer and consumes nothing.
+    @Test func idempotentRetryGetsTheFirstAnswer() async throws {
+        try await withLiveGate(cooldown: "60s") { gate in
+            let client = gate.client()
+            let first = try await client.send(phone: Self.phone, idempotencyKey: "same-key")
+            let retry = try await client.send(phone: Self.phone, idempotencyKey: "same-key")
+            #expect(first.allowed && retry.allowed)
+            #expect(retry.countdownToken == first.countdownToken && retry.resendAt == first.resendAt)
+        }
+    }
+
+    /// The answer's countdown is anchored to its arrival on the client's monotonic clock,
+    /// less half the round trip, whatever the device's wall clock says.
+    @Test func answerCountdownIsAnchoredToItsArrival() async throws {
+        try await withLiveGate(cooldown: "60s") { gate in
+            let clock = SkewedClock(skew: 300)  // device clock 5 minutes fast
+            let decision = try await gate.client(clock: clock).send(phone: Self.phone)
+            let receipt = decision.receipt
+            #expect(receipt.roundTrip > .zero && receipt.roundTrip < .seconds(5))
+            let expected = receipt.arrivedAt.advanced(by: .milliseconds(60_000) - receipt.roundTrip / 2)
+            #expect(decision.countdown.deadline == expected)
+            let remaining = decision.countdown.remaining(at: clock.now)
+            #expect(remaining <= .seconds(60) && remaining > .seconds(55))
+            // The device time recorded for server_time carries the 5 minutes.
+            let offset = decision.countdown.deviceTimeAtServerTime.timeIntervalSince(decision.serverTime)
+            #expect(abs(offset - 300) < 1)
+        }
+    }
+}
