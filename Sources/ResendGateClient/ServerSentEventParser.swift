@@ -4,6 +4,12 @@ public struct ServerSentEvent: Hashable, Sendable {
     public var event: String
     /// The `data:` lines, joined with newlines.
     public var data: String
+
+    /// Makes an event.
+    public init(event: String, data: String) {
+        self.event = event
+        self.data = data
+    }
 }
 
 /// An incremental `text/event-stream` parser (the WHATWG rules: lines ending in LF, CRLF
