@@ -108,7 +108,8 @@ private final class StatusBox: @unchecked Sendable {
 }
 
 /// Runs `body` against a fresh gate and stops it afterwards.
-func withLiveGate<T>(cooldown: String, _ body: (LiveGate) async throws -> T) async throws -> T {
+func withLiveGate<T>(isolation: isolated (any Actor)? = #isolation, cooldown: String,
+                     _ body: (LiveGate) async throws -> T) async throws -> T {
     let gate = try LiveGate(cooldown: cooldown)
     defer { gate.stop() }
     return try await body(gate)
