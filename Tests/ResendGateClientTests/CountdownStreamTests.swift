@@ -67,17 +67,28 @@ import Testing
         try await withLiveGate(cooldown: "60s") { gate in
             let client = gate.client()
             let token = try #require(try await client.send(phone: Self.phone).countdownToken)
+            let seen = Counter()
             let reader = Task {
-                var count = 0
-                for try await _ in client.countdownEvents(token: token) { count += 1 }
-                return count
+                for try await _ in client.countdownEvents(token: token) { seen.increment() }
+                return seen.value
             }
-            try await Task.sleep(nanoseconds: 300_000_000)
+            while seen.value == 0 { try await Task.sleep(nanoseconds: 10_000_000) }
             reader.cancel()
+            // Had cancelling not closed the stream, this would wait out the 60 s cooldown.
             let count = try await reader.value
             #expect(count >= 1 && count <= 2)
         }
     }
+}
+
+private final class Counter: @unchecked Sendable {
+    // @unchecked: guarded by `lock`.
+    private let lock = NSLock()
+    private var count = 0
+
+    var value: Int { lock.withLock { count } }
+
+    func increment() { lock.withLock { count += 1 } }
 }
 
 /// The parser on its own: the server's frames, a restart's `shutdown`, and hostile input.
