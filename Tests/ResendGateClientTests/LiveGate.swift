@@ -1,3 +1,4 @@
+import Countdown
 import Foundation
 import ResendGateClient
 import ResendGateTestSupport
@@ -29,9 +30,8 @@ final class LiveGate: @unchecked Sendable {
     }
 
     /// A client on `clock` (the system's by default).
-    func client(clock: (any CountdownClockProviding)? = nil) -> ResendGateClient {
-        if let clock { return ResendGateClient(baseURL: baseURL, clock: clock.countdownClock) }
-        return ResendGateClient(baseURL: baseURL)
+    func client(clock: any CountdownClock = SystemCountdownClock()) -> ResendGateClient {
+        ResendGateClient(baseURL: baseURL, clock: clock)
     }
 
     /// `kill -9`: open streams drop without a word.
@@ -82,17 +82,6 @@ final class LiveGate: @unchecked Sendable {
     }
 }
 
-/// Something that can hand out a clock for a client (a plain clock, or a test's clocks).
-protocol CountdownClockProviding {
-    var countdownClock: any CountdownClock { get }
-}
-
-import Countdown
-
-extension VirtualClock: CountdownClockProviding {
-    var countdownClock: any CountdownClock { self }
-}
-
 enum TestGateError: Error {
     case notReady(String)
 }
@@ -116,11 +105,10 @@ func withLiveGate<T>(isolation: isolated (any Actor)? = #isolation, cooldown: St
 }
 
 /// The wall clock off by `skew` (a device clock set wrong), monotonic time the system's.
-struct SkewedClock: CountdownClock, CountdownClockProviding {
+struct SkewedClock: CountdownClock {
     let skew: TimeInterval
     private let system = SystemCountdownClock()
 
     var now: CountdownInstant { system.now }
     var wallNow: Date { Date().addingTimeInterval(skew) }
-    var countdownClock: any CountdownClock { self }
 }
