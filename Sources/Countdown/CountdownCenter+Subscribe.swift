@@ -61,26 +61,34 @@ extension CountdownCenter {
     }
 
     /// Adds `box` to its countdown and sends it the current event: dispatched to its queue
-    /// under the lock (so it precedes every later tick), or, inline, delivered after unlocking.
+    /// under the lock (so it precedes every later tick), or, inline, delivered after
+    /// unlocking, with events for it held back until then.
     private func register(_ box: SubscriptionBox) {
         lock.lock()
         let now = clock.now
         var outbox = Outbox()
+        let first: CountdownEvent
         if let record = records[box.id], record.remainingNanoseconds(at: now) > 0 {
-            let value = CountdownValue(remainingNanoseconds: record.remainingNanoseconds(at: now))
-            box.lastShown = value.totalSeconds
+            first = .value(CountdownValue(remainingNanoseconds: record.remainingNanoseconds(at: now)))
+            if case .value(let value) = first { box.lastShown = value.totalSeconds }
             box.isRegistered = true
-            outbox.add(box, .value(value))
             record.subscribers.append(box)
-            refresh(record, at: now, into: &outbox)
         } else {
-            if let record = records[box.id] { finish(record, into: &outbox) }
-            outbox.add(box, .finished)
+            first = .finished
+        }
+        if box.queue != nil {
+            outbox.add(box, first)
+        } else {
+            box.holdsEvents = true
+        }
+        if let record = records[box.id] {
+            if box.isRegistered { refresh(record, at: now, into: &outbox) } else { finish(record, into: &outbox) }
         }
         rearm()
         outbox.sendQueued()
         lock.unlock()
         outbox.sendInline()
+        if box.queue == nil { box.deliverFirst(first) }
     }
 
     /// Removes `box` from its countdown; stops the timer if nobody is left watching anything.
@@ -88,7 +96,7 @@ extension CountdownCenter {
         lock.lock()
         defer { lock.unlock() }
         box.handler = nil
-        box.mailbox.removeAll()
+        box.held.removeAll()
         guard box.isRegistered else { return }
         box.isRegistered = false
         if let record = records[box.id], let index = record.subscribers.firstIndex(where: { $0 === box }) {

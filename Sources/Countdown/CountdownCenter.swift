@@ -127,11 +127,12 @@ public final class CountdownCenter: @unchecked Sendable {
 
     /// Ends the subscriptions of `record` whose owner was deallocated (they get no event).
     func dropOrphans(of record: CountdownRecord) {
+        guard record.subscribers.contains(where: { $0.owner != nil && $0.isOwnerGone }) else { return }
         record.subscribers.removeAll { box in
             guard box.isOwnerGone else { return false }
             box.isRegistered = false
             box.handler = nil
-            box.mailbox.removeAll()
+            box.held.removeAll()
             return true
         }
     }
@@ -174,18 +175,20 @@ public final class CountdownCenter: @unchecked Sendable {
 
 /// Events gathered while the lock is held. Those for a queue are dispatched in order before
 /// unlocking (so each queue sees them in the order the state changed; dispatching never
-/// runs a handler); those without a queue go to their box's mailbox and are delivered after
-/// unlocking. No handler ever runs while the center's lock is held.
+/// runs a handler); those without a queue are called after unlocking (or held back for a
+/// subscription whose first value is still on its way). No handler ever runs while the
+/// center's lock is held.
 struct Outbox {
-    private var inline: [SubscriptionBox] = []
+    private var inline: [(SubscriptionBox, CountdownEvent)] = []
     private var queued: [ObjectIdentifier: (DispatchQueue, [(SubscriptionBox, CountdownEvent)])] = [:]
 
     mutating func add(_ box: SubscriptionBox, _ event: CountdownEvent) {
         if let queue = box.queue {
             queued[ObjectIdentifier(queue), default: (queue, [])].1.append((box, event))
+        } else if box.holdsEvents {
+            box.held.append(event)
         } else {
-            box.mailbox.append(event)
-            if inline.last !== box { inline.append(box) }
+            inline.append((box, event))
         }
     }
 
@@ -198,7 +201,7 @@ struct Outbox {
 
     /// Call with the lock released.
     func sendInline() {
-        for box in inline { box.drain() }
+        for (box, event) in inline { box.deliver(event) }
     }
 }
 

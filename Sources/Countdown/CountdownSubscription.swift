@@ -61,10 +61,12 @@ final class SubscriptionBox: @unchecked Sendable {
     var lastShown: Int64 = -1
     /// Whether the box is in its record's subscriber list.
     var isRegistered = false
-    /// Events for a subscription without a queue, in order, waiting for ``drain()``.
-    var mailbox: [CountdownEvent] = []
-    /// Whether some thread is running ``drain()`` (so another call leaves the events to it).
-    var isDraining = false
+    /// True while a subscription without a queue waits for its first value to be delivered
+    /// (after the lock is released): events for it meanwhile wait in ``held``, so it never
+    /// sees a tick from another thread before its first value.
+    var holdsEvents = false
+    /// Events held back while ``holdsEvents`` (rarely any; empty arrays allocate nothing).
+    var held: [CountdownEvent] = []
 
     init(id: CountdownID, queue: DispatchQueue?, lock: NSRecursiveLock, owner: WeakOwner? = nil,
          handler: @escaping @Sendable (CountdownEvent) -> Void) {
@@ -88,25 +90,21 @@ final class SubscriptionBox: @unchecked Sendable {
         handler?(event)
     }
 
-    /// Delivers the mailbox's events in order, each with the lock released. A call made while
-    /// another (on any thread, or further up this one's stack) is delivering returns at once:
-    /// that one delivers the new events too, so one subscription never sees them reordered.
-    func drain() {
-        lock.lock()
-        guard !isDraining else {
-            lock.unlock()
-            return
-        }
-        isDraining = true
-        while !mailbox.isEmpty {
-            let event = mailbox.removeFirst()
-            let handler = self.handler
-            if event == .finished { self.handler = nil }
-            lock.unlock()
-            handler?(event)
+    /// Delivers the first value of a subscription without a queue, then whatever was held
+    /// back meanwhile, in order, each with the lock released. Called once, by `subscribe`.
+    func deliverFirst(_ first: CountdownEvent) {
+        deliver(first)
+        while true {
             lock.lock()
+            if held.isEmpty {
+                holdsEvents = false
+                lock.unlock()
+                return
+            }
+            let batch = held
+            held = []
+            lock.unlock()
+            for event in batch { deliver(event) }
         }
-        isDraining = false
-        lock.unlock()
     }
 }
