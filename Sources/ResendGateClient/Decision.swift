@@ -16,6 +16,7 @@ public struct Decision: Hashable, Sendable {
         public static let maxSends = Reason(rawValue: "max_sends")
         /// The client IP had its sends in its window.
         public static let ipLimit = Reason(rawValue: "ip_limit")
+        /// The API's word.
         public var description: String { rawValue }
     }
 

@@ -30,6 +30,7 @@ public struct ResendGateError: Error, Hashable, Sendable, CustomStringConvertibl
     /// The API's code for an unknown, expired or released countdown token.
     public static let notFound = "not_found"
 
+    /// `code (HTTP status): message`.
     public var description: String {
         "\(code)\(status.map { " (HTTP \($0))" } ?? ""): \(message)"
     }

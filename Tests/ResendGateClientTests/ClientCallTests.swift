@@ -57,6 +57,32 @@ import Testing
         }
     }
 
+    /// A gate with API keys: no key or a wrong one is `unauthorized`; the countdown routes
+    /// need none, so an app can follow a token its back end handed it.
+    @Test func bearerKeyIsSentWhenGivenAndCountdownsNeedNone() async throws {
+        let key = "client-test-key-0123456789"
+        try await withLiveGate(cooldown: "60s", apiKey: key) { gate in
+            let anonymous = ResendGateClient(baseURL: gate.baseURL)
+            let wrong = ResendGateClient(baseURL: gate.baseURL, apiKey: "not-the-key-0123456789")
+            let keyed = ResendGateClient(baseURL: gate.baseURL, apiKey: key)
+            for client in [anonymous, wrong] {
+                let refused = await #expect(throws: ResendGateError.self) { try await client.send(phone: Self.phone) }
+                #expect(refused?.code == "unauthorized" && refused?.status == 401)
+                let peek = await #expect(throws: ResendGateError.self) { try await client.status(phone: Self.phone) }
+                #expect(peek?.code == "unauthorized")
+            }
+            let decision = try await keyed.send(phone: Self.phone)
+            let token = try #require(decision.countdownToken)
+            #expect(try await anonymous.countdown(token: token).active)
+            var first: CountdownUpdate?
+            for try await update in anonymous.countdownEvents(token: token) {
+                first = update
+                break
+            }
+            if case .tick(let tick) = first { #expect((59...60).contains(tick.retryAfter)) } else { Issue.record("no tick: \(String(describing: first))") }
+        }
+    }
+
     /// An idempotent retry gets the first answer and consumes nothing.
     @Test func idempotentRetryGetsTheFirstAnswer() async throws {
         try await withLiveGate(cooldown: "60s") { gate in

@@ -13,16 +13,18 @@ final class LiveGate: @unchecked Sendable {
     let redis: RedisServer
     let port: Int
     let cooldown: String
+    let apiKey: String?
     private(set) var server: ServerProcess
 
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    init(cooldown: String) throws {
+    init(cooldown: String, apiKey: String? = nil) throws {
         redis = try RedisServer()
         do {
             port = try LoopbackPort.free()
             self.cooldown = cooldown
-            server = try Self.launch(port: port, redis: redis, cooldown: cooldown)
+            self.apiKey = apiKey
+            server = try Self.launch(port: port, redis: redis, cooldown: cooldown, apiKey: apiKey)
         } catch {
             redis.stop()
             throw error
@@ -42,7 +44,7 @@ final class LiveGate: @unchecked Sendable {
 
     /// Starts the server again on the same port and Redis.
     func restart() throws {
-        server = try Self.launch(port: port, redis: redis, cooldown: cooldown)
+        server = try Self.launch(port: port, redis: redis, cooldown: cooldown, apiKey: apiKey)
     }
 
     func stop() {
@@ -50,11 +52,12 @@ final class LiveGate: @unchecked Sendable {
         redis.stop()
     }
 
-    private static func launch(port: Int, redis: RedisServer, cooldown: String) throws -> ServerProcess {
+    private static func launch(port: Int, redis: RedisServer, cooldown: String, apiKey: String?) throws -> ServerProcess {
+        let keys = apiKey.map { ["--api-keys", $0] } ?? []
         let server = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), [
             "serve", "--port", "\(port)", "--workers", "1", "--redis", redis.url, "--log-level", "info",
             "--region", "CN", "--cooldown", cooldown,
-        ])
+        ] + keys)
         do {
             _ = try server.waitForListeningPort()
             let deadline = ContinuousClock.now + .seconds(10)
@@ -97,9 +100,9 @@ private final class StatusBox: @unchecked Sendable {
 }
 
 /// Runs `body` against a fresh gate and stops it afterwards.
-func withLiveGate<T>(isolation: isolated (any Actor)? = #isolation, cooldown: String,
+func withLiveGate<T>(isolation: isolated (any Actor)? = #isolation, cooldown: String, apiKey: String? = nil,
                      _ body: (LiveGate) async throws -> T) async throws -> T {
-    let gate = try LiveGate(cooldown: cooldown)
+    let gate = try LiveGate(cooldown: cooldown, apiKey: apiKey)
     defer { gate.stop() }
     return try await body(gate)
 }
