@@ -3,9 +3,12 @@ import PackageDescription
 
 let package = Package(
     name: "resendgate",
-    platforms: [.macOS(.v15)],
+    // The server targets run on Linux; `Countdown` and `ResendGateClient` also build for
+    // Apple platforms (checked here only on Linux: see README "In an app").
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "Countdown", targets: ["Countdown"]),
+        .library(name: "ResendGateClient", targets: ["ResendGateClient"]),
         .library(name: "ResendGate", targets: ["ResendGate"]),
         .library(name: "ResendGateServer", targets: ["ResendGateServer"]),
         .library(name: "ResendGateTestSupport", targets: ["ResendGateTestSupport"]),
@@ -31,6 +34,8 @@ let package = Package(
 
         // MARK: Swift modules
         .target(name: "Countdown"),
+        // The app-side kit: Foundation's URLSession and Countdown only (no UIKit/AppKit/SwiftUI).
+        .target(name: "ResendGateClient", dependencies: ["Countdown"]),
         .target(name: "ResendGate", dependencies: ["CHiredis", "CRedisEvents", "CPhoneNumber", "CCrypto", "Countdown"]),
         .target(name: "ResendGateServer", dependencies: ["ResendGate", "Countdown", "CHiredis", "CHTTPConnection"]),
         .executableTarget(name: "resendgate", dependencies: ["ResendGate", "ResendGateServer", "Countdown"]),
@@ -49,6 +54,10 @@ let package = Package(
         // MARK: Tests
         .testTarget(name: "CountdownTests", dependencies: ["Countdown"]),
         .testTarget(name: "ResendGateTests", dependencies: ["ResendGate"]),
+        .testTarget(
+            name: "ResendGateClientTests",
+            dependencies: ["ResendGateClient", "Countdown", "ResendGateTestSupport"]
+        ),
         .testTarget(
             name: "ResendGateIntegrationTests",
             dependencies: ["ResendGate", "ResendGateTestSupport"]

@@ -38,7 +38,7 @@ now() { date +%s; }
 # shares the two cores with a flood or with a hundred other tests starting Redis servers;
 # the heavy suites run one test at a time.
 heavy_suites='HostileInputTests|RedisFaultTests|GateClusterTests|RedisClusterSupportTests'
-timed_suites='GatePolicyTests|PolicyRoutesTests|PolicyCommandTests'
+timed_suites='GatePolicyTests|PolicyRoutesTests|PolicyCommandTests|CountdownStreamTests|StreamProtocolTests'
 
 # `swift test ARGS` in three passes: everything else in parallel, then the timed suites,
 # then the heavy ones, one test at a time.

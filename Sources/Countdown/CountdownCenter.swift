@@ -10,7 +10,9 @@ import Foundation
 ///
 /// Safe to use from any thread. Events go to the queue each subscription names or, with
 /// none, are called inline on the thread that drives the center (the scheduler's, or the
-/// caller of `start`/`extend`/`cancel`) — the mode for an event loop that owns its center:
+/// caller of `subscribe`/`start`/`extend`/`cancel`) — the mode for an event loop that owns
+/// its center. No handler is ever called while the center holds its lock, so a handler may
+/// block on another queue (`DispatchQueue.main.sync`) or call back into the center:
 ///
 /// ```swift
 /// // One center per libevent worker: the loop's timer is the scheduler.
@@ -108,6 +110,7 @@ public final class CountdownCenter: @unchecked Sendable {
             finish(record, into: &outbox)
             return false
         }
+        dropOrphans(of: record)
         let shown = CountdownValue(remainingNanoseconds: remaining).totalSeconds
         for box in record.subscribers where box.lastShown != shown {
             box.lastShown = shown
@@ -122,10 +125,23 @@ public final class CountdownCenter: @unchecked Sendable {
         return true
     }
 
+    /// Ends the subscriptions of `record` whose owner was deallocated (they get no event).
+    func dropOrphans(of record: CountdownRecord) {
+        guard record.subscribers.contains(where: { $0.owner != nil && $0.isOwnerGone }) else { return }
+        record.subscribers.removeAll { box in
+            guard box.isOwnerGone else { return false }
+            box.isRegistered = false
+            box.handler = nil
+            box.held.removeAll()
+            return true
+        }
+    }
+
     /// Ends `record`: forgets it and sends `finished` to each of its subscribers, once.
     func finish(_ record: CountdownRecord, into outbox: inout Outbox) {
         heap.file(record, key: nil)
         if records[record.id] === record { records[record.id] = nil }
+        dropOrphans(of: record)
         for box in record.subscribers {
             box.isRegistered = false
             outbox.add(box, .finished)
@@ -157,9 +173,11 @@ public final class CountdownCenter: @unchecked Sendable {
     }
 }
 
-/// Events gathered while the lock is held: those for a queue are dispatched in order before
-/// unlocking (so each queue sees them in the order the state changed); inline ones are
-/// called after unlocking.
+/// Events gathered while the lock is held. Those for a queue are dispatched in order before
+/// unlocking (so each queue sees them in the order the state changed; dispatching never
+/// runs a handler); those without a queue are called after unlocking (or held back for a
+/// subscription whose first value is still on its way). No handler ever runs while the
+/// center's lock is held.
 struct Outbox {
     private var inline: [(SubscriptionBox, CountdownEvent)] = []
     private var queued: [ObjectIdentifier: (DispatchQueue, [(SubscriptionBox, CountdownEvent)])] = [:]
@@ -167,6 +185,8 @@ struct Outbox {
     mutating func add(_ box: SubscriptionBox, _ event: CountdownEvent) {
         if let queue = box.queue {
             queued[ObjectIdentifier(queue), default: (queue, [])].1.append((box, event))
+        } else if box.holdsEvents {
+            box.held.append(event)
         } else {
             inline.append((box, event))
         }
@@ -179,6 +199,7 @@ struct Outbox {
         }
     }
 
+    /// Call with the lock released.
     func sendInline() {
         for (box, event) in inline { box.deliver(event) }
     }

@@ -8,10 +8,12 @@ import Foundation
 ///   `2024-06-01T12:00:00Z`, `2024-06-01T20:00:00.250+08:00`;
 /// - Unix time as digits: seconds (`1717243200`, `1717243200.5`) or, with 12 or more
 ///   integer digits, milliseconds (`1717243200250`);
+/// - a local date and time, `2024-06-01 20:00:00` (the common server format,
+///   `yyyy-MM-dd HH:mm:ss`, optionally with a fraction `.250`), read in the given time zone;
 /// - a date only, `2024-06-01`, meaning the **end** of that day in the given time zone,
 ///   i.e. the instant the next day begins (so the last second shown is 23:59:59's `1`).
 public enum CountdownDeadline {
-    /// Parses `text` as described above; a date-only string is read in `timeZone`.
+    /// Parses `text` as described above; a date-only or local date-time string is read in `timeZone`.
     public static func parse(_ text: String, timeZone: TimeZone) throws -> Date {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if let unix = unixTime(trimmed) { return unix }
@@ -20,6 +22,10 @@ public enum CountdownDeadline {
                 throw CountdownDeadlineError(text: text)
             }
             return end
+        }
+        if let local = localDateTime(trimmed) {
+            guard let date = date(local, timeZone: timeZone) else { throw CountdownDeadlineError(text: text) }
+            return date
         }
         if let date = iso8601(trimmed) { return date }
         throw CountdownDeadlineError(text: text)
@@ -70,6 +76,39 @@ public enum CountdownDeadline {
         return (year, month, day)
     }
 
+    /// `YYYY-MM-DD HH:MM:SS` with an optional fraction, and nothing else.
+    private static func localDateTime(_ text: String) -> (day: (year: Int, month: Int, day: Int),
+                                                          hour: Int, minute: Int, second: Double)? {
+        let halves = text.split(separator: " ", omittingEmptySubsequences: false)
+        guard halves.count == 2, let day = dateOnly(String(halves[0])) else { return nil }
+        let fields = halves[1].split(separator: ":", omittingEmptySubsequences: false)
+        guard fields.count == 3, fields[0].count == 2, fields[1].count == 2,
+              fields[0].allSatisfy(\.isASCIIDigit), fields[1].allSatisfy(\.isASCIIDigit),
+              let hour = Int(fields[0]), let minute = Int(fields[1])
+        else { return nil }
+        let secondParts = fields[2].split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(secondParts.count), secondParts[0].count == 2,
+              secondParts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCIIDigit) }),
+              let second = Double(fields[2])
+        else { return nil }
+        return (day, hour, minute, second)
+    }
+
+    /// The instant a local date-time names in `timeZone`; nil for one that does not exist
+    /// (25:00, February 30th, or a time skipped by a daylight-saving change).
+    private static func date(_ local: (day: (year: Int, month: Int, day: Int), hour: Int, minute: Int, second: Double),
+                             timeZone: TimeZone) -> Date? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let whole = Int(local.second)
+        let components = DateComponents(year: local.day.year, month: local.day.month, day: local.day.day,
+                                        hour: local.hour, minute: local.minute, second: whole)
+        guard components.isValidDate(in: calendar), let start = calendar.date(from: components) else { return nil }
+        let back = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: start)
+        guard back.hour == local.hour, back.minute == local.minute, back.day == local.day.day else { return nil }
+        return start.addingTimeInterval(local.second - Double(whole))
+    }
+
     private static func iso8601(_ text: String) -> Date? {
         if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
         return try? Date.ISO8601FormatStyle().parse(text)
@@ -86,7 +125,7 @@ public struct CountdownDeadlineError: Error, Hashable, Sendable, CustomStringCon
         self.text = text
     }
 
-    public var description: String { "not a deadline (ISO 8601, Unix seconds or milliseconds, or YYYY-MM-DD): \(text)" }
+    public var description: String { "not a deadline (ISO 8601, Unix seconds or milliseconds, YYYY-MM-DD HH:MM:SS or YYYY-MM-DD): \(text)" }
 }
 
 extension Character {

@@ -4,6 +4,9 @@ public enum CountdownStyle: Sendable, Hashable {
     case seconds
     /// A clock that grows only as needed: `0:42`, `1:05`, `1:02:03`, `2d 03:04:05`.
     case clock
+    /// A clock that always shows two-digit hours, minutes and seconds: `00:00:42`,
+    /// `01:02:03`, `2d 03:04:05` (the `hh:mm:ss` of a fixed-width label).
+    case paddedClock
 }
 
 extension CountdownValue {
@@ -20,6 +23,9 @@ extension CountdownValue {
                 return "\(hours):\(Self.twoDigits(minutes)):\(Self.twoDigits(seconds))"
             }
             return "\(minutes):\(Self.twoDigits(seconds))"
+        case .paddedClock:
+            let clock = "\(Self.twoDigits(hours)):\(Self.twoDigits(minutes)):\(Self.twoDigits(seconds))"
+            return days > 0 ? "\(strings.days(days)) \(clock)" : clock
         }
     }
 

@@ -27,6 +27,14 @@ import Testing
         #expect(CountdownValue(totalSeconds: 42).resendPrompt() == "Resend in 42s")
     }
 
+    @Test func paddedClockAlwaysShowsTwoDigitHours() {
+        #expect(CountdownValue(totalSeconds: 42).formatted(.paddedClock) == "00:00:42")
+        #expect(CountdownValue(totalSeconds: 3_723).formatted(.paddedClock) == "01:02:03")
+        #expect(CountdownValue(totalSeconds: 86_399).formatted(.paddedClock) == "23:59:59")
+        #expect(CountdownValue(totalSeconds: 2 * 86_400 + 5).formatted(.paddedClock, strings: .chinese) == "2天 00:00:05")
+        #expect(CountdownValue(totalSeconds: 65).resendPrompt(.paddedClock) == "Resend in 00:01:05")
+    }
+
     @Test func formatsChineseThroughTheLocalisationHook() {
         #expect(CountdownValue(totalSeconds: 42).resendPrompt(strings: .chinese) == "42秒后重新发送")
         #expect(CountdownValue(totalSeconds: 2 * 86_400 + 5).formatted(.clock, strings: .chinese) == "2天 00:00:05")

@@ -1,0 +1,97 @@
+import Countdown
+import Foundation
+
+/// The answer to ``ResendGateClient/send(phone:purpose:idempotencyKey:clientIP:)``: allowed
+/// (the cooldown starts now) or refused with a ``reason``, and in both cases the time left.
+public struct Decision: Hashable, Sendable {
+    /// Why a send was refused.
+    public struct Reason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The API's word for it.
+        public var rawValue: String
+        /// Makes a reason from the API's word (one this client does not know is kept as is).
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// The number's cooldown still runs.
+        public static let cooldown = Reason(rawValue: "cooldown")
+        /// The number had its `max_sends` in the policy's window.
+        public static let maxSends = Reason(rawValue: "max_sends")
+        /// The client IP had its sends in its window.
+        public static let ipLimit = Reason(rawValue: "ip_limit")
+        /// The API's word.
+        public var description: String { rawValue }
+    }
+
+    /// Whether the send may go ahead (the server has started the cooldown).
+    public var allowed: Bool
+    /// Why it was refused; nil when allowed.
+    public var reason: Reason?
+    /// The canonical E.164 number.
+    public var phone: String
+    /// The purpose the cooldown belongs to.
+    public var purpose: String
+    /// Whole seconds until a send may be allowed (rounded up); the new cooldown when allowed.
+    public var retryAfter: Int64
+    /// The same in milliseconds, as Redis measured it.
+    public var retryAfterMilliseconds: Int64
+    /// When a send may be allowed again, on the server's clock.
+    public var resendAt: Date
+    /// The server's clock when it decided (Redis `TIME`): with ``resendAt`` it gives the time
+    /// left whatever the device's own clock says.
+    public var serverTime: Date
+    /// The cooldown the next allowed send would start, in seconds.
+    public var nextRetryAfter: Int64
+    /// Sends still allowed in the window; nil when the policy sets no cap.
+    public var sendsLeft: Int64?
+    /// The handle of the running cooldown for ``ResendGateClient/countdown(token:)`` and
+    /// ``ResendGateClient/countdownEvents(token:)``; nil when there is none to follow.
+    public var countdownToken: String?
+    /// When the answer arrived, on the client's monotonic clock, and how long it travelled.
+    public var receipt: ServerReceipt
+
+    /// The countdown this answer starts, anchored to the moment it arrived.
+    public var countdown: ServerCountdown {
+        ServerCountdown(remainingMilliseconds: retryAfterMilliseconds, resendAt: resendAt,
+                        serverTime: serverTime, receipt: receipt)
+    }
+}
+
+/// A number's cooldown as ``ResendGateClient/status(phone:purpose:)`` reads it, consuming nothing.
+public struct CooldownStatus: Hashable, Sendable {
+    /// The canonical E.164 number.
+    public var phone: String
+    /// The purpose the cooldown belongs to.
+    public var purpose: String
+    /// Whether a cooldown runs.
+    public var active: Bool
+    /// Whole seconds left, rounded up; 0 when none runs.
+    public var retryAfter: Int64
+    /// The same in milliseconds.
+    public var retryAfterMilliseconds: Int64
+    /// When it ends, on the server's clock; nil when none runs.
+    public var resendAt: Date?
+    /// The server's clock when it answered.
+    public var serverTime: Date
+    /// When the answer arrived, on the client's monotonic clock.
+    public var receipt: ServerReceipt
+}
+
+/// A countdown as ``ResendGateClient/countdown(token:)`` reads it.
+public struct CountdownStatus: Hashable, Sendable {
+    /// Whether the cooldown still runs.
+    public var active: Bool
+    /// Whole seconds left, rounded up.
+    public var retryAfter: Int64
+    /// The same in milliseconds.
+    public var retryAfterMilliseconds: Int64
+    /// When it ends, on the server's clock.
+    public var resendAt: Date
+    /// The server's clock when it answered.
+    public var serverTime: Date
+    /// When the answer arrived, on the client's monotonic clock.
+    public var receipt: ServerReceipt
+
+    /// The countdown, anchored to the moment the answer arrived.
+    public var countdown: ServerCountdown {
+        ServerCountdown(remainingMilliseconds: active ? retryAfterMilliseconds : 0, resendAt: resendAt,
+                        serverTime: serverTime, receipt: receipt)
+    }
+}

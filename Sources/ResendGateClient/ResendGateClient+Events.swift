@@ -1,0 +1,152 @@
+import Countdown
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A `tick` of a countdown's event stream, timed on the client's monotonic clock.
+public struct CountdownTick: Hashable, Sendable {
+    /// Whole seconds left, rounded up.
+    public var retryAfter: Int64
+    /// The same in milliseconds.
+    public var retryAfterMilliseconds: Int64
+    /// When the tick arrived, on the client's monotonic clock.
+    public var receivedAt: CountdownInstant
+
+    /// When the countdown ends on the client's monotonic clock, by this tick.
+    public var deadline: CountdownInstant { receivedAt.advanced(by: .milliseconds(retryAfterMilliseconds)) }
+}
+
+/// What ``ResendGateClient/countdownEvents(token:)`` yields.
+public enum CountdownUpdate: Hashable, Sendable {
+    /// The time left, at once and each time the whole-second value changes.
+    case tick(CountdownTick)
+    /// The countdown is over: a send may go ahead. The last element. `reason` is the
+    /// server's when it gave one (a release ending the cooldown early), or `not_found`
+    /// when a reconnect found the countdown already gone.
+    case done(reason: String?)
+}
+
+extension ResendGateClient {
+    /// How long to wait before reconnecting when the server named no `retry:`.
+    public static let defaultReconnectDelay: Duration = .seconds(1)
+    /// The longest `retry:` honoured; a larger one is cut to this.
+    public static let maximumReconnectDelay: Duration = .seconds(30)
+    /// Reconnects in a row that may fail (no answer, or a 5xx) before the stream throws.
+    public static let maximumFailedReconnects = 10
+
+    /// Follows a countdown live (`GET /v1/countdowns/{token}/events`, no API key): a
+    /// ``CountdownUpdate/tick(_:)`` at once and at each whole-second change, then
+    /// ``CountdownUpdate/done(reason:)`` and the end.
+    ///
+    /// A dropped connection, or a server's `shutdown` event (a gate restarting), is followed
+    /// by a reconnect after the last `retry:` the server sent (``defaultReconnectDelay``
+    /// without one, ``maximumReconnectDelay`` at most). It throws a ``ResendGateError``
+    /// when the first connection is refused (`not_found` for an unknown token) or after
+    /// ``maximumFailedReconnects`` failed reconnects. Stop following by cancelling the
+    /// task that iterates it. Memory is bounded (``ServerSentEventParser``).
+    public func countdownEvents(token: String) -> AsyncThrowingStream<CountdownUpdate, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<CountdownUpdate, any Error>.makeStream()
+        let task = Task {
+            do {
+                try await followEvents(token: token, into: continuation)
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    private enum Ending {
+        case done
+        case dropped
+    }
+
+    private func followEvents(token: String, into continuation: AsyncThrowingStream<CountdownUpdate, any Error>.Continuation)
+        async throws(ResendGateError)
+    {
+        var delay = Self.defaultReconnectDelay
+        var failures = 0
+        var connected = false
+        while !Task.isCancelled {
+            var parser = ServerSentEventParser()
+            do {
+                let ending = try await readEvents(token: token, parser: &parser, into: continuation, connected: &connected)
+                if case .done = ending { return }
+                failures = 0
+            } catch {
+                if error.code == ResendGateError.notFound && connected {
+                    continuation.yield(.done(reason: ResendGateError.notFound))
+                    return
+                }
+                let retriable = error.code == ResendGateError.transport || (error.status ?? 0) >= 500
+                guard connected, retriable, failures < Self.maximumFailedReconnects else { throw error }
+                failures += 1
+            }
+            if let retry = parser.retryMilliseconds { delay = min(.milliseconds(retry), Self.maximumReconnectDelay) }
+            do {
+                try await Task.sleep(nanoseconds: UInt64(max(0, delay.components.seconds)) * 1_000_000_000
+                                     + UInt64(max(0, delay.components.attoseconds / 1_000_000_000)))
+            } catch {
+                return  // cancelled
+            }
+        }
+    }
+
+    /// One connection: yields its ticks; `.done` after `event: done`, `.dropped` when the
+    /// connection ended without it (closed, or a `shutdown` event).
+    private func readEvents(token: String, parser: inout ServerSentEventParser,
+                            into continuation: AsyncThrowingStream<CountdownUpdate, any Error>.Continuation,
+                            connected: inout Bool) async throws(ResendGateError) -> Ending {
+        var request = makeRequest("GET", path: "/v1/countdowns/\(Self.escape(token))/events")
+        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        request.timeoutInterval = 45  // idle time: the server sends a heartbeat every 15 s
+        let connection = StreamingDataTask(request: request, configuration: session.configuration)
+        defer { connection.cancel() }
+        var status = 0
+        var errorBody = Data()
+        do {
+            for try await chunk in connection.chunks {
+                switch chunk {
+                case .response(let code):
+                    status = code
+                    if code == 200 { connected = true }
+                case .data(let data):
+                    defer { connection.consumed(data.count) }
+                    guard status == 200 else {
+                        if errorBody.count < 16_384 { errorBody.append(data) }
+                        continue
+                    }
+                    for event in try parser.feed(data) {
+                        switch event.event {
+                        case "tick":
+                            let body = try WireFormat.decode(WireFormat.TickBody.self, Data(event.data.utf8), status: status)
+                            continuation.yield(.tick(CountdownTick(
+                                retryAfter: body.retry_after, retryAfterMilliseconds: body.retry_after_ms,
+                                receivedAt: clock.now)))
+                        case "done":
+                            let body = try? JSONDecoder().decode(WireFormat.TickBody.self, from: Data(event.data.utf8))
+                            continuation.yield(.done(reason: body?.reason))
+                            return .done
+                        case "shutdown":
+                            return .dropped
+                        default:
+                            continue
+                        }
+                    }
+                }
+            }
+        } catch let error as ResendGateError {
+            throw error
+        } catch {
+            throw ResendGateError(code: ResendGateError.transport, message: "\(error)")
+        }
+        if status != 200 {
+            if status == 0 { throw ResendGateError(code: ResendGateError.transport, message: "no answer") }
+            throw WireFormat.error(errorBody, status: status)
+        }
+        return .dropped
+    }
+}

@@ -1,0 +1,114 @@
+import Countdown
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A client for a resendgate server's HTTP API (or an app's own back end that forwards it),
+/// on Foundation's `URLSession`.
+///
+/// Every call is `async throws(ResendGateError)`; a refused send is an answer
+/// (``Decision/allowed`` false, with its ``Decision/reason``), not an error. Answers carry
+/// a ``ServerReceipt`` timed on ``clock``, so countdowns follow the server's time, never
+/// the device's wall clock.
+public struct ResendGateClient: Sendable {
+    /// The server's base URL, e.g. `https://api.example.com` (paths such as `/v1/sends` are added).
+    public let baseURL: URL
+    /// The API key sent as `Authorization: Bearer KEY`; nil for an app talking to its own
+    /// back end (which holds the key), and never needed by the countdown routes.
+    public let apiKey: String?
+    /// The session requests go through.
+    public let session: URLSession
+    /// Times answers: monotonic for countdowns, wall clock only for the offset to the server's.
+    public let clock: any CountdownClock
+    /// How long a plain request may take.
+    public let timeout: TimeInterval
+
+    /// Makes a client for `baseURL`.
+    public init(baseURL: URL, apiKey: String? = nil, session: URLSession = .shared,
+                clock: any CountdownClock = SystemCountdownClock(), timeout: TimeInterval = 10) {
+        self.baseURL = baseURL
+        self.apiKey = apiKey
+        self.session = session
+        self.clock = clock
+        self.timeout = timeout
+    }
+
+    /// Asks to send a code to `phone` for `purpose` (`POST /v1/sends`). Allowed: the
+    /// cooldown starts now. Refused: the reason and the time left. A retry with the same
+    /// `idempotencyKey` within 24 h gets the first answer again and consumes nothing.
+    public func send(phone: String, purpose: String = "default", idempotencyKey: String? = nil,
+                     clientIP: String? = nil) async throws(ResendGateError) -> Decision {
+        var body: [String: String] = ["phone": phone, "purpose": purpose]
+        if let clientIP { body["client_ip"] = clientIP }
+        var request = makeRequest("POST", path: "/v1/sends")
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if let idempotencyKey { request.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key") }
+        request.httpBody = try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
+        let (data, status, receipt) = try await perform(request)
+        guard status == 200 || status == 429 else { throw WireFormat.error(data, status: status) }
+        return try WireFormat.decision(data, status: status, receipt: receipt)
+    }
+
+    /// Reads the cooldown of `phone` for `purpose` without consuming anything
+    /// (`GET /v1/cooldowns/{phone}`).
+    public func status(phone: String, purpose: String = "default") async throws(ResendGateError) -> CooldownStatus {
+        let (data, status, receipt) = try await perform(makeRequest("GET", path: cooldownPath(phone, purpose)))
+        guard status == 200 else { throw WireFormat.error(data, status: status) }
+        return try WireFormat.cooldown(data, status: status, receipt: receipt)
+    }
+
+    /// Ends the cooldown of `phone` for `purpose` (the SMS provider failed): a send may go
+    /// ahead at once (`DELETE /v1/cooldowns/{phone}`).
+    public func release(phone: String, purpose: String = "default") async throws(ResendGateError) {
+        let (data, status, _) = try await perform(makeRequest("DELETE", path: cooldownPath(phone, purpose)))
+        guard status == 204 else { throw WireFormat.error(data, status: status) }
+    }
+
+    /// Reads the countdown a send's `countdown_token` follows (`GET /v1/countdowns/{token}`),
+    /// with no API key. Throws code ``ResendGateError/notFound`` once it ended or was released.
+    public func countdown(token: String) async throws(ResendGateError) -> CountdownStatus {
+        let (data, status, receipt) = try await perform(makeRequest("GET", path: "/v1/countdowns/\(Self.escape(token))"))
+        guard status == 200 else { throw WireFormat.error(data, status: status) }
+        return try WireFormat.countdown(data, status: status, receipt: receipt)
+    }
+
+    // MARK: - Plumbing
+
+    func makeRequest(_ method: String, path: String, query: String? = nil) -> URLRequest {
+        var url = baseURL.absoluteString
+        while url.hasSuffix("/") { url.removeLast() }
+        var request = URLRequest(url: URL(string: url + path)!, cachePolicy: .reloadIgnoringLocalCacheData,
+                                 timeoutInterval: timeout)
+        request.httpMethod = method
+        if let apiKey { request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization") }
+        return request
+    }
+
+    private func cooldownPath(_ phone: String, _ purpose: String) -> String {
+        "/v1/cooldowns/\(Self.escape(phone))?purpose=\(Self.escape(purpose))"
+    }
+
+    /// Percent-encodes everything but RFC 3986's unreserved characters (`+` becomes `%2B`).
+    static func escape(_ text: String) -> String {
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+    }
+
+    private func perform(_ request: URLRequest) async throws(ResendGateError) -> (Data, Int, ServerReceipt) {
+        let sentAt = clock.now
+        let data: Data, response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch {
+            throw ResendGateError(code: ResendGateError.transport, message: "\(error)")
+        }
+        let arrivedAt = clock.now
+        guard let http = response as? HTTPURLResponse else {
+            throw ResendGateError(code: ResendGateError.invalidResponse, message: "not an HTTP answer")
+        }
+        let receipt = ServerReceipt(arrivedAt: arrivedAt, deviceTime: clock.wallNow,
+                                    roundTrip: sentAt.duration(to: arrivedAt))
+        return (data, http.statusCode, receipt)
+    }
+}

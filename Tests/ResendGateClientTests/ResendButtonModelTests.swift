@@ -1,0 +1,142 @@
+import Countdown
+import Foundation
+import ResendGateClient
+import Testing
+
+/// The button's states against a real server, with time moved by a virtual clock.
+@MainActor @Suite(.serialized) struct ResendButtonModelTests {
+    static let phone = "+8613800138000"
+
+    @Test func sendCountsDownToReadyOnVirtualTime() async throws {
+        try await withLiveGate(cooldown: "60s") { gate in
+            let clock = VirtualClock()
+            let store = MemoryStore()
+            let (button, changes) = makeButton(gate, clock: clock, store: store)
+            #expect(button.state == .idle && button.title == "Send code" && button.isEnabled)
+            await button.send()
+            #expect(button.state == .counting(seconds: 60))
+            #expect(button.title == "Resend in 60s" && !button.isEnabled)
+            #expect(changes.states.prefix(2) == [.sending, .counting(seconds: 60)])
+            #expect(store.data["resendgate.countdown.login"] != nil)
+
+            clock.advance(by: .seconds(1))
+            await drainMainQueue()
+            #expect(button.state == .counting(seconds: 59))
+            button.strings = .chinese
+            #expect(button.title == "59秒后重新发送")
+            clock.advance(by: .seconds(59))
+            await drainMainQueue()
+            #expect(button.state == .ready && button.title == "重新发送" && button.isEnabled)
+            #expect(changes.states.filter { $0 == .ready }.count == 1)
+            #expect(store.data["resendgate.countdown.login"] == nil)
+        }
+    }
+
+    @Test func refusalIsShownWithItsReasonAndCountsDown() async throws {
+        try await withLiveGate(cooldown: "60s") { gate in
+            let clock = VirtualClock()
+            _ = try await gate.client().send(phone: Self.phone, purpose: "login")
+            let (button, _) = makeButton(gate, clock: clock, store: MemoryStore())
+            await button.send()
+            #expect(button.refusal == .cooldown)
+            guard case .counting(let seconds) = button.state else {
+                Issue.record("not counting: \(button.state)")
+                return
+            }
+            #expect((59...60).contains(seconds))
+        }
+    }
+
+    @Test func failedSendGoesBackWithTheError() async throws {
+        try await withLiveGate(cooldown: "60s") { gate in
+            let (button, _) = makeButton(gate, clock: VirtualClock(), store: MemoryStore(), phone: "+86 999")
+            await button.send()
+            #expect(button.state == .idle && button.lastError?.code == "invalid_phone")
+        }
+    }
+
+    /// Killed and relaunched 20 s later with the device clock 5 minutes fast all along:
+    /// the restored countdown is the server's, not 5 minutes off.
+    @Test func restoresAfterRelaunchWithASkewedDeviceClock() async throws {
+        try await withLiveGate(cooldown: "60s") { gate in
+            let fast = Date().addingTimeInterval(300)
+            let store = MemoryStore()
+            let first = VirtualClock(now: CountdownInstant(nanoseconds: 5_000_000_000), wallNow: fast)
+            let (button, _) = makeButton(gate, clock: first, store: store)
+            await button.send()
+            #expect(button.state == .counting(seconds: 60))
+
+            let relaunched = VirtualClock(now: CountdownInstant(nanoseconds: 777), wallNow: fast.addingTimeInterval(20))
+            let (restored, _) = makeButton(gate, clock: relaunched, store: store)
+            #expect(restored.state == .counting(seconds: 40))
+            // The same saved state read naively (device clock against resend_at) would be
+            // 5 minutes over already.
+            let saved = try JSONDecoder().decode(SavedCountdown.self, from: try #require(store.data[restored.storageKey]))
+            #expect(saved.resendAt < relaunched.wallNow)
+            relaunched.advance(by: .milliseconds(39_000))
+            await drainMainQueue()
+            #expect(restored.state == .counting(seconds: 1))
+            relaunched.advance(by: .milliseconds(1_000))
+            await drainMainQueue()
+            #expect(restored.state == .ready)
+        }
+    }
+
+    @Test func restoreAfterTheDeadlineIsReadyOnce() async throws {
+        try await withLiveGate(cooldown: "60s") { gate in
+            let store = MemoryStore()
+            let (button, _) = makeButton(gate, clock: VirtualClock(), store: store)
+            await button.send()
+            let later = VirtualClock(wallNow: VirtualClock().wallNow.addingTimeInterval(61))
+            let (restored, changes) = makeButton(gate, clock: later, store: store)
+            #expect(restored.state == .ready)
+            later.advance(by: .seconds(5))
+            await drainMainQueue()
+            #expect(changes.states == [])  // became ready while being made: no second "finished"
+            #expect(store.data[restored.storageKey] == nil)
+            let (again, _) = makeButton(gate, clock: later, store: store)
+            #expect(again.state == .idle)
+        }
+    }
+
+    /// Back in the foreground: the server's answer wins (here, a release ended the cooldown).
+    @Test func refreshFollowsTheServer() async throws {
+        try await withLiveGate(cooldown: "60s") { gate in
+            let clock = VirtualClock()
+            let (button, _) = makeButton(gate, clock: clock, store: MemoryStore())
+            await button.send()
+            await button.refresh()
+            #expect(button.state == .counting(seconds: 60) || button.state == .counting(seconds: 59))
+            try await gate.client().release(phone: Self.phone, purpose: "login")
+            await button.refresh()
+            #expect(button.state == .ready && button.lastError == nil)
+        }
+    }
+
+    private func makeButton(_ gate: LiveGate, clock: VirtualClock, store: MemoryStore,
+                            phone: String = phone) -> (ResendButtonModel, ChangeLog) {
+        let center = CountdownCenter(clock: clock, scheduler: clock, tolerance: .zero)
+        let button = ResendButtonModel(client: gate.client(clock: clock), phone: phone, purpose: "login",
+                                       store: store, center: center)
+        let changes = ChangeLog()
+        button.onChange = { changes.states.append($0.state) }
+        return (button, changes)
+    }
+}
+
+/// Lets events the center dispatched to the main queue run.
+@MainActor func drainMainQueue() async {
+    await withCheckedContinuation { continuation in DispatchQueue.main.async { continuation.resume() } }
+}
+
+@MainActor final class ChangeLog {
+    var states: [ResendButtonModel.State] = []
+}
+
+final class MemoryStore: ResendStateStore {
+    var data: [String: Data] = [:]
+
+    func savedData(forKey key: String) -> Data? { data[key] }
+
+    func save(_ data: Data?, forKey key: String) { self.data[key] = data }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import ResendGateClient
+import Testing
+
+/// The stream's rules against scripted servers: a restart's `shutdown` with `retry:`, a
+/// `done` that carries a reason, and a hostile server that never ends a line.
+@Suite(.serialized) struct StreamProtocolTests {
+    static let token = "AAAAAAAAAAAAAAAAAAAAAA"
+
+    static func tick(_ seconds: Int) -> [UInt8] {
+        Array("event: tick\ndata: {\"retry_after\": \(seconds), \"retry_after_ms\": \(seconds * 1_000)}\n\n".utf8)
+    }
+
+    /// A gate shutting down sends `retry: 150`, `event: shutdown` and closes: the client
+    /// reconnects after 150 ms (not its 1 s default), and a `done` with a reason ends the
+    /// stream even though that connection stays open.
+    @Test func shutdownReconnectsAfterRetryAndDoneWithReasonEnds() async throws {
+        let server = try ScriptedEventServer([
+            .init(chunks: [ScriptedEventServer.streamHeader, Self.tick(5),
+                           Array("retry: 150\nevent: shutdown\ndata: {}\n\n".utf8)], close: true),
+            .init(chunks: [ScriptedEventServer.streamHeader, Self.tick(4),
+                           Array("event: done\ndata: {\"retry_after\": 0, \"retry_after_ms\": 0, \"reason\": \"released\"}\n\n".utf8)],
+                  close: false),
+        ])
+        defer { server.stop() }
+        var updates: [CountdownUpdate] = []
+        for try await update in ResendGateClient(baseURL: server.baseURL).countdownEvents(token: Self.token) {
+            updates.append(update)
+        }
+        let seconds = updates.compactMap { update -> Int64? in
+            if case .tick(let tick) = update { return tick.retryAfter }
+            return nil
+        }
+        #expect(seconds == [5, 4])
+        #expect(updates.last == .done(reason: "released"))
+        let timeline = server.timeline
+        #expect(timeline.arrivals.count == 2)
+        if timeline.arrivals.count == 2, let closed = timeline.closes.first {
+            let wait = closed.duration(to: timeline.arrivals[1])
+            #expect(wait >= .milliseconds(150) && wait < .milliseconds(900), "reconnected after \(wait)")
+        }
+    }
+
+    /// A server that streams one endless line: the client gives up with `stream_too_large`
+    /// once the line passes 64 KiB, having held no more than that.
+    @Test func endlessLineIsRefusedAtTheBound() async throws {
+        let flood = [UInt8](repeating: UInt8(ascii: "a"), count: 256 * 1_024)
+        let server = try ScriptedEventServer([
+            .init(chunks: [ScriptedEventServer.streamHeader, Self.tick(9), Array("data: ".utf8), flood], close: false),
+        ])
+        defer { server.stop() }
+        var ticks = 0
+        let error = await #expect(throws: ResendGateError.self) {
+            for try await _ in ResendGateClient(baseURL: server.baseURL).countdownEvents(token: Self.token) { ticks += 1 }
+        }
+        #expect(error?.code == ResendGateError.streamTooLarge)
+        #expect(ticks == 1)
+        #expect(server.timeline.arrivals.count == 1)  // no reconnect after a protocol failure
+    }
+
+    /// A reconnect that finds the countdown gone (404) ends the stream with `done`.
+    @Test func reconnectFindingTheCountdownGoneIsDone() async throws {
+        let notFound = Array(("HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 54\r\n\r\n"
+            + #"{"error":{"code":"not_found","message":"no such one"}}"#).utf8)
+        let server = try ScriptedEventServer([
+            .init(chunks: [ScriptedEventServer.streamHeader, Self.tick(3), Array("retry: 10\n\n".utf8)], close: true),
+            .init(chunks: [notFound], close: true),
+        ])
+        defer { server.stop() }
+        var updates: [CountdownUpdate] = []
+        for try await update in ResendGateClient(baseURL: server.baseURL).countdownEvents(token: Self.token) {
+            updates.append(update)
+        }
+        #expect(updates.count == 2)
+        #expect(updates.last == .done(reason: ResendGateError.notFound))
+    }
+}
