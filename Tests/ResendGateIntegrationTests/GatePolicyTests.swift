@@ -88,23 +88,32 @@ struct GatePolicyTests {
             #expect(second.allowed)
             #expect(second.sendsLeft == 0)
             #expect(second.sendsInWindow == 2)
-            try await waitForExpiry(of: cooldownKey(), in: client)
-
+            // The second send filled the window: its answer, and its cooldown, last until
+            // the oldest send leaves the 2 s window, not just the 200 ms step.
             let oldest = try oldestScore(sendsKey(), in: client)
+            let filled = oldest + 2_000 - second.serverTimeMilliseconds
+            #expect(second.retryAfterMilliseconds == filled, "\(second)")
+            #expect(second.retryAfterMilliseconds > 200)
+            let cooldownLeft = try #require(try client.pttl(cooldownKey()))
+            #expect(cooldownLeft > 200 && cooldownLeft <= filled)
+
             let windowBefore = try #require(try client.pttl(sendsKey()))
             let third = try await gate.reserve(phone: number)
             #expect(!third.allowed)
             #expect(third.reason == .maxSends)
             #expect(third.sendsLeft == 0)
             #expect(third.sendsInWindow == 2)
-            // Exactly the time until the oldest send leaves the 2 s window.
-            #expect(third.retryAfterMilliseconds == oldest + 2_000 - third.serverTimeMilliseconds)
-            #expect(third.retryAfterMilliseconds > 0 && third.retryAfterMilliseconds <= 1_600)
+            // The time until the oldest send leaves the 2 s window (the stretched cooldown
+            // ends at the same moment, give or take Redis's millisecond rounding).
+            let frees = oldest + 2_000 - third.serverTimeMilliseconds
+            #expect(third.retryAfterMilliseconds >= frees && third.retryAfterMilliseconds <= frees + 2, "\(third) vs \(frees)")
+            #expect(third.retryAfterMilliseconds > 0 && third.retryAfterMilliseconds <= 1_800)
             #expect(third.retryAfter == Decision.wholeSeconds(third.retryAfterMilliseconds))
-            #expect(third.countdownToken == nil)
-            // Nothing consumed: no entry, no cooldown, no longer window.
+            // The token of the cooldown that runs until then.
+            #expect(third.countdownToken == second.countdownToken)
+            // Nothing consumed: no entry, no new cooldown, no longer window.
             #expect(try client.command("ZCARD", sendsKey()) == .integer(2))
-            #expect(try client.pttl(cooldownKey()) == -2)
+            #expect(try #require(try client.pttl(cooldownKey())) <= cooldownLeft)
             let windowAfter = try #require(try client.pttl(sendsKey()))
             #expect(windowAfter <= windowBefore)
 
@@ -293,7 +302,7 @@ struct GatePolicyTests {
     // MARK: - Refund
 
     @Test func releaseRefundsTheSendSoTheLadderStepGoesBackByOne() async throws {
-        let policy = Policy(ladder: [.seconds(1), .seconds(5), .seconds(9)], window: .seconds(60))
+        let policy = Policy(ladder: [.seconds(1), .seconds(5), .seconds(9)], window: .seconds(60), maxRefunds: 2)
         try await withLiveGate(policy: policy) { redis, gate async throws in
             let client = try redis.client()
             #expect(try await gate.reserve(phone: number).retryAfterMilliseconds == 1_000)
@@ -305,16 +314,44 @@ struct GatePolicyTests {
             #expect(try await gate.release(phone: number))
             #expect(try await gate.peek(phone: number).active == false)
             #expect(try client.command("ZCARD", sendsKey()) == .integer(1))
+            #expect(try client.command("ZCARD", refundsKey()) == .integer(1))
 
             let again = try await gate.reserve(phone: number)
             #expect(again.allowed)
             #expect(again.sendsInWindow == 2)
             #expect(again.retryAfterMilliseconds == 5_000, "the 2nd step again, not the 3rd")
             #expect(again.nextRetryAfterMilliseconds == 9_000)
-            // A release with no cooldown running refunds nothing.
+            // A release with no cooldown running refunds nothing and consumes no refund.
             #expect(try await gate.release(phone: number))
             #expect(try await gate.release(phone: number) == false)
             #expect(try client.command("ZCARD", sendsKey()) == .integer(1))
+            #expect(try client.command("ZCARD", refundsKey()) == .integer(2))
+
+            // The window holds its 2 refunds: a third is refused and changes nothing.
+            let third = try await gate.reserve(phone: number)
+            #expect(third.retryAfterMilliseconds == 5_000)
+            let firstRefund = try oldestScore(refundsKey(), in: client)
+            let refused = await gateError { () async throws(GateError) in try await gate.release(phone: number) }
+            #expect(refused?.code == "refund_limit")
+            let wait = try #require(refused?.retryAfterMilliseconds)
+            let now = try #require(try client.command("TIME").array?.first?.string.flatMap { Int64($0) }) * 1_000
+            #expect(wait > 55_000 && wait <= firstRefund + 60_000 - now + 1_000, "\(wait)")
+            #expect(try await gate.peek(phone: number).active, "the cooldown keeps running")
+            #expect(try client.command("ZCARD", sendsKey()) == .integer(2))
+            #expect(try client.command("ZCARD", refundsKey()) == .integer(2))
+            #expect(try await gate.reserve(phone: number).reason == .cooldown)
+        }
+    }
+
+    /// `maxRefunds` 0: every release is refused as `forbidden` before Redis is asked.
+    @Test func refundsCanBeDisabled() async throws {
+        try await withLiveGate(policy: Policy(maxRefunds: 0)) { redis, gate async throws in
+            #expect(try await gate.reserve(phone: number).allowed)
+            let refused = await gateError { () async throws(GateError) in try await gate.release(phone: number) }
+            #expect(refused?.code == "forbidden")
+            #expect(refused?.isPolicyDenial == true)
+            #expect(try await gate.peek(phone: number).active)
+            #expect(try redis.client().keys() == [cooldownKey()])
         }
     }
 
@@ -335,7 +372,8 @@ struct GatePolicyTests {
             #expect(login.retryAfterMilliseconds == 1_000)
             #expect(login.nextRetryAfterMilliseconds == 2_000)
             #expect(login.sendsLeft == nil)
-            #expect(signup.retryAfterMilliseconds == 1_500)
+            // Its one send fills the window: the real wait is the window, not the 1.5 s step.
+            #expect(signup.retryAfterMilliseconds == 60_000)
             #expect(signup.sendsLeft == 0)
             #expect(other.retryAfterMilliseconds == 2_000)
             // A flat cooldown without a cap counts no sends.
@@ -343,8 +381,9 @@ struct GatePolicyTests {
                 cooldownKey(purpose: "login"), sendsKey(purpose: "login"), cooldownKey(purpose: "reset"),
                 cooldownKey(purpose: "signup"), sendsKey(purpose: "signup"),
             ])
-            try await waitForExpiry(of: cooldownKey(purpose: "signup"), in: client)
-            #expect(try await gate.reserve(phone: number, purpose: "signup").reason == .maxSends)
+            let capped = try await gate.reserve(phone: number, purpose: "signup")
+            #expect(capped.reason == .maxSends)
+            #expect(capped.retryAfterMilliseconds > 58_000 && capped.retryAfterMilliseconds <= 60_000)
             try await waitForExpiry(of: cooldownKey(purpose: "login"), in: client)
             #expect(try await gate.reserve(phone: number, purpose: "login").retryAfterMilliseconds == 2_000)
         }
@@ -373,14 +412,19 @@ struct GatePolicyTests {
                 #expect(!dump.contains(digits), "\(digits) in \(dump)")
             }
             let keys = try client.keys("*")
-            #expect(keys.count == 8, "\(keys)")  // 2 numbers × (cooldown, sends), ip, idem, 2 countdown tokens
+            // 2 numbers × (cooldown, sends), the link to the idempotency record, ip, idem, 2 countdown tokens
+            #expect(keys.count == 9, "\(keys)")
             let hashed = try client.keys("rg:{default:*")
-            #expect(hashed.count == 2)
-            #expect(hashed.allSatisfy { $0.count == "rg:{default:}:cooldown".count + 64 || $0.count == "rg:{default:}:sends".count + 64 })
+            #expect(hashed.count == 3)
+            #expect(hashed.allSatisfy { key in
+                ["cooldown", "sends", "idem"].contains { key.hasSuffix(":" + $0) && key.count == "rg:{default:}:".count + 64 + $0.count }
+            })
 
             #expect(try await gate.release(phone: "+86 138 0013 8000"))
-            // Its only send was refunded: no cooldown, and the emptied sorted set is gone.
-            #expect(try client.keys("rg:{default:*") == [])
+            // Its only send was refunded: no cooldown, the emptied sorted set is gone, and
+            // what is left is the record of the refund (by the send's token, not the number).
+            let left = try client.keys("rg:{default:*")
+            #expect(left.count == 1 && left[0].hasSuffix(":refunds") && left[0].count == "rg:{default:}:refunds".count + 64, "\(left)")
         }
         // Without a secret the key is the number (the documented default).
         try await withPolicyGate(PolicySet()) { redis, gate async throws in

@@ -52,6 +52,16 @@ public struct Decision: Sendable, Equatable {
         self.countdownToken = countdownToken
     }
 
+    /// The same decision with a wait of at least `milliseconds`: an allowed send that
+    /// filled a limit checked apart (a cluster's per-IP cap) binds the next send too.
+    func waiting(atLeast milliseconds: Int64) -> Decision {
+        guard milliseconds > retryAfterMilliseconds else { return self }
+        return Decision(
+            allowed: allowed, reason: reason, phone: phone, purpose: purpose, retryAfterMilliseconds: milliseconds,
+            serverTimeMilliseconds: serverTimeMilliseconds, sendsInWindow: sendsInWindow, sendsLeft: sendsLeft,
+            nextRetryAfterMilliseconds: nextRetryAfterMilliseconds, replayed: replayed, countdownToken: countdownToken)
+    }
+
     /// Whole seconds until a send may be allowed, rounded up: 59 001 ms is 60 s.
     public var retryAfter: Int64 { Self.wholeSeconds(retryAfterMilliseconds) }
     /// The next cooldown in whole seconds, rounded up.
