@@ -63,7 +63,7 @@ struct AuthorizationTests {
     }
 
     @Test func aShortKeyIsRefusedByTheConfiguration() {
-        #expect(throws: (any Error).self) { try ServerConfiguration(apiKeys: ["short"]) }
-        #expect(throws: (any Error).self) { try ServerConfiguration(apiKeys: ["a key with spaces in it"]) }
+        #expect(throws: (any Error).self) { try ServerConfiguration(apiKeys: [APIKey("short")]) }
+        #expect(throws: (any Error).self) { try ServerConfiguration(apiKeys: [APIKey("a key with spaces in it")]) }
     }
 }

@@ -113,7 +113,7 @@ struct ServeCommandTests {
 
         #expect(throws: ConfigurationError.self) { try ServerConfiguration(host: "0.0.0.0", port: 0) }
         #expect(throws: Never.self) { try ServerConfiguration(host: "0.0.0.0", port: 0, insecureNoAuth: true) }
-        #expect(throws: Never.self) { try ServerConfiguration(host: "0.0.0.0", port: 0, apiKeys: [RunningGate.apiKey]) }
+        #expect(throws: Never.self) { try ServerConfiguration(host: "0.0.0.0", port: 0, apiKeys: [APIKey(RunningGate.apiKey)]) }
         #expect(throws: Never.self) { try ServerConfiguration(host: "127.0.0.1", port: 0) }
         #expect(throws: Never.self) { try ServerConfiguration(host: "localhost", port: 0) }
     }
