@@ -158,16 +158,21 @@ public final class GateWorker {
         return CountdownReading(retryAfterMilliseconds: Int64(pttl), serverTimeMilliseconds: Int64(now))
     }
 
-    /// Reads the number's cooldown without consuming anything.
+    /// Reads how long the number's own limits (its cooldown, `max sends`) refuse the next
+    /// send, without consuming anything.
     public func peek(
         _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<CooldownStatus, GateError>) -> Void
     ) {
         let prefix = configuration.keyPrefix
         let number = keys.keyText(for: phone.e164)
-        let firstStep = (compiled[purpose.name] ?? fallback).ladderMilliseconds[0]
+        let policy = compiled[purpose.name] ?? fallback
+        let firstStep = policy.ladderMilliseconds[0]
         store.evaluate(GateScripts.peek, slotKey: purpose.slotKey(for: number), { args in
-            args.append(1)
+            args.append(2)
             args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
+            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "sends")
+            args.append(Int(policy.windowMilliseconds))
+            args.append(policy.rules.maxSends ?? 0)
         }, completion: { result in
             completion(Self.decode(result) { reply throws(GateError) in
                 guard case .array(let items) = reply, items.count == 2,

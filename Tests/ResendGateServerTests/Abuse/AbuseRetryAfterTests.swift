@@ -59,6 +59,24 @@ struct AbuseRetryAfterTests {
         }
     }
 
+    /// A window filled while the cooldown key lasted only its step (data from before the
+    /// stretched cooldown, or a lowered --max-sends): the peek still reads the window.
+    @Test func aPeekReadsAFullWindowEvenWithoutACooldownKey() throws {
+        let policy = Policy(ladder: [.seconds(60)], window: .seconds(3600), maxSends: 1)
+        try withRunningGate(policies: PolicySet(fallback: policy)) { gate in
+            let client = gate.client()
+            #expect(try client.send(phone: Abuse.number).status == 200)
+            // Stands in for a cooldown that ended while the window stays full.
+            #expect(try gate.redis.client().command("DEL", Abuse.cooldownKey()) == .integer(1))
+            let peek = try client.get("/v1/cooldowns/\(Abuse.encoded)").decode(CooldownBody.self)
+            #expect(peek.active)
+            #expect(peek.retry_after > 3_590 && peek.retry_after <= 3_600, "\(peek)")
+            let denied = try Abuse.object(try client.send(phone: Abuse.number))
+            #expect(denied["reason"] as? String == "max_sends")
+            #expect((denied["retry_after"] as? Int).map { $0 <= Int(peek.retry_after) && $0 >= Int(peek.retry_after) - 1 } == true)
+        }
+    }
+
     /// A POST with client_ip that fills the IP's cap answers with the IP's wait; the peek and
     /// the countdown token follow the number's own limits (the cap is the client's).
     @Test func theSendThatFillsTheIPCapAnswersWithTheIPsWait() throws {
