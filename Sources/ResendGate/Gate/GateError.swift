@@ -28,7 +28,9 @@ public struct GateError: Error, Sendable, Equatable, CustomStringConvertible {
         self.retryAfterMilliseconds = retryAfterMilliseconds
     }
 
-    /// The stable code: `invalid_phone`, `invalid_purpose` or `store_unavailable`.
+    /// The stable code: `invalid_phone`, `invalid_purpose`, `invalid_field`, `region_not_allowed`,
+    /// `number_type_not_allowed`, `idempotency_key_reused`, `refund_limit`, `forbidden` or
+    /// `store_unavailable`.
     public var code: String { kind.rawValue }
 
     /// True when the input was wrong (a 4xx), false when the store failed (a 5xx).
