@@ -35,7 +35,7 @@ struct Settings {
         Option(name: "cooldown", defaultValue: "60s",
                help: "cooldown after a send, or an escalation ladder such as 60,120,300"),
         Option(name: "window", defaultValue: "24h",
-               help: "the sliding window in which sends are counted (for the ladder and --max-sends)"),
+               help: "the sliding window in which sends (for the ladder and --max-sends) and refunds (--max-refunds) are counted"),
         Option(name: "max-sends", defaultValue: nil, help: "at most this many sends per number and purpose in --window"),
         Option(name: "max-refunds", defaultValue: "1",
                help: "at most this many refunds (DELETE /v1/cooldowns, release) per number and purpose in --window; past it 429 refund_limit; 0 disables refunds (403 forbidden)"),

@@ -7,7 +7,8 @@ public struct Policy: Sendable, Equatable {
     /// Cooldown after a send, escalating with the sends counted in `window`; the
     /// last step repeats.
     public var ladder: [Duration]
-    /// The sliding window in which sends are counted (for the ladder and `maxSends`).
+    /// The sliding window in which sends are counted (for the ladder and `maxSends`), and
+    /// refunds (for `maxRefunds`).
     public var window: Duration
     /// At most this many sends per number and purpose in `window`; nil: no cap.
     public var maxSends: Int?
