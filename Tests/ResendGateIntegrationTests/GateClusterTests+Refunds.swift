@@ -50,4 +50,30 @@ extension GateClusterTests {
         #expect(try cluster.client(forKey: ipKey).command("ZCARD", ipKey) == .integer(5))
         #expect(try await gate.reserve(phone: numbers[3]).allowed, "the refused number reserved nothing")
     }
+
+    /// Issue 12 item 1 on a cluster: 20 rounds of three concurrent sends of one number from
+    /// one IP, then a refund, against an IP cap of 5. The sends of a round take their IP
+    /// shares in the same millisecond; a refused one gives its own share back, never the
+    /// allowed one's (each is the send's token), so exactly 5 are allowed.
+    @Test func concurrentSendsAndRefundsFromOneIPGetExactlyTheIPCap() async throws {
+        let cluster = try RedisCluster()
+        defer { cluster.stop() }
+        let policy = Policy(ladder: [.seconds(60)], ipMaxSends: 5, ipWindow: .seconds(3600), maxRefunds: 100)
+        let gate = try Self.gate(cluster: cluster, policy: policy)
+        let number = "+8613800138000", ip = "203.0.113.7"
+        _ = try await Self.whenServed(within: .seconds(10)) { () async throws(GateError) in try await gate.peek(phone: number) }
+        var allowed = 0
+        for _ in 0..<20 {
+            async let first = gate.reserve(phone: number, clientIP: ip)
+            async let second = gate.reserve(phone: number, clientIP: ip)
+            async let third = gate.reserve(phone: number, clientIP: ip)
+            let decisions = try await [first, second, third]
+            #expect(decisions.filter(\.allowed).count <= 1)
+            allowed += decisions.filter(\.allowed).count
+            _ = try await gate.release(phone: number)
+        }
+        #expect(allowed == 5)
+        let ipKey = "rg:ip:{\(ip)}:sends"
+        #expect(try cluster.client(forKey: ipKey).command("ZCARD", ipKey) == .integer(5))
+    }
 }
