@@ -50,9 +50,8 @@ extension GateWorker {
         _ request: SendRequest, policy: CompiledPolicy, number: String, token: CountdownToken,
         idempotency: (key: String, fingerprint: String)?, completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
-        let ip = IPStep.none
         guard let cap = policy.rules.ipMaxSends, let address = request.clientAddress else {
-            return decideNumber(request, policy: policy, number: number, token: token, ip: ip, idempotency: idempotency, completion: completion)
+            return decideNumber(request, policy: policy, number: number, token: token, ip: .none, idempotency: idempotency, completion: completion)
         }
         let ipKey = "\(configuration.keyPrefix):ip:{\(address.text)}:sends"
         store.evaluate(GateScripts.ipTake, slotKey: ipKey, { args in
@@ -63,9 +62,11 @@ extension GateWorker {
             args.append(token.text)
         }, completion: { [unowned self] result in
             switch result {
-            case .success(.array(let items)) where items.count == 2 && items[1].integer != nil:
-                let wait = Int64(items[1].integer!)
-                let step: IPStep = items[0].integer == 1 ? .taken(key: ipKey, waitAfter: wait) : .refused(wait: wait)
+            case .success(.array(let items)) where items.count == 2:
+                guard let taken = items[0].integer, let wait = items[1].integer else {
+                    return completion(.failure(Self.unexpected(.array(items))))
+                }
+                let step: IPStep = taken == 1 ? .taken(key: ipKey, waitAfter: Int64(wait)) : .refused(wait: Int64(wait))
                 self.decideNumber(
                     request, policy: policy, number: number, token: token, ip: step, idempotency: idempotency,
                     completion: completion)
