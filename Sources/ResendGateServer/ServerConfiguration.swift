@@ -7,8 +7,9 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// Event loops, each with its own listener (`SO_REUSEPORT`) and Redis connection.
     public var workers: Int
-    /// Bearer keys; empty means no authentication (loopback only, unless insecure).
-    public var apiKeys: [String]
+    /// Bearer keys with their scopes; empty means no authentication (loopback only,
+    /// unless insecure), and then every route is open to whoever reaches the gate.
+    public var apiKeys: [APIKey]
     /// Allow a non-loopback host without API keys.
     public var insecureNoAuth: Bool
     public var maxBodyBytes: Int
@@ -26,7 +27,7 @@ public struct ServerConfiguration: Sendable {
     public var onStoreFailure: StoreFailureMode
 
     public init(
-        host: String = "127.0.0.1", port: Int = 8080, workers: Int = 1, apiKeys: [String] = [],
+        host: String = "127.0.0.1", port: Int = 8080, workers: Int = 1, apiKeys: [APIKey] = [],
         insecureNoAuth: Bool = false, maxBodyBytes: Int = 16 * 1024, maxHeaderBytes: Int = 8 * 1024,
         connectionTimeout: Duration = .seconds(10),
         maxConnectionsPerWorker: Int = 10_000, logLevel: LogLevel = .info, drainTimeout: Duration = .seconds(5),
@@ -42,7 +43,7 @@ public struct ServerConfiguration: Sendable {
                 field: "host",
                 message: "\(host) is not a loopback address and no API keys are set: add --api-keys-file or RESENDGATE_API_KEYS, or pass --insecure-no-auth to expose the gate without keys")
         }
-        for key in apiKeys where key.utf8.count < 16 || key.contains(where: { $0 == " " || $0 == "\t" }) {
+        for key in apiKeys.map(\.secret) where key.utf8.count < 16 || key.contains(where: { $0 == " " || $0 == "\t" }) {
             throw ConfigurationError(field: "api-keys", message: "every API key needs at least 16 characters and no spaces")
         }
         self.host = host

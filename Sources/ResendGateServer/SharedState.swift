@@ -5,13 +5,13 @@ import ResendGate
 final class SharedState: Sendable {
     private let workerMetrics: [WorkerMetrics]
     private let redis: [RedisStatistics]
-    /// The accepted API keys as bytes; empty means no authentication.
-    let apiKeys: [[UInt8]]
+    /// The accepted API keys as bytes, with their scopes; empty means no authentication.
+    let apiKeys: [(secret: [UInt8], scopes: APIScopes)]
 
-    init(metrics: [WorkerMetrics], redis: [RedisStatistics], apiKeys: [String]) {
+    init(metrics: [WorkerMetrics], redis: [RedisStatistics], apiKeys: [APIKey]) {
         workerMetrics = metrics
         self.redis = redis
-        self.apiKeys = apiKeys.map { Array($0.utf8) }
+        self.apiKeys = apiKeys.map { (Array($0.secret.utf8), $0.scopes) }
     }
 
     /// True when every worker's Redis connection is ready.

@@ -29,9 +29,13 @@ enum StatusCommand {
     }
 }
 
-/// `resendgate release PHONE`: end a cooldown so a code may be sent again at once.
+/// `resendgate release PHONE`: refund a send, so a code may be sent again at once.
 enum ReleaseCommand {
-    static let summary = "End PHONE's cooldown (the SMS provider failed, or an operator resets a number)."
+    static let summary = """
+        End PHONE's cooldown and refund its send (the SMS provider failed): at most --max-refunds per number
+        and purpose in --window. Exit 0 refunded (or no cooldown ran: "released": false), 3 past the limit
+        (refund_limit) or with --max-refunds 0 (forbidden), 2 bad input, 1 store unavailable.
+        """
 
     static func run(_ arguments: [String], environment: [String: String]) async throws -> ExitCode {
         guard let command = try NumberCommand.make(name: "release", arguments: arguments, environment: environment, summary: summary)

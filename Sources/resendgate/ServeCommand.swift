@@ -14,8 +14,10 @@ enum ServeCommand {
         Settings.Option(name: "port", defaultValue: "8080", help: "port to listen on (0 picks a free one)"),
         Settings.Option(name: "workers", defaultValue: String(ProcessInfo.processInfo.activeProcessorCount),
                         help: "event loops, each with its own listener and Redis connection; the default is this machine's number of cores"),
-        Settings.Option(name: "api-keys-file", defaultValue: nil, help: "file with one API key a line (# starts a comment)"),
-        Settings.Option(name: "api-keys", defaultValue: nil, help: "API keys separated by commas"),
+        Settings.Option(name: "api-keys-file", defaultValue: nil,
+                        help: "file with one API key a line, '#' starts a comment: 'KEY' may send and read; 'KEY send,read,release' names its scopes (send: POST /v1/sends, read: GET /v1/cooldowns, release: DELETE /v1/cooldowns)"),
+        Settings.Option(name: "api-keys", defaultValue: nil,
+                        help: "API keys separated by commas; each may send and read, not release (scopes only in --api-keys-file)"),
         Settings.Option(name: "insecure-no-auth", defaultValue: nil,
                         help: "allow a non-loopback --host without API keys: anyone who can reach it can reserve and release", isFlag: true),
         Settings.Option(name: "log-level", defaultValue: "info", help: "debug, info, warning, error or off (info logs no phone numbers)"),
@@ -58,18 +60,18 @@ enum ServeCommand {
         return .success
     }
 
-    private static func apiKeys(_ settings: Settings) throws -> [String] {
-        var keys: [String] = []
+    /// The keys of `--api-keys-file` (with the scopes each line names) and of
+    /// `--api-keys` (bare keys: send and read). An unknown scope stops the start (exit 2).
+    private static func apiKeys(_ settings: Settings) throws -> [APIKey] {
+        var keys: [APIKey] = []
         if let path = settings["api-keys-file"], !path.isEmpty {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                 throw ConfigurationError(field: "api-keys-file", message: "cannot read \(path)")
             }
-            keys += text.split(whereSeparator: \.isNewline)
-                .map { $0.trimmingCharacters(in: .whitespaces) }
-                .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+            keys += try APIKey.parseFile(text)
         }
         if let list = settings["api-keys"] {
-            keys += list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            keys += list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map { APIKey($0) }
         }
         return keys
     }

@@ -35,8 +35,10 @@ struct Settings {
         Option(name: "cooldown", defaultValue: "60s",
                help: "cooldown after a send, or an escalation ladder such as 60,120,300"),
         Option(name: "window", defaultValue: "24h",
-               help: "the sliding window in which sends are counted (for the ladder and --max-sends)"),
+               help: "the sliding window in which sends (for the ladder and --max-sends) and refunds (--max-refunds) are counted"),
         Option(name: "max-sends", defaultValue: nil, help: "at most this many sends per number and purpose in --window"),
+        Option(name: "max-refunds", defaultValue: "1",
+               help: "at most this many refunds (DELETE /v1/cooldowns, release) per number and purpose in --window; past it 429 refund_limit; 0 disables refunds (403 forbidden)"),
         Option(name: "ip-max-sends", defaultValue: nil, help: "at most this many sends per client IP (IPv6: per /64) in --ip-window"),
         Option(name: "ip-window", defaultValue: "1h", help: "the sliding window of --ip-max-sends"),
         Option(name: "allow-regions", defaultValue: nil, help: "only these regions may receive codes, e.g. CN,GB (unset: every region)"),
@@ -145,6 +147,7 @@ struct Settings {
             ipWindow: try duration("ip-window"),
             allowedNumberTypes: try Policy.parseNumberTypes(values["allow-number-types"] ?? ""))
         if values["max-sends"] != nil { base.maxSends = try integer("max-sends", in: 1...1_000_000) }
+        base.maxRefunds = try integer("max-refunds", in: 0...1_000_000)
         if values["ip-max-sends"] != nil { base.ipMaxSends = try integer("ip-max-sends", in: 1...1_000_000_000) }
         if let regions = values["allow-regions"], !regions.isEmpty { base.allowedRegions = Policy.parseRegions(regions) }
         var policies = PolicySet(fallback: base)

@@ -8,7 +8,7 @@ let usage = """
     commands:
       send PHONE      reserve a send if the cooldown allows (exit 0 allowed, 3 denied)
       status PHONE    show a number's cooldown without consuming it
-      release PHONE   end a number's cooldown
+      release PHONE   end a number's cooldown and refund its send (--max-refunds a window)
       serve           run the HTTP server
       watch TOKEN     show "Resend in 42s" for a countdown token, redrawn in place
 

@@ -43,18 +43,25 @@ struct GateConcurrencyTests {
     }
 
     @Test func releaseRefundsTheSendSoTheLadderDoesNotClimb() async throws {
-        let ladder = Policy(ladder: [.seconds(60), .seconds(120)])
+        let ladder = Policy(ladder: [.seconds(60), .seconds(120)], maxRefunds: 3)
         try await withLiveGate(policy: ladder) { redis, gate async throws in
-            for _ in 0..<3 {
+            for refunds in 1...3 {
                 let decision = try await gate.reserve(phone: number)
                 #expect(decision.allowed)
                 #expect(decision.retryAfterMilliseconds == 60_000)
                 #expect(decision.sendsInWindow == 1)
                 #expect(try redis.client().command("ZCARD", sendsKey()) == .integer(1))
-                // The SMS provider failed: release ends the cooldown and refunds the send.
+                // The SMS provider failed: release ends the cooldown and refunds the send,
+                // and the window records the refund.
                 #expect(try await gate.release(phone: number))
-                #expect(try redis.client().keys() == [])
+                #expect(try redis.client().keys() == [refundsKey()])
+                #expect(try redis.client().command("ZCARD", refundsKey()) == .integer(refunds))
             }
+            // The 4th refund is past --max-refunds 3: the cooldown stays.
+            #expect(try await gate.reserve(phone: number).allowed)
+            let refused = await gateError { () async throws(GateError) in try await gate.release(phone: number) }
+            #expect(refused?.code == "refund_limit")
+            #expect(try await gate.peek(phone: number).active)
         }
     }
 
@@ -84,7 +91,7 @@ struct GateConcurrencyTests {
     }
 
     @Test func releaseAfterAnEscalationRefundsOneStep() async throws {
-        let ladder = Policy(ladder: [.milliseconds(300), .seconds(60), .seconds(120)])
+        let ladder = Policy(ladder: [.milliseconds(300), .seconds(60), .seconds(120)])  // one refund: the default
         try await withLiveGate(policy: ladder) { redis, gate async throws in
             #expect(try await gate.reserve(phone: number).retryAfterMilliseconds == 300)
             #expect(try await waitUntilIdle(gate))

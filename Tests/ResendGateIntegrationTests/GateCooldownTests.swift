@@ -99,7 +99,8 @@ struct GateCooldownTests {
         try await withLiveGate { redis, gate async throws in
             #expect(try await gate.reserve(phone: number).allowed)
             #expect(try await gate.release(phone: number) == true)
-            #expect(try redis.client().keys() == [])
+            // Only the record of the refund is left (the window counts refunds).
+            #expect(try redis.client().keys() == [refundsKey()])
             #expect(try await gate.peek(phone: number).active == false)
 
             let again = try await gate.reserve(phone: number)
@@ -129,7 +130,9 @@ struct GateCooldownTests {
             #expect(try await gate.peek(phone: number, purpose: "signup").active)
             #expect(try await gate.reserve(phone: number, purpose: "login").allowed)
 
-            #expect(try redis.client().keys() == [cooldownKey(purpose: "login"), cooldownKey(purpose: "signup")])
+            #expect(try redis.client().keys() == [
+                cooldownKey(purpose: "login"), refundsKey(purpose: "login"), cooldownKey(purpose: "signup"),
+            ])
         }
     }
 

@@ -10,6 +10,7 @@ let number = "+8613800138000"
 
 func cooldownKey(_ e164: String = number, purpose: String = "default") -> String { "rg:{\(purpose):\(e164)}:cooldown" }
 func sendsKey(_ e164: String = number, purpose: String = "default") -> String { "rg:{\(purpose):\(e164)}:sends" }
+func refundsKey(_ e164: String = number, purpose: String = "default") -> String { "rg:{\(purpose):\(e164)}:refunds" }
 
 /// Starts a fresh `redis-server`, makes a `Gate` on it, runs `body`, then stops Redis
 /// whatever happened. The gate is created with `url` (default: the server's own URL).

@@ -78,6 +78,12 @@ struct ResendgateCommandTests {
         #expect(idle["retry_after_ms"] as? Int == 0)
         #expect(idle["resend_at"] is NSNull)
         #expect(try await resendgate(["send", number] + common).exitCode == 0)
+        // The default --max-refunds 1 was spent above: the second refund is refused (exit 3)
+        // and the cooldown keeps running.
+        let refused = try await resendgate(["release", number] + common)
+        #expect(refused.exitCode == 3, "\(refused)")
+        #expect(refused.stderr.contains("refund"), "\(refused.stderr)")
+        #expect(try object(try await resendgate(["status", number] + common).stdout)["active"] as? Bool == true)
     }
 
     @Test func badInputExitsTwoWithOneLineOnStderr() async throws {

@@ -29,10 +29,10 @@ struct ReserveScriptTests {
         let client = try redis.client()
 
         let full = try Self.run(client, setup: setup, [
-            "EVAL", GateScripts.reserve.source, "5",
+            "EVAL", GateScripts.reserve.source, "6",
             Self.cooldown, "rg:{default:+8613800138000}:sends", "rg:{default:+8613800138000}:no-ip",
-            "rg:{default:+8613800138000}:no-idem", Self.tokenKey,
-            "0", "0", "0", "0", "", "86400000", Self.token, "default:+8613800138000@", "1", Self.step,
+            "rg:{default:+8613800138000}:no-idem", Self.tokenKey, "rg:{default:+8613800138000}:idem",
+            "0", "0", "0", "0", "", "86400000", Self.token, "", "1", "0", Self.step,
         ])
         let plain = try Self.run(client, setup: setup, [
             "EVAL", GateScripts.reserveCooldown.source, "2", Self.cooldown, Self.tokenKey, Self.token, Self.step,

@@ -1,13 +1,15 @@
 import Foundation
+import ResendGate
 import ResendGateServer
 import Testing
 
 /// API keys: with keys configured, `/v1/sends` and `/v1/cooldowns` need
-/// `Authorization: Bearer <key>`; the operational routes do not.
+/// `Authorization: Bearer <key>` with the route's scope; the operational routes do not.
 @Suite("API keys")
 struct AuthorizationTests {
     static let key = RunningGate.apiKey
     static let otherKey = "second-key-abcdefghijklmnop"
+    static let releaseKey = "release-key-abcdefghijklmn"
 
     @Test func missingAndWrongKeysGet401WithABearerChallenge() throws {
         try withRunningGate(apiKeys: [Self.key, Self.otherKey]) { gate in
@@ -49,8 +51,42 @@ struct AuthorizationTests {
             let peek = try gate.client(apiKey: Self.otherKey).get("/v1/cooldowns/%2B8613800138000")
             #expect(peek.status == 200)
             #expect(try peek.decode(CooldownBody.self).active == true)
-            #expect(try gate.client(apiKey: Self.key).delete("/v1/cooldowns/%2B8613800138000").status == 204)
         }
+    }
+
+    /// Each keyed route needs its scope: send for POST /v1/sends, read for peeks,
+    /// release for DELETE. A bare key sends and reads; release is granted by name.
+    @Test func aKeyWithoutTheRoutesScopeGets403Forbidden() throws {
+        let lines = [Self.key, "\(Self.otherKey) read", "\(Self.releaseKey) send, release"]
+        try withRunningGate(apiKeys: lines) { gate in
+            let bare = gate.client(apiKey: Self.key), reader = gate.client(apiKey: Self.otherKey)
+            let releaser = gate.client(apiKey: Self.releaseKey)
+            let path = "/v1/cooldowns/%2B8613800138000"
+            #expect(try reader.send(phone: "+8613800138000").status == 403)
+            try ErrorResponseTests.expectError(try reader.send(phone: "+8613800138000"), code: "forbidden", "read-only key sends")
+            #expect(try bare.send(phone: "+8613800138000").status == 200)
+            #expect(try reader.get(path).status == 200)
+            #expect(try releaser.get(path).status == 403)
+            let refused = try bare.delete(path)
+            #expect(refused.statusLine == "HTTP/1.1 403 Forbidden")
+            try ErrorResponseTests.expectError(refused, code: "forbidden", "bare key releases")
+            #expect(try reader.delete(path).status == 403)
+            // Nothing was released by the refusals.
+            #expect(try bare.send(phone: "+8613800138000").status == 429)
+            #expect(try releaser.delete(path).status == 204)
+            #expect(try bare.send(phone: "+8613800138000").status == 200)
+        }
+    }
+
+    @Test func unknownScopesAreRefusedWithTheLineNamed() throws {
+        #expect(try APIKey(line: "\(Self.key) send,read,release").scopes == .all)
+        #expect(try APIKey(line: Self.key).scopes == [.send, .read])
+        #expect(try APIKey(line: "\(Self.key)\tread").scopes == .read)
+        let file = "# keys\n\(Self.key) send\n\n\(Self.otherKey) send,delete\n"
+        #expect(throws: ConfigurationError(field: "api-keys-file", message: "line 4: unknown scope \"delete\" (known: send, read, release)")) {
+            try APIKey.parseFile(file)
+        }
+        #expect(throws: ConfigurationError.self) { try APIKey(line: "\(Self.key) send,,read") }
     }
 
     @Test func operationalRoutesNeedNoKey() throws {
@@ -63,7 +99,7 @@ struct AuthorizationTests {
     }
 
     @Test func aShortKeyIsRefusedByTheConfiguration() {
-        #expect(throws: (any Error).self) { try ServerConfiguration(apiKeys: ["short"]) }
-        #expect(throws: (any Error).self) { try ServerConfiguration(apiKeys: ["a key with spaces in it"]) }
+        #expect(throws: (any Error).self) { try ServerConfiguration(apiKeys: [APIKey("short")]) }
+        #expect(throws: (any Error).self) { try ServerConfiguration(apiKeys: [APIKey("a key with spaces in it")]) }
     }
 }

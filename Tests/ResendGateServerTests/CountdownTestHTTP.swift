@@ -19,7 +19,7 @@ final class CountdownTestServer {
         do {
             let gate = try GateConfiguration(
                 redis: try RedisConfiguration(url: redis.url), policies: PolicySet(fallback: Policy(ladder: try Policy.parseLadder(cooldown))))
-            let configuration = try ServerConfiguration(port: 0, workers: workers, apiKeys: apiKeys, logLevel: .off)
+            let configuration = try ServerConfiguration(port: 0, workers: workers, apiKeys: apiKeys.map { APIKey($0) }, logLevel: .off)
             server = try HTTPServer(configuration: configuration, gate: gate)
         } catch {
             redis.stop()

@@ -78,12 +78,19 @@ struct OpenAPIDocumentTests {
             "invalid_json", "invalid_phone", "invalid_purpose", "missing_field", "invalid_field", "bad_request",
             "unauthorized", "not_found", "method_not_allowed", "body_too_large", "unsupported_media_type",
             "header_too_large", "store_unavailable", "region_not_allowed", "number_type_not_allowed",
-            "idempotency_key_reused",
+            "idempotency_key_reused", "forbidden", "refund_limit",
         ])
         #expect(document.node(at: "components/securitySchemes/bearer/scheme")?.value == "bearer")
         let tooMany = try #require(try Self.operations(document)[Operation(method: "POST", path: "/v1/sends")]?[429])
         #expect(Set(tooMany.headers) == ["Retry-After", "RateLimit", "RateLimit-Policy"])
+        let refundLimit = try #require(try Self.operations(document)[Operation(method: "DELETE", path: "/v1/cooldowns/{phone}")]?[429])
+        #expect(Set(refundLimit.headers) == ["Retry-After", "RateLimit", "RateLimit-Policy"])
     }
+
+    /// A key that may only send, and a bare key (send and read), next to the probes'
+    /// own key, which has every scope.
+    static let sendOnlyKey = "openapi-send-only-key-0123"
+    static let bareKey = "openapi-bare-key-0123456789"
 
     /// One request against a documented operation; `frozen` ones run while Redis is paused.
     struct Probe {
@@ -94,6 +101,8 @@ struct OpenAPIDocumentTests {
         var body: String?
         var withKey = true
         var frozen = false
+        /// Another key than the probes' own (which has every scope).
+        var apiKey: String?
     }
 
     static let probes: [Probe] = {
@@ -137,6 +146,14 @@ struct OpenAPIDocumentTests {
                 Probe(operation: operation, method: method, target: "/v1/cooldowns/%2B8613800138000", frozen: true),
             ]
         }
+        probes += [
+            // Keys without the route's scope.
+            Probe(operation: peek, method: "GET", target: "/v1/cooldowns/%2B8613800138000", apiKey: sendOnlyKey),
+            Probe(operation: release, method: "DELETE", target: "/v1/cooldowns/%2B8613800138000?purpose=login", apiKey: bareKey),
+            // The release above refunded login's one refund: a new send's refund is refused.
+            Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json, body: phone),
+            Probe(operation: release, method: "DELETE", target: "/v1/cooldowns/%2B8613800138000?purpose=login"),
+        ]
         for path in ["/healthz", "/readyz", "/metrics", "/", "/openapi.yaml"] {
             probes.append(Probe(operation: Operation(method: "GET", path: path), method: "GET", target: path, withKey: false))
         }
@@ -149,13 +166,14 @@ struct OpenAPIDocumentTests {
         let documented = try Self.operations(try YAMLOutline(parsing: file))
         #expect(Set(Self.probes.map(\.operation)) == Set(documented.keys), "a documented route has no probe, or the reverse")
         let policies = PolicySet(purposes: ["short": Policy(ladder: [.milliseconds(1500)])])
-        try withRunningGate(apiKeys: [RunningGate.apiKey], redisTimeout: .milliseconds(300), policies: policies) { gate in
+        let keys = ["\(RunningGate.apiKey) send,read,release", "\(Self.sendOnlyKey) send", Self.bareKey]
+        try withRunningGate(apiKeys: keys, redisTimeout: .milliseconds(300), policies: policies) { gate in
             var seen: [Operation: Set<Int>] = [:]
             var token = ""
             for frozen in [false, true] {
                 if frozen { gate.redis.pause() }
                 for probe in Self.probes where probe.frozen == frozen {
-                    let client = gate.client(apiKey: probe.withKey ? RunningGate.apiKey : nil)
+                    let client = gate.client(apiKey: probe.withKey ? probe.apiKey ?? RunningGate.apiKey : nil)
                     let target = probe.target.replacingOccurrences(of: "{token}", with: token)
                     let response = try client.request(probe.method, target, headers: probe.headers, body: probe.body.map { Array($0.utf8) })
                     if let issued = (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])?["countdown_token"] as? String {

@@ -113,9 +113,37 @@ struct ServeCommandTests {
 
         #expect(throws: ConfigurationError.self) { try ServerConfiguration(host: "0.0.0.0", port: 0) }
         #expect(throws: Never.self) { try ServerConfiguration(host: "0.0.0.0", port: 0, insecureNoAuth: true) }
-        #expect(throws: Never.self) { try ServerConfiguration(host: "0.0.0.0", port: 0, apiKeys: [RunningGate.apiKey]) }
+        #expect(throws: Never.self) { try ServerConfiguration(host: "0.0.0.0", port: 0, apiKeys: [APIKey(RunningGate.apiKey)]) }
         #expect(throws: Never.self) { try ServerConfiguration(host: "127.0.0.1", port: 0) }
         #expect(throws: Never.self) { try ServerConfiguration(host: "localhost", port: 0) }
+    }
+
+    /// An API key file naming a scope that does not exist stops the start (exit 2) with the
+    /// line named and the key left out; so does a negative --max-refunds.
+    @Test func unknownScopesAndNegativeRefundLimitsAreRefusedWithExit2() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rg-keys-\(UUID().uuidString)").path
+        try "# keys\n\(RunningGate.apiKey) send,read,delete\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let keys = try CommandRunner.run(
+            try Self.executable(), ["serve", "--port", "0", "--redis", "redis://127.0.0.1:1/0", "--api-keys-file", path],
+            timeout: .seconds(10))
+        #expect(keys.status == .exited(2), "\(keys)")
+        #expect(keys.stderr.contains(#"--api-keys-file: line 2: unknown scope "delete" (known: send, read, release)"#), "\(keys.stderr)")
+        #expect(!keys.stderr.contains(RunningGate.apiKey))
+        #expect(!keys.stderr.contains("listening on"))
+
+        let refunds = try CommandRunner.run(
+            try Self.executable(), ["serve", "--port", "0", "--redis", "redis://127.0.0.1:1/0"],
+            environment: ["RESENDGATE_MAX_REFUNDS": "-1"], timeout: .seconds(10))
+        #expect(refunds.status == .exited(2), "\(refunds)")
+        #expect(refunds.stderr.contains("--max-refunds"), "\(refunds.stderr)")
+    }
+
+    @Test func helpDocumentsTheKeyFileFormatAndItsScopes() throws {
+        let result = try CommandRunner.run(try Self.executable(), ["serve", "--help"], timeout: .seconds(10))
+        #expect(result.stdout.contains("'KEY send,read,release'"), "\(result.stdout)")
+        #expect(result.stdout.contains("release: DELETE /v1/cooldowns"))
+        #expect(result.stdout.contains("0 disables refunds"))
     }
 
     @Test func helpListsEveryOptionWithItsDefaultAndEnvironmentVariable() throws {
@@ -143,6 +171,7 @@ struct ServeCommandTests {
             ("cooldown", "60s", "RESENDGATE_COOLDOWN"),
             ("window", "24h", "RESENDGATE_WINDOW"),
             ("max-sends", nil, "RESENDGATE_MAX_SENDS"),
+            ("max-refunds", "1", "RESENDGATE_MAX_REFUNDS"),
             ("ip-max-sends", nil, "RESENDGATE_IP_MAX_SENDS"),
             ("ip-window", "1h", "RESENDGATE_IP_WINDOW"),
             ("allow-regions", nil, "RESENDGATE_ALLOW_REGIONS"),

@@ -127,13 +127,14 @@ struct PolicyLintTests {
         let set = try PolicySet.parse(json: Data("""
             {"default": {"cooldown": "30s", "window": "1h"},
              "purposes": {
-               "login": {"cooldown": "1s,2s", "max_sends": 3},
+               "login": {"cooldown": "1s,2s", "max_sends": 3, "max_refunds": 0},
                "signup": {"cooldown": 5, "ip_max_sends": null, "ip_window": "10m",
                           "allow_regions": ["cn", "GB"], "allow_number_types": ["premium_rate", "mobile"]}}}
             """.utf8), base: base)
         #expect(set.fallback == Policy(ladder: [.seconds(30)], window: .seconds(3600), ipMaxSends: 100))
         #expect(set.purposes["login"] == Policy(
-            ladder: [.seconds(1), .seconds(2)], window: .seconds(3600), maxSends: 3, ipMaxSends: 100))
+            ladder: [.seconds(1), .seconds(2)], window: .seconds(3600), maxSends: 3, ipMaxSends: 100, maxRefunds: 0))
+        #expect(set.fallback.maxRefunds == 1, "one refund a window by default")
         #expect(set.purposes["signup"] == Policy(
             ladder: [.seconds(5)], window: .seconds(3600), ipMaxSends: nil, ipWindow: .seconds(600),
             allowedRegions: ["CN", "GB"], allowedNumberTypes: [.premiumRate, .mobile]))
@@ -180,6 +181,9 @@ struct PolicyLintTests {
         (#"{"purposes": {"login": {"max_sends": 2.5}}}"#, "purposes.login.max_sends"),
         (#"{"purposes": {"login": {"max_sends": "3"}}}"#, "purposes.login.max_sends"),
         (#"{"purposes": {"login": {"ip_max_sends": 0}}}"#, "purposes.login.ip-max-sends"),
+        (#"{"purposes": {"login": {"max_refunds": -1}}}"#, "purposes.login.max-refunds"),
+        (#"{"purposes": {"login": {"max_refunds": null}}}"#, "purposes.login.max_refunds"),
+        (#"{"purposes": {"login": {"max_refunds": true}}}"#, "purposes.login.max_refunds"),
         (#"{"purposes": {"login": {"ip_max_sends": false}}}"#, "purposes.login.ip_max_sends"),
         // A ladder that cannot fit max-sends into the window: 1 s + 2 s + 2 s before the 4th send.
         (#"{"purposes": {"login": {"cooldown": "1s,2s", "window": "5s", "max_sends": 4}}}"#, "purposes.login.max-sends"),

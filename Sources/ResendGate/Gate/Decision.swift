@@ -16,8 +16,9 @@ public struct Decision: Sendable, Equatable {
     public let reason: Reason?
     public let phone: PhoneNumber
     public let purpose: Purpose
-    /// Milliseconds until a send may be allowed (from Redis); when allowed, the
-    /// length of the cooldown just started.
+    /// Milliseconds until a send may be allowed (from Redis): the longest of every limit
+    /// that binds the next send. When allowed, the wait this send started: its ladder
+    /// step, or longer when it filled `max sends` or the client IP's cap.
     public let retryAfterMilliseconds: Int64
     /// Redis's clock when it decided, in ms since 1970.
     public let serverTimeMilliseconds: Int64
@@ -52,6 +53,16 @@ public struct Decision: Sendable, Equatable {
         self.countdownToken = countdownToken
     }
 
+    /// The same decision with a wait of at least `milliseconds`: an allowed send that
+    /// filled a limit checked apart (a cluster's per-IP cap) binds the next send too.
+    func waiting(atLeast milliseconds: Int64) -> Decision {
+        guard milliseconds > retryAfterMilliseconds else { return self }
+        return Decision(
+            allowed: allowed, reason: reason, phone: phone, purpose: purpose, retryAfterMilliseconds: milliseconds,
+            serverTimeMilliseconds: serverTimeMilliseconds, sendsInWindow: sendsInWindow, sendsLeft: sendsLeft,
+            nextRetryAfterMilliseconds: nextRetryAfterMilliseconds, replayed: replayed, countdownToken: countdownToken)
+    }
+
     /// Whole seconds until a send may be allowed, rounded up: 59 001 ms is 60 s.
     public var retryAfter: Int64 { Self.wholeSeconds(retryAfterMilliseconds) }
     /// The next cooldown in whole seconds, rounded up.
@@ -69,7 +80,8 @@ public struct Decision: Sendable, Equatable {
 public struct CooldownStatus: Sendable, Equatable {
     public let phone: PhoneNumber
     public let purpose: Purpose
-    /// Milliseconds left of the cooldown; 0 when none runs.
+    /// Milliseconds until the number's own limits (its cooldown, `max sends`) allow the
+    /// next send; 0 when none refuses.
     public let retryAfterMilliseconds: Int64
     /// Redis's clock when it answered, in ms since 1970.
     public let serverTimeMilliseconds: Int64

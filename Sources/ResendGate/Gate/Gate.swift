@@ -58,8 +58,10 @@ public final class Gate: Sendable {
         return try await onLoop { worker, done in worker.peek(number, purpose: purpose, completion: done) }
     }
 
-    /// Ends the cooldown (the SMS provider failed, or an operator resets a number),
-    /// so a code may be sent again at once. Returns whether a cooldown was running.
+    /// Ends the cooldown and refunds its send (the SMS provider failed), so a code may be
+    /// sent again at once; at most the policy's `maxRefunds` times per window. Returns
+    /// whether a cooldown was running (none: nothing is consumed). Throws `refund_limit`
+    /// past the limit and `forbidden` when the policy allows no refunds; then nothing changes.
     @discardableResult
     public func release(phone: String, purpose: String = Purpose.default.name) async throws(GateError) -> Bool {
         let (number, purpose) = try parse(phone, purpose)

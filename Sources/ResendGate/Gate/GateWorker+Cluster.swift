@@ -1,15 +1,14 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The reserve and countdown paths on a Redis Cluster, where one script may touch
 /// keys of one slot only. The number's decision stays one atomic script on the
 /// number's master; what lives in other slots takes steps around it:
 ///
 /// 1. with an `Idempotency-Key`: read the record on its own slot (a stored answer is
 ///    replayed, another request's is 422);
-/// 2. with a per-IP cap: take a share of the IP's cap on the IP's slot;
-/// 3. decide the number (cooldown, ladder, max-sends) on its slot;
+/// 2. with a per-IP cap: take a share of the IP's cap on the IP's slot (its member is
+///    the send's own countdown token, so no two sends share one);
+/// 3. decide the number (cooldown, ladder, max-sends) on its slot; when the IP's cap
+///    refused in step 2, the number is still asked, without reserving, so the answer
+///    gives the longest wait of both;
 /// 4. give the IP's share back if the number was refused or Redis failed; write the
 ///    countdown token key after an allowed send; store the idempotency record.
 ///
@@ -23,8 +22,9 @@ extension GateWorker {
     ) {
         let prefix = configuration.keyPrefix
         let number = keys.keyText(for: request.phone.e164)
+        let token = tokens.next()
         guard let idempotencyKey = request.idempotencyKey else {
-            return takeIPShareThenDecide(request, policy: policy, number: number, idempotency: nil, completion: completion)
+            return takeIPShareThenDecide(request, policy: policy, number: number, token: token, idempotency: nil, completion: completion)
         }
         let recordKey = "\(prefix):idem:{\(SHA1.hexDigest(Array(idempotencyKey.utf8)))}"
         let fingerprint = fingerprint(request, number: number)
@@ -36,7 +36,8 @@ extension GateWorker {
             switch result {
             case .success(.array(let items)) where items.isEmpty:
                 self.takeIPShareThenDecide(
-                    request, policy: policy, number: number, idempotency: (recordKey, fingerprint), completion: completion)
+                    request, policy: policy, number: number, token: token, idempotency: (recordKey, fingerprint),
+                    completion: completion)
             case .success(let reply):
                 completion(Result { () throws(GateError) in try Self.decision(from: reply, request: request, policy: policy) })
             case .failure(let error):
@@ -46,37 +47,29 @@ extension GateWorker {
     }
 
     private func takeIPShareThenDecide(
-        _ request: SendRequest, policy: CompiledPolicy, number: String, idempotency: (key: String, fingerprint: String)?,
-        completion: @escaping (Result<Decision, GateError>) -> Void
+        _ request: SendRequest, policy: CompiledPolicy, number: String, token: CountdownToken,
+        idempotency: (key: String, fingerprint: String)?, completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
         guard let cap = policy.rules.ipMaxSends, let address = request.clientAddress else {
-            return decideNumber(request, policy: policy, number: number, ipShare: nil, idempotency: idempotency, completion: completion)
+            return decideNumber(request, policy: policy, number: number, token: token, ip: .none, idempotency: idempotency, completion: completion)
         }
         let ipKey = "\(configuration.keyPrefix):ip:{\(address.text)}:sends"
-        let member = "\(request.purpose.name):\(number)@"
         store.evaluate(GateScripts.ipTake, slotKey: ipKey, { args in
             args.append(1)
             args.append(ipKey)
             args.append(cap)
             args.append(Int(policy.ipWindowMilliseconds))
-            args.append(member)
+            args.append(token.text)
         }, completion: { [unowned self] result in
             switch result {
-            case .success(.array(let items)) where items.count == 2 && items[0].integer == 1:
-                guard let taken = items[1].string else { return completion(.failure(Self.unexpected(.array(items)))) }
+            case .success(.array(let items)) where items.count == 2:
+                guard let taken = items[0].integer, let wait = items[1].integer else {
+                    return completion(.failure(Self.unexpected(.array(items))))
+                }
+                let step: IPStep = taken == 1 ? .taken(key: ipKey, waitAfter: Int64(wait)) : .refused(wait: Int64(wait))
                 self.decideNumber(
-                    request, policy: policy, number: number, ipShare: (ipKey, taken), idempotency: idempotency,
+                    request, policy: policy, number: number, token: token, ip: step, idempotency: idempotency,
                     completion: completion)
-            case .success(.array(let items)) where items.count == 2 && items[0].integer == 0:
-                // The IP's cap refuses before the number is asked: what the number's
-                // own limits would say is not known here.
-                let wait = Int64(items[1].integer ?? 0)
-                let decision = Decision(
-                    allowed: false, reason: .ipLimit, phone: request.phone, purpose: request.purpose,
-                    retryAfterMilliseconds: wait, serverTimeMilliseconds: Self.wallClockMilliseconds(), sendsInWindow: 0,
-                    sendsLeft: nil, nextRetryAfterMilliseconds: policy.ladderMilliseconds[0])
-                self.storeAnswer(decision, idempotency: idempotency)
-                completion(.success(decision))
             case .success(let reply):
                 completion(.failure(Self.unexpected(reply)))
             case .failure(let error):
@@ -85,24 +78,35 @@ extension GateWorker {
         })
     }
 
+    /// What the IP's cap said before the number is decided.
+    private enum IPStep {
+        /// No cap applies.
+        case none
+        /// A share was taken under the send's token; `waitAfter` is the IP's wait once it counts.
+        case taken(key: String, waitAfter: Int64)
+        /// The cap refuses for `wait` ms.
+        case refused(wait: Int64)
+    }
+
     private func decideNumber(
-        _ request: SendRequest, policy: CompiledPolicy, number: String, ipShare: (key: String, member: String)?,
+        _ request: SendRequest, policy: CompiledPolicy, number: String, token: CountdownToken, ip: IPStep,
         idempotency: (key: String, fingerprint: String)?, completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
-        let token = tokens.next()
-        let script = ReserveArguments(
+        var script = ReserveArguments(
             prefix: configuration.keyPrefix, purpose: request.purpose, number: number, policy: policy, token: token,
             ipKey: nil, ipCap: 0, idempotencyKey: nil, fingerprint: nil, idempotencyLifetime: 0, writesTokenKey: false)
+        script.linkedRecord = idempotency?.key
+        if case .refused(let wait) = ip { script.outsideWaitMilliseconds = max(1, wait) }
         store.evaluate(GateScripts.reserve, slotKey: script.slotKey, script.write, completion: { [unowned self] result in
-            let outcome = Self.decode(result) { reply throws(GateError) in
+            var outcome = Self.decode(result) { reply throws(GateError) in
                 try Self.decision(from: reply, request: request, policy: policy)
             }
             let allowed = (try? outcome.get())?.allowed == true
-            if let ipShare, !allowed {
-                self.store.send(slotKey: ipShare.key, { args in
+            if case .taken(let ipKey, _) = ip, !allowed {
+                self.store.send(slotKey: ipKey, { args in
                     args.append("ZREM")
-                    args.append(ipShare.key)
-                    args.append(ipShare.member)
+                    args.append(ipKey)
+                    args.append(token.text)
                 }, completion: { _ in })
             }
             if case .success(let decision) = outcome {
@@ -117,7 +121,11 @@ extension GateWorker {
                         args.append(Int(decision.retryAfterMilliseconds))
                     }, completion: { _ in })
                 }
-                self.storeAnswer(decision, idempotency: idempotency)
+                // The send that filled the IP's cap: the next send from it waits for the IP too.
+                if case .taken(_, let waitAfter) = ip, decision.allowed {
+                    outcome = .success(decision.waiting(atLeast: waitAfter))
+                }
+                if case .success(let answer) = outcome { self.storeAnswer(answer, idempotency: idempotency) }
             }
             self.awaitReplicas(for: outcome, slotKey: script.slotKey, completion: completion)
         })
@@ -170,9 +178,4 @@ extension GateWorker {
         })
     }
 
-    static func wallClockMilliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-    }
 }

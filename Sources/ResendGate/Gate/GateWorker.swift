@@ -10,8 +10,8 @@ public final class GateWorker {
     public let parser: PhoneNumberParser
     let keys: NumberKeyHasher
     let tokens = CountdownTokenSource()
-    private let compiled: [String: CompiledPolicy]
-    private let fallback: CompiledPolicy
+    let compiled: [String: CompiledPolicy]
+    let fallback: CompiledPolicy
 
     /// `parserCapacity` bounds the worker's cache of parsed numbers (16 384 results, a few MB):
     /// enough to hold the numbers of the last minutes of traffic, where repeats happen.
@@ -56,12 +56,14 @@ public final class GateWorker {
             let script = CooldownArguments(prefix: prefix, purpose: request.purpose, number: number, token: token, milliseconds: milliseconds)
             return decide(GateScripts.reserveCooldown, slotKey: { script.slotKey }, script.write, request, policy, completion)
         }
-        let script = ReserveArguments(
+        let recordKey = idempotencyKey.map { "\(prefix):idem:{\(SHA1.hexDigest(Array($0.utf8)))}" }
+        var script = ReserveArguments(
             prefix: prefix, purpose: request.purpose, number: number, policy: policy, token: token,
             ipKey: ip, ipCap: ip == nil ? 0 : policy.rules.ipMaxSends ?? 0,
-            idempotencyKey: idempotencyKey.map { "\(prefix):idem:{\(SHA1.hexDigest(Array($0.utf8)))}" },
+            idempotencyKey: recordKey,
             fingerprint: idempotencyKey.map { _ in fingerprint(request, number: number) },
             idempotencyLifetime: configuration.idempotencyLifetime.wholeMilliseconds, writesTokenKey: true)
+        script.linkedRecord = recordKey
         decide(GateScripts.reserve, slotKey: { script.slotKey }, script.write, request, policy, completion)
     }
 
@@ -156,16 +158,21 @@ public final class GateWorker {
         return CountdownReading(retryAfterMilliseconds: Int64(pttl), serverTimeMilliseconds: Int64(now))
     }
 
-    /// Reads the number's cooldown without consuming anything.
+    /// Reads how long the number's own limits (its cooldown, `max sends`) refuse the next
+    /// send, without consuming anything.
     public func peek(
         _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<CooldownStatus, GateError>) -> Void
     ) {
         let prefix = configuration.keyPrefix
         let number = keys.keyText(for: phone.e164)
-        let firstStep = (compiled[purpose.name] ?? fallback).ladderMilliseconds[0]
+        let policy = compiled[purpose.name] ?? fallback
+        let firstStep = policy.ladderMilliseconds[0]
         store.evaluate(GateScripts.peek, slotKey: purpose.slotKey(for: number), { args in
-            args.append(1)
+            args.append(2)
             args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
+            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "sends")
+            args.append(Int(policy.windowMilliseconds))
+            args.append(policy.rules.maxSends ?? 0)
         }, completion: { result in
             completion(Self.decode(result) { reply throws(GateError) in
                 guard case .array(let items) = reply, items.count == 2,
@@ -175,25 +182,6 @@ public final class GateWorker {
                 let remaining = pttl == -1 ? firstStep : max(0, Int64(pttl))
                 return CooldownStatus(
                     phone: phone, purpose: purpose, retryAfterMilliseconds: remaining, serverTimeMilliseconds: Int64(now))
-            })
-        })
-    }
-
-    /// Ends the number's cooldown and refunds its send (the ladder step and the
-    /// window's count go back by one); `true` when a cooldown was running.
-    public func release(
-        _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<Bool, GateError>) -> Void
-    ) {
-        let prefix = configuration.keyPrefix
-        let number = keys.keyText(for: phone.e164)
-        store.evaluate(GateScripts.release, slotKey: purpose.slotKey(for: number), { args in
-            args.append(2)
-            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
-            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "sends")
-        }, completion: { result in
-            completion(Self.decode(result) { reply throws(GateError) in
-                guard let released = reply.integer else { throw Self.unexpected(reply) }
-                return released == 1
             })
         })
     }
@@ -226,6 +214,8 @@ struct CompiledPolicy {
     /// 0 when sends need no counting (a flat cooldown without a cap).
     let windowMilliseconds: Int64
     let ipWindowMilliseconds: Int64
+    /// The window refunds are counted in: the policy's, even when sends are not counted.
+    let refundWindowMilliseconds: Int64
     /// The cooldown of a policy that is one cooldown and counts nothing: the requests
     /// without a client IP to cap or an idempotency key take `reserveCooldown`.
     let plainCooldownMilliseconds: Int64?
@@ -235,6 +225,7 @@ struct CompiledPolicy {
         ladderMilliseconds = rules.ladder.map(\.wholeMilliseconds)
         windowMilliseconds = rules.ladder.count > 1 || rules.maxSends != nil ? rules.window.wholeMilliseconds : 0
         ipWindowMilliseconds = rules.ipWindow.wholeMilliseconds
+        refundWindowMilliseconds = rules.window.wholeMilliseconds
         plainCooldownMilliseconds = windowMilliseconds == 0 && ladderMilliseconds.count == 1 ? ladderMilliseconds[0] : nil
     }
 }

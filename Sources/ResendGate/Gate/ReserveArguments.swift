@@ -14,12 +14,18 @@ struct ReserveArguments {
     let fingerprint: String?
     let idempotencyLifetime: Int64
     let writesTokenKey: Bool
+    /// The idempotency record an allowed send links to its cooldown, so that a refund
+    /// can void it (on a cluster the record is written apart, in its own slot).
+    var linkedRecord: String? = nil
+    /// A wait decided outside the number's slot (a cluster's per-IP cap) that refuses
+    /// this send as `ip_limit` unless the number's own limits end later; 0: none.
+    var outsideWaitMilliseconds: Int64 = 0
 
     /// The hash tag of the number's keys: where the call runs on a cluster.
     var slotKey: String { purpose.slotKey(for: number) }
 
     func write(_ args: inout RedisArguments) {
-        args.append(5)
+        args.append(6)
         args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
         args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "sends")
         if let ipKey {
@@ -37,6 +43,7 @@ struct ReserveArguments {
         } else {
             args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "no-token")
         }
+        args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "idem")
         args.append(Int(policy.windowMilliseconds))
         args.append(policy.rules.maxSends ?? 0)
         args.append(ipCap)
@@ -44,8 +51,9 @@ struct ReserveArguments {
         args.append(fingerprint ?? "")
         args.append(Int(idempotencyLifetime))
         args.append(token.text)
-        args.append(concatenating: purpose.name, ":", number, "@")
+        args.append(linkedRecord ?? "")
         args.append(writesTokenKey ? 1 : 0)
+        args.append(Int(outsideWaitMilliseconds))
         for step in policy.ladderMilliseconds { args.append(Int(step)) }
     }
 }

@@ -7,7 +7,8 @@ public struct Policy: Sendable, Equatable {
     /// Cooldown after a send, escalating with the sends counted in `window`; the
     /// last step repeats.
     public var ladder: [Duration]
-    /// The sliding window in which sends are counted (for the ladder and `maxSends`).
+    /// The sliding window in which sends are counted (for the ladder and `maxSends`), and
+    /// refunds (for `maxRefunds`).
     public var window: Duration
     /// At most this many sends per number and purpose in `window`; nil: no cap.
     public var maxSends: Int?
@@ -19,16 +20,21 @@ public struct Policy: Sendable, Equatable {
     /// Line types that may receive codes: by default mobiles only, since codes sent
     /// to premium-rate or shared-cost lines are the classic toll-fraud pump.
     public var allowedNumberTypes: Set<PhoneNumberType>
+    /// At most this many refunds (releases that end a running cooldown and give its
+    /// send back) per number and purpose in `window`; 0 disables refunds. Each refund is
+    /// recorded in the window, so refunds can reset the ladder and `maxSends` at most
+    /// this many times.
+    public var maxRefunds: Int
 
     public static let defaultNumberTypes: Set<PhoneNumberType> = [.mobile, .fixedLineOrMobile]
 
-    /// A flat 60 s cooldown, mobiles only, no caps.
+    /// A flat 60 s cooldown, mobiles only, no caps, one refund a day.
     public static let `default` = Policy()
 
     public init(
         ladder: [Duration] = [.seconds(60)], window: Duration = .seconds(86_400), maxSends: Int? = nil,
         ipMaxSends: Int? = nil, ipWindow: Duration = .seconds(3600), allowedRegions: Set<String>? = nil,
-        allowedNumberTypes: Set<PhoneNumberType> = Policy.defaultNumberTypes
+        allowedNumberTypes: Set<PhoneNumberType> = Policy.defaultNumberTypes, maxRefunds: Int = 1
     ) {
         self.ladder = ladder
         self.window = window
@@ -37,6 +43,7 @@ public struct Policy: Sendable, Equatable {
         self.ipWindow = ipWindow
         self.allowedRegions = allowedRegions
         self.allowedNumberTypes = allowedNumberTypes
+        self.maxRefunds = maxRefunds
     }
 
     /// Refuses rules that cannot work, naming the field (`where` prefixes it, such
@@ -60,6 +67,7 @@ public struct Policy: Sendable, Equatable {
                 throw fail("max-sends", "\(maxSends) sends cannot fit into the window of \(window): the cooldowns before the last one add up to \(elapsed)")
             }
         }
+        guard maxRefunds >= 0 else { throw fail("max-refunds", "must be 0 (no refunds) or more, got \(maxRefunds)") }
         if let ipMaxSends, ipMaxSends < 1 { throw fail("ip-max-sends", "must be at least 1, got \(ipMaxSends)") }
         if let allowedRegions, allowedRegions.isEmpty {
             throw fail("allow-regions", "needs at least one region (leave it out to allow every region)")

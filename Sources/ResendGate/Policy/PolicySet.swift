@@ -27,7 +27,7 @@ public struct PolicySet: Sendable, Equatable {
 
     /// Reads a policy file: `{"default": {...}, "purposes": {"login": {...}}}`, each
     /// object with any of `cooldown`, `window`, `max_sends`, `ip_max_sends`,
-    /// `ip_window`, `allow_regions`, `allow_number_types`. A purpose's object
+    /// `ip_window`, `allow_regions`, `allow_number_types`, `max_refunds`. A purpose's object
     /// starts from the default; the default starts from `base` (the flags).
     public static func parse(json data: Data, base: Policy) throws(ConfigurationError) -> PolicySet {
         let root: [String: Any]
@@ -99,12 +99,17 @@ public struct PolicySet: Sendable, Equatable {
             case "window": policy.window = try DurationParser.parse(try text(), field: field)
             case "max_sends": policy.maxSends = try count()
             case "ip_max_sends": policy.ipMaxSends = try count()
+            case "max_refunds":
+                guard let refunds = try count() else {
+                    throw ConfigurationError(field: field, message: "must be a whole number (0 disables refunds)")
+                }
+                policy.maxRefunds = refunds
             case "ip_window": policy.ipWindow = try DurationParser.parse(try text(), field: field)
             case "allow_regions":
                 policy.allowedRegions = value is NSNull ? nil : Policy.parseRegions(try list())
             case "allow_number_types": policy.allowedNumberTypes = try Policy.parseNumberTypes(try list(), field: field)
             default:
-                throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, ip_max_sends, ip_window, allow_regions, allow_number_types)")
+                throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, max_refunds, ip_max_sends, ip_window, allow_regions, allow_number_types)")
             }
         }
         return policy

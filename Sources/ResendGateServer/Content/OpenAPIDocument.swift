@@ -14,7 +14,14 @@ enum OpenAPIDocument {
             404 not_found, a method the path does not accept gets 405 method_not_allowed
             with an Allow header, and request headers over 8 KiB get 431
             header_too_large. HEAD is accepted wherever GET is. When the server runs
-            without API keys (loopback only), no Authorization header is needed.
+            without API keys (loopback only), no Authorization header is needed and
+            every route is open. With keys, each keyed route needs a scope of the key:
+            send (POST /v1/sends), read (GET /v1/cooldowns/{phone}) or release (DELETE
+            /v1/cooldowns/{phone}); a bare key has send and read. A valid key without
+            the scope gets 403 forbidden. retry_after, in every answer, is the real
+            wait: the longest of every limit that binds the next send (the cooldown and
+            max_sends; on POST with client_ip also the IP's cap), 0 only when a send
+            would be allowed now.
         servers:
           - url: http://127.0.0.1:8080
         security:
@@ -27,8 +34,11 @@ enum OpenAPIDocument {
               description: >-
                 One atomic Redis round trip checks the cooldown, the escalation ladder,
                 the number's and the client IP's caps, and commits all or nothing.
-                Allowed: the cooldown starts now and the answer is 200. Denied: 429 naming
-                the limit that ends last, with the time left. Every spelling of a number
+                Allowed: the cooldown starts now and the answer is 200, its retry_after
+                the wait before the next send (the ladder step, or until the oldest send
+                leaves the window when this one filled max_sends, or until the client
+                IP's oldest send leaves its window when this one filled the IP's cap).
+                Denied: 429 naming the limit that ends last, with the time left. Every spelling of a number
                 is the same number; a national number uses the server's default region.
               parameters:
                 - name: Idempotency-Key
@@ -62,7 +72,8 @@ enum OpenAPIDocument {
                   description: >-
                     The policy refuses the number itself: its region
                     (region_not_allowed) or its line type, such as premium rate
-                    (number_type_not_allowed).
+                    (number_type_not_allowed); or the API key lacks the send scope
+                    (forbidden).
                   content:
                     application/json:
                       schema:
@@ -114,6 +125,11 @@ enum OpenAPIDocument {
             get:
               operationId: peekCooldown
               summary: A number's cooldown, without consuming anything.
+              description: >-
+                The cooldown runs as long as the number's own limits refuse the next
+                send: its ladder step, or until the oldest send leaves the window once
+                max_sends is reached. The per-IP cap belongs to the client, not the
+                number, and is not shown here.
               responses:
                 '200':
                   description: The cooldown; active is false and resend_at null when none runs.
@@ -125,19 +141,60 @@ enum OpenAPIDocument {
                   $ref: '#/components/responses/BadRequest'
                 '401':
                   $ref: '#/components/responses/Unauthorized'
+                '403':
+                  $ref: '#/components/responses/Forbidden'
                 '503':
                   $ref: '#/components/responses/StoreUnavailable'
             delete:
               operationId: releaseCooldown
-              summary: End a number's cooldown, so it may be sent to again at once.
-              description: For when the SMS provider failed, or an operator resets a number.
+              summary: Refund a send - end the number's cooldown, so it may be sent to again at once.
+              description: >-
+                For when the SMS provider failed. Needs the release scope. The refunded
+                send leaves the window (the ladder step and the count go back by one),
+                its Idempotency-Key record is voided (a retry with that key is decided
+                afresh), and the refund is recorded: at most max_refunds refunds
+                (default 1) per number and purpose in the policy's window, so refunds
+                reset the ladder and max_sends at most that many times. The per-IP
+                count is never refunded.
               responses:
                 '204':
-                  description: Released (also when no cooldown ran).
+                  description: Refunded, or no cooldown ran (then nothing is consumed).
                 '400':
                   $ref: '#/components/responses/BadRequest'
                 '401':
                   $ref: '#/components/responses/Unauthorized'
+                '403':
+                  description: >-
+                    The API key lacks the release scope, or the purpose's policy allows
+                    no refunds (max_refunds 0) (forbidden); nothing changed.
+                  content:
+                    application/json:
+                      schema:
+                        $ref: '#/components/schemas/Error'
+                '429':
+                  description: >-
+                    The number had its max_refunds refunds in the window (refund_limit);
+                    nothing changed and the cooldown keeps running. The error object
+                    carries retry_after and retry_after_ms: when the oldest refund
+                    leaves the window.
+                  headers:
+                    Retry-After:
+                      description: The error's retry_after, in whole seconds.
+                      schema:
+                        type: integer
+                        minimum: 1
+                    RateLimit:
+                      description: IETF RateLimit header, "refund_limit";r=0;t=N.
+                      schema:
+                        type: string
+                    RateLimit-Policy:
+                      description: IETF RateLimit-Policy header, "refund_limit";q=N (N is max_refunds).
+                      schema:
+                        type: string
+                  content:
+                    application/json:
+                      schema:
+                        $ref: '#/components/schemas/Error'
                 '503':
                   $ref: '#/components/responses/StoreUnavailable'
           /v1/countdowns/{token}:
@@ -148,8 +205,10 @@ enum OpenAPIDocument {
               summary: The time left of the cooldown that returned this token.
               description: >-
                 Needs no API key: a thin client re-renders "Resend in 42s" after a
-                reload. The token reveals nothing about the number; once the cooldown
-                ends or is released it is 404.
+                reload. The token reveals nothing about the number; it counts as long as
+                the number's cooldown, which lasts until the number's own limits
+                (cooldown, max_sends) allow the next send. Once that ends, or the send
+                is refunded, it is 404.
               security: []
               responses:
                 '200':
@@ -255,7 +314,10 @@ enum OpenAPIDocument {
             bearer:
               type: http
               scheme: bearer
-              description: One of the server's API keys, as Authorization Bearer KEY.
+              description: >-
+                One of the server's API keys, as Authorization Bearer KEY. A key line
+                in --api-keys-file may name its scopes (KEY send,read,release); a bare
+                key has send and read.
           parameters:
             CountdownToken:
               name: token
@@ -336,12 +398,15 @@ enum OpenAPIDocument {
                 retry_after:
                   type: integer
                   format: int64
-                  description: Whole seconds until a send may be allowed, rounded up; when allowed, the cooldown just started.
+                  description: >-
+                    Whole seconds until a send may be allowed, rounded up: the longest of
+                    every limit that binds the next send (cooldown, max_sends, and with
+                    client_ip the IP's cap); when allowed, the wait this send started.
                   example: 60
                 retry_after_ms:
                   type: integer
                   format: int64
-                  description: The same in milliseconds, from Redis PTTL.
+                  description: The same in milliseconds, from Redis's PTTL and TIME.
                   example: 60000
                 resend_at:
                   type: string
@@ -367,7 +432,8 @@ enum OpenAPIDocument {
                   type: string
                   description: >-
                     The unguessable handle of the cooldown this answer started (or, on
-                    a cooldown denial, the one running), for GET /v1/countdowns/{token}.
+                    a cooldown or max_sends denial, the one running), for GET
+                    /v1/countdowns/{token}.
                   example: 6hUNhuObrx_gGYjfmWOiIg
             Countdown:
               type: object
@@ -458,7 +524,9 @@ enum OpenAPIDocument {
                         - region_not_allowed
                         - number_type_not_allowed
                         - idempotency_key_reused
+                        - refund_limit
                         - unauthorized
+                        - forbidden
                         - not_found
                         - method_not_allowed
                         - body_too_large
@@ -468,6 +536,14 @@ enum OpenAPIDocument {
                     message:
                       type: string
                       description: For people; may change.
+                    retry_after:
+                      type: integer
+                      format: int64
+                      description: With refund_limit only - whole seconds until a refund is allowed again.
+                    retry_after_ms:
+                      type: integer
+                      format: int64
+                      description: The same in milliseconds.
           responses:
             NotFound:
               description: Unknown, expired, released or malformed token (not_found).
@@ -491,6 +567,12 @@ enum OpenAPIDocument {
                   schema:
                     type: string
                   example: Bearer realm="resendgate"
+              content:
+                application/json:
+                  schema:
+                    $ref: '#/components/schemas/Error'
+            Forbidden:
+              description: The API key lacks the scope this route needs (forbidden).
               content:
                 application/json:
                   schema:

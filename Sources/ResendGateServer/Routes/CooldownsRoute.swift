@@ -1,6 +1,8 @@
 import ResendGate
 
-/// `GET` (peek) and `DELETE` (release) of `/v1/cooldowns/{phone}?purpose=P`.
+/// `GET` (peek) and `DELETE` (refund) of `/v1/cooldowns/{phone}?purpose=P`. A refund
+/// past the purpose's `max refunds` is 429 `refund_limit` with `Retry-After` (when the
+/// oldest refund leaves the window); with `max refunds` 0 it is 403 `forbidden`.
 extension Worker {
     func handleCooldown(_ exchange: Exchange, encodedPhone: Substring) {
         let phone: PhoneNumber
@@ -14,6 +16,14 @@ extension Worker {
             gate.release(phone, purpose: purpose) { [unowned self] result in
                 switch result {
                 case .success: self.respond(exchange, status: 204, body: [])
+                case .failure(let error) where error.code == "refund_limit":
+                    let refunds = self.gate.configuration.policies.policy(for: purpose).maxRefunds
+                    let seconds = String(Decision.wholeSeconds(error.retryAfterMilliseconds ?? 0))
+                    self.respond(exchange, error: APIError(error), headers: [
+                        ("Retry-After", seconds),
+                        ("RateLimit-Policy", "\"refund_limit\";q=\(refunds)"),
+                        ("RateLimit", "\"refund_limit\";r=0;t=\(seconds)"),
+                    ])
                 case .failure(let error): self.respond(exchange, error: APIError(error))
                 }
             }

@@ -1,4 +1,6 @@
-/// Maps a request to its handler. Every route of the API is listed here.
+/// Maps a request to its handler. Every route of the API is listed here, with the API
+/// key scope it needs: `send` for POST /v1/sends, `read` for peeks, `release` for
+/// refunds; countdowns and the operational routes need no key.
 extension Worker {
     func route(_ exchange: Exchange) {
         let path = exchange.path
@@ -14,13 +16,13 @@ extension Worker {
         switch path {
         case "/v1/sends":
             guard method == .post else { return methodNotAllowed(exchange, "POST") }
-            guard authorized(exchange) else { return respond(exchange, error: .unauthorized, headers: Self.challenge) }
+            guard permits(exchange, .send) else { return }
             handleSend(exchange)
         case _ where path.hasPrefix("/v1/cooldowns/"):
             guard method == .get || method == .head || method == .delete else {
                 return methodNotAllowed(exchange, "GET, HEAD, DELETE")
             }
-            guard authorized(exchange) else { return respond(exchange, error: .unauthorized, headers: Self.challenge) }
+            guard permits(exchange, method == .delete ? .release : .read) else { return }
             handleCooldown(exchange, encodedPhone: path.dropFirst("/v1/cooldowns/".count))
         case _ where path.hasPrefix("/v1/countdowns/"):
             // No API key: the unguessable token is the credential, and it reveals no number.

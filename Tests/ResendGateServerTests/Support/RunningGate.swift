@@ -13,7 +13,8 @@ final class RunningGate: Sendable {
 
     var port: Int { server.port }
 
-    /// `redisTimeout` is short so that tests of a frozen Redis finish quickly.
+    /// `redisTimeout` is short so that tests of a frozen Redis finish quickly. `apiKeys`
+    /// are lines as `--api-keys-file` has them: `KEY` (send, read) or `KEY send,read,release`.
     init(
         apiKeys: [String] = [], region: String? = "CN", workers: Int = 2,
         redisTimeout: Duration = .milliseconds(300), drainTimeout: Duration = .seconds(5),
@@ -27,7 +28,7 @@ final class RunningGate: Sendable {
                 url: redis.url, connectTimeout: redisTimeout, commandTimeout: redisTimeout)
             server = try HTTPServer(
                 configuration: ServerConfiguration(
-                    host: "127.0.0.1", port: 0, workers: workers, apiKeys: apiKeys,
+                    host: "127.0.0.1", port: 0, workers: workers, apiKeys: try apiKeys.map { try APIKey(line: $0) },
                     connectionTimeout: connectionTimeout, maxConnectionsPerWorker: maxConnectionsPerWorker,
                     logLevel: .off, drainTimeout: drainTimeout, onStoreFailure: onStoreFailure),
                 gate: GateConfiguration(

@@ -1,0 +1,56 @@
+/// Refunds: `DELETE /v1/cooldowns/{phone}` and `resendgate release`.
+extension GateWorker {
+    /// Ends the number's running cooldown and refunds its send (the SMS never left: the
+    /// send leaves the window, so the ladder step and the count go back by one), at most
+    /// the policy's `maxRefunds` times per window; each refund is recorded in the window.
+    /// The idempotency record of the refunded send is voided, so a retry with its key is
+    /// decided afresh. `true` when a cooldown was running and was refunded, `false` when
+    /// none ran (nothing is consumed). Fails with `refund_limit` past the limit and
+    /// `forbidden` when the policy allows no refunds; then nothing changes.
+    ///
+    /// On one Redis this is one atomic script. On a Redis Cluster the idempotency record
+    /// lives in another slot: the script (on the number's slot) returns its name and a
+    /// second step deletes it, before the answer. Between the two a replay of that key may
+    /// still be answered with the refunded send's "allowed"; and a send whose record the
+    /// gate had not yet stored when the refund ran (the record is written after the
+    /// number's script on a cluster) keeps its record.
+    public func release(
+        _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<Bool, GateError>) -> Void
+    ) {
+        let policy = compiled[purpose.name] ?? fallback
+        let maxRefunds = policy.rules.maxRefunds
+        guard maxRefunds > 0 else { return completion(.failure(.refundsDisabled)) }
+        let prefix = configuration.keyPrefix
+        let number = keys.keyText(for: phone.e164)
+        let onCluster = store.isCluster
+        let slotKey = purpose.slotKey(for: number)
+        store.evaluate(GateScripts.release, slotKey: slotKey, { args in
+            args.append(4)
+            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
+            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "sends")
+            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "refunds")
+            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "idem")
+            args.append(Int(policy.refundWindowMilliseconds))
+            args.append(maxRefunds)
+            args.append(onCluster ? 0 : 1)
+        }, completion: { [unowned self] result in
+            let outcome = Self.decode(result) { reply throws(GateError) -> (Bool, String) in
+                guard case .array(let items) = reply, items.count == 3,
+                      let code = items[0].integer, let wait = items[1].integer else { throw Self.unexpected(reply) }
+                if code == -1 { throw .refundLimit(retryAfterMilliseconds: Int64(wait), maxRefunds: maxRefunds) }
+                return (code == 1, items[2].string ?? "")
+            }
+            switch outcome {
+            case .success((true, let record)) where onCluster && !record.isEmpty:
+                self.store.send(slotKey: record, { args in
+                    args.append("DEL")
+                    args.append(record)
+                }, completion: { _ in completion(.success(true)) })
+            case .success((let released, _)):
+                completion(.success(released))
+            case .failure(let error):
+                completion(.failure(error))
+            }
+        })
+    }
+}

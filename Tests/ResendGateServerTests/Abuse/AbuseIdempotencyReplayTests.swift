@@ -1,0 +1,54 @@
+import Foundation
+import ResendGate
+import ResendGateTestSupport
+import Testing
+
+/// Issue 12, item 3: after POST with `Idempotency-Key: k1`, DELETE and the same POST again,
+/// the replay still answered 200 allowed for a send that had been refunded. A refund now
+/// voids the record of the send it refunds, so the retry is decided afresh, and counts.
+@Suite("Abuse: a refunded send's Idempotency-Key is not replayed")
+struct AbuseIdempotencyReplayTests {
+    static let policy = Policy(ladder: [.seconds(60)], window: .seconds(3600), maxSends: 3, maxRefunds: 2)
+
+    @Test func aRetryAfterARefundIsDecidedAfreshAndCounts() throws {
+        try withRunningGate(policies: PolicySet(fallback: Self.policy)) { gate in
+            let key = [("Idempotency-Key", "k1")]
+            let answers = try Abuse.pipeline(gate, apiKey: nil, [Abuse.post(headers: key), Abuse.delete, Abuse.post(headers: key)])
+            #expect(answers.map(\.status) == [200, 204, 200])
+            let first = try Abuse.object(answers[0]), retried = try Abuse.object(answers[2])
+            #expect(answers[2].header("Idempotent-Replayed") == nil, "decided afresh, not replayed: \(answers[2])")
+            #expect(retried["countdown_token"] as? String != first["countdown_token"] as? String)
+            #expect(retried["sends_left"] as? Int == 2, "the refunded send left the window; the retry counts")
+            #expect(try Abuse.count(Abuse.sendsKey(), in: gate.redis) == 1)
+            // The record now holds the retry's answer, and replays it.
+            let records = try #require(try gate.redis.client().command("KEYS", "rg:idem:*").array).compactMap(\.string)
+            #expect(records.count == 1)
+            let token = try gate.redis.client().command("HGET", try #require(records.first), "tok").string
+            #expect(token == retried["countdown_token"] as? String)
+            let replay = try gate.client().send(#"{"phone": "\#(Abuse.number)"}"#, headers: [("Content-Type", "application/json")] + key)
+            #expect(replay.status == 200)
+            #expect(replay.header("Idempotent-Replayed") == "true")
+            #expect(try Abuse.object(replay)["countdown_token"] as? String == retried["countdown_token"] as? String)
+        }
+    }
+
+    /// A refund voids only the record of the send it refunds; one refused by the refund
+    /// limit voids nothing, so the retry is still a replay.
+    @Test func aRefusedRefundLeavesTheRecord() throws {
+        try withRunningGate(policies: PolicySet(fallback: Policy(ladder: [.seconds(60)], maxRefunds: 1))) { gate in
+            let k1 = [("Idempotency-Key", "k1")], k2 = [("Idempotency-Key", "k2")]
+            let answers = try Abuse.pipeline(gate, apiKey: nil, [
+                Abuse.post(headers: k1), Abuse.delete, Abuse.post(headers: k2), Abuse.delete, Abuse.post(headers: k2),
+                Abuse.post(headers: k1),
+            ])
+            #expect(answers.map(\.status) == [200, 204, 200, 429, 200, 429])
+            #expect(try Abuse.error(answers[3])["code"] as? String == "refund_limit")
+            // k2's send was not refunded: its retry is a replay.
+            #expect(answers[4].header("Idempotent-Replayed") == "true")
+            #expect(try Abuse.object(answers[4])["countdown_token"] as? String == Abuse.object(answers[2])["countdown_token"] as? String)
+            // k1's send was refunded, so k1's retry is decided afresh: k2's cooldown refuses it.
+            #expect(answers[5].header("Idempotent-Replayed") == nil)
+            #expect(try Abuse.object(answers[5])["reason"] as? String == "cooldown")
+        }
+    }
+}

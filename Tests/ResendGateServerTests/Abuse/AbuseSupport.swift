@@ -1,0 +1,63 @@
+import Foundation
+import ResendGateTestSupport
+
+/// What the abuse suites share: requests pipelined on one connection, JSON bodies, and
+/// the Redis keys they count.
+enum Abuse {
+    static let number = "+8613800138000"
+    static let encoded = "%2B8613800138000"
+    /// A key that may send, read and release (`--api-keys-file` line).
+    static let releaseKey = "abuse-release-key-0123456789"
+
+    static func cooldownKey(_ purpose: String = "default") -> String { "rg:{\(purpose):\(number)}:cooldown" }
+    static func sendsKey(_ purpose: String = "default") -> String { "rg:{\(purpose):\(number)}:sends" }
+    static func refundsKey(_ purpose: String = "default") -> String { "rg:{\(purpose):\(number)}:refunds" }
+
+    /// Writes every request on one keep-alive connection before reading any answer, then
+    /// reads one answer per request, in order.
+    static func pipeline(_ gate: RunningGate, apiKey: String?, _ requests: [(method: String, target: String, headers: [(String, String)], body: String?)]) throws -> [RawHTTPResponse] {
+        let client = gate.client(apiKey: apiKey)
+        let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(20))
+        defer { connection.close() }
+        var bytes: [UInt8] = []
+        for request in requests {
+            bytes += client.requestBytes(
+                request.method, request.target, headers: request.headers, body: request.body.map { Array($0.utf8) }, keepAlive: true)
+        }
+        try connection.write(bytes)
+        return try requests.map { _ in try connection.readResponse() }
+    }
+
+    /// `POST /v1/sends` for `number`, as a pipelined request.
+    static func post(_ json: String = #"{"phone": "+8613800138000"}"#, headers: [(String, String)] = [])
+        -> (method: String, target: String, headers: [(String, String)], body: String?)
+    {
+        ("POST", "/v1/sends", [("Content-Type", "application/json")] + headers, json)
+    }
+
+    /// `DELETE /v1/cooldowns/{number}`, as a pipelined request.
+    static let delete: (method: String, target: String, headers: [(String, String)], body: String?) =
+        ("DELETE", "/v1/cooldowns/\(encoded)", [], nil)
+
+    static func object(_ response: RawHTTPResponse) throws -> [String: Any] {
+        guard let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] else {
+            throw RawHTTPError.malformed("not a JSON object: \(response)")
+        }
+        return object
+    }
+
+    /// The `error` object of an error answer.
+    static func error(_ response: RawHTTPResponse) throws -> [String: Any] {
+        guard let error = try object(response)["error"] as? [String: Any] else {
+            throw RawHTTPError.malformed("not an error answer: \(response)")
+        }
+        return error
+    }
+
+    static func count(_ key: String, in redis: RedisServer) throws -> Int {
+        guard let count = try redis.client().command("ZCARD", key).integer else {
+            throw RawHTTPError.malformed("ZCARD \(key) is no integer")
+        }
+        return count
+    }
+}
