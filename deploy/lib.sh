@@ -139,6 +139,45 @@ start_redis() {
         || die "another Redis (pid ${answering_pid:-unknown}) answers on port $port, not the one just started (pid $redis_pid)"
 }
 
+# --- Servers we start: waiting for them ---------------------------------------------------
+
+# listening_port PID LOG [SECONDS]: prints the port that `resendgate serve --port 0` (process
+# PID, its output in LOG) says it listens on; dies with the end of LOG when PID exits or has
+# said nothing within SECONDS (default 20).
+listening_port() {
+    local pid=$1 log=$2 deadline=$((SECONDS + ${3:-20})) port=""
+    until port=$(grep -o -m 1 -E 'listening on http://127\.0\.0\.1:[0-9]+' "$log" 2>/dev/null) && [[ -n $port ]]; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            tail -n 20 "$log" >&2 || true
+            die "resendgate serve exited during startup (log above: $log)"
+        fi
+        if ((SECONDS >= deadline)); then
+            tail -n 20 "$log" >&2 || true
+            die "resendgate serve did not say where it listens within ${3:-20} s (log above: $log)"
+        fi
+        sleep 0.1
+    done
+    printf '%s\n' "${port##*:}"
+}
+
+# wait_for_url NAME PID URL LOG [SECONDS]: waits until URL answers 2xx while process PID (NAME,
+# its output in LOG) runs; dies with the end of LOG when PID exits or SECONDS (default 20) pass.
+wait_for_url() {
+    local name=$1 pid=$2 url=$3 log=$4 seconds=${5:-20}
+    local deadline=$((SECONDS + seconds))
+    until curl -sf -o /dev/null -m 2 "$url"; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            tail -n 20 "$log" >&2 || true
+            die "$name exited during startup (log above: $log)"
+        fi
+        if ((SECONDS >= deadline)); then
+            tail -n 20 "$log" >&2 || true
+            die "$name did not answer $url within $seconds s (log above: $log)"
+        fi
+        sleep 0.1
+    done
+}
+
 # wait_for_cluster SECONDS PORT...: waits until every Redis Cluster node on these loopback
 # ports says cluster_state:ok, serves all 16384 slots and knows all the nodes given; fails
 # (returns 1) when that has not happened within SECONDS, so the caller says what to do.
