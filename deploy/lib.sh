@@ -96,6 +96,26 @@ stop_pid() {
 redis_pids=()
 redis_pid=""
 
+# wait_until NAME PID LOG SECONDS COMMAND [ARGS...]: runs COMMAND every 0.1 s until it
+# succeeds, while process PID (NAME, its output in LOG) runs; dies with the end of LOG when
+# PID exits or SECONDS pass first. The one wait for every server the scripts start.
+wait_until() {
+    local name=$1 pid=$2 log=$3 seconds=$4
+    local deadline=$((SECONDS + seconds + 1)) # SECONDS counts whole seconds: wait at least SECONDS
+    shift 4
+    until "$@" >/dev/null 2>&1; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            tail -n 20 "$log" >&2 || true
+            die "$name exited during startup (log above: $log)"
+        fi
+        if ((SECONDS >= deadline)); then
+            tail -n 20 "$log" >&2 || true
+            die "$name was not ready within $seconds s (log above: $log)"
+        fi
+        sleep 0.1
+    done
+}
+
 # start_redis CONF PORT DIR [redis-server options...]
 # Starts redis-server in the background on 127.0.0.1:PORT with CONF (a config file, or ""
 # for Redis's own defaults), working dir DIR (made if missing; AOF and RDB files go there),
@@ -107,7 +127,7 @@ redis_pid=""
 # is "not yet"), for redis_wait_seconds (default 10; e.g. `redis_wait_seconds=60
 # start_redis ...`); dies with the end of its log when it exits or does not answer in time.
 start_redis() {
-    local conf=$1 port=$2 dir=$3 limit=${redis_wait_seconds:-10} tries=0 reply="" answering_pid
+    local conf=$1 port=$2 dir=$3 answering_pid
     shift 3
     if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
         die "redis-server and redis-cli are needed; run deploy/install-deps"
@@ -120,62 +140,32 @@ start_redis() {
     setsid redis-server "${args[@]}" </dev/null >>"$dir/redis.log" 2>&1 &
     redis_pid=$!
     redis_pids+=("$redis_pid")
-    while true; do
-        if ! kill -0 "$redis_pid" 2>/dev/null; then
-            tail -n 15 "$dir/redis.log" >&2 || true
-            die "redis-server on port $port exited during startup (log above: $dir/redis.log)"
-        fi
-        reply=$(redis-cli -h 127.0.0.1 -p "$port" PING 2>/dev/null || true)
-        [[ $reply == PONG ]] && break
-        if ((++tries >= limit * 20)); then
-            tail -n 15 "$dir/redis.log" >&2 || true
-            die "redis-server on port $port did not answer PING within $limit s (last answer: '${reply:-none}'; log above: $dir/redis.log)"
-        fi
-        sleep 0.05
-    done
+    wait_until "redis-server on port $port" "$redis_pid" "$dir/redis.log" "${redis_wait_seconds:-10}" \
+        redis_answers_ping "$port"
     # A port from free_port can be taken by someone else before Redis binds it.
     answering_pid=$(redis-cli -h 127.0.0.1 -p "$port" INFO server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')
     [[ $answering_pid == "$redis_pid" ]] \
         || die "another Redis (pid ${answering_pid:-unknown}) answers on port $port, not the one just started (pid $redis_pid)"
 }
 
-# --- Servers we start: waiting for them ---------------------------------------------------
+# Succeeds when the Redis on 127.0.0.1:PORT answers PONG (not LOADING, not an error) within 2 s.
+redis_answers_ping() { [[ $(timeout 2 redis-cli -h 127.0.0.1 -p "$1" PING 2>/dev/null) == PONG ]]; }
+
+# --- Gates we start ----------------------------------------------------------------------
 
 # listening_port PID LOG [SECONDS]: prints the port that `resendgate serve --port 0` (process
-# PID, its output in LOG) says it listens on; dies with the end of LOG when PID exits or has
-# said nothing within SECONDS (default 20).
+# PID, its output in LOG) says it listens on, waiting up to SECONDS (default 20) for it.
 listening_port() {
-    local pid=$1 log=$2 deadline=$((SECONDS + ${3:-20})) port=""
-    until port=$(grep -o -m 1 -E 'listening on http://127\.0\.0\.1:[0-9]+' "$log" 2>/dev/null) && [[ -n $port ]]; do
-        if ! kill -0 "$pid" 2>/dev/null; then
-            tail -n 20 "$log" >&2 || true
-            die "resendgate serve exited during startup (log above: $log)"
-        fi
-        if ((SECONDS >= deadline)); then
-            tail -n 20 "$log" >&2 || true
-            die "resendgate serve did not say where it listens within ${3:-20} s (log above: $log)"
-        fi
-        sleep 0.1
-    done
-    printf '%s\n' "${port##*:}"
+    local pid=$1 log=$2 pattern='listening on http://127\.0\.0\.1:[0-9]+' line
+    wait_until "resendgate serve" "$pid" "$log" "${3:-20}" grep -q -E "$pattern" "$log"
+    line=$(grep -o -m 1 -E "$pattern" "$log")
+    printf '%s\n' "${line##*:}"
 }
 
 # wait_for_url NAME PID URL LOG [SECONDS]: waits until URL answers 2xx while process PID (NAME,
-# its output in LOG) runs; dies with the end of LOG when PID exits or SECONDS (default 20) pass.
+# its output in LOG) runs, up to SECONDS (default 20).
 wait_for_url() {
-    local name=$1 pid=$2 url=$3 log=$4 seconds=${5:-20}
-    local deadline=$((SECONDS + seconds))
-    until curl -sf -o /dev/null -m 2 "$url"; do
-        if ! kill -0 "$pid" 2>/dev/null; then
-            tail -n 20 "$log" >&2 || true
-            die "$name exited during startup (log above: $log)"
-        fi
-        if ((SECONDS >= deadline)); then
-            tail -n 20 "$log" >&2 || true
-            die "$name did not answer $url within $seconds s (log above: $log)"
-        fi
-        sleep 0.1
-    done
+    wait_until "$1" "$2" "$4" "${5:-20}" curl -sf -o /dev/null -m 2 "$3"
 }
 
 # wait_for_cluster SECONDS PORT...: waits until every Redis Cluster node on these loopback
