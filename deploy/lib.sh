@@ -47,3 +47,142 @@ swift_test_in_passes() {
         swift test --skip-build --filter "$timed_suites" "$@" &&
         swift test --skip-build --no-parallel --filter "$heavy_suites" "$@"
 }
+
+# --- Processes: ports, Redis, stopping ----------------------------------------------------
+
+# Prints a free TCP port on 127.0.0.1, picked by the kernel. Another process may take it
+# before it is used; start_redis notices when another server answers on it.
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# Succeeds when something accepts connections on 127.0.0.1:PORT.
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# live_pid FILE NAME: prints the pid in FILE if that process runs and its command name
+# starts with NAME; fails otherwise (no file, a stale pid, a pid reused by something else).
+live_pid() {
+    local file=$1 name=$2 pid
+    [[ -f $file ]] || return 1
+    pid=$(<"$file")
+    [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
+    [[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$name"* ]] || return 1
+    printf '%s\n' "$pid"
+}
+
+# stop_pid PID [NAME] [SECONDS]: stops a process this script started: SIGTERM (and SIGCONT,
+# so a stopped one can act on it), up to SECONDS (default 10) for it to exit, then SIGKILL
+# with a warning naming NAME. No PID, or one that has exited, is fine: meant for traps.
+stop_pid() {
+    local pid=${1:-} name=${2:-process} seconds=${3:-10} waited=0
+    [[ -n $pid ]] || return 0
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid" 2>/dev/null || true
+        kill -CONT "$pid" 2>/dev/null || true
+        while kill -0 "$pid" 2>/dev/null && ((waited < seconds * 10)); do
+            sleep 0.1
+            waited=$((waited + 1))
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+            warn "$name (pid $pid) did not stop within $seconds s; killing it"
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+    fi
+    wait "$pid" 2>/dev/null || true # reaps it when it is our child
+}
+
+# Every Redis that start_redis started in this script (redis_pid is the newest), so that a
+# cleanup trap can stop them all: for pid in "${redis_pids[@]}"; do stop_pid "$pid" ...
+redis_pids=()
+redis_pid=""
+
+# wait_until NAME PID LOG SECONDS COMMAND [ARGS...]: runs COMMAND every 0.1 s until it
+# succeeds, while process PID (NAME, its output in LOG) runs; dies with the end of LOG when
+# PID exits or SECONDS pass first. The one wait for every server the scripts start.
+wait_until() {
+    local name=$1 pid=$2 log=$3 seconds=$4
+    local deadline=$((SECONDS + seconds + 1)) # SECONDS counts whole seconds: wait at least SECONDS
+    shift 4
+    until "$@" >/dev/null 2>&1; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            tail -n 20 "$log" >&2 || true
+            die "$name exited during startup (log above: $log)"
+        fi
+        if ((SECONDS >= deadline)); then
+            tail -n 20 "$log" >&2 || true
+            die "$name was not ready within $seconds s (log above: $log)"
+        fi
+        sleep 0.1
+    done
+}
+
+# start_redis CONF PORT DIR [redis-server options...]
+# Starts redis-server in the background on 127.0.0.1:PORT with CONF (a config file, or ""
+# for Redis's own defaults), working dir DIR (made if missing; AOF and RDB files go there),
+# log DIR/redis.log and pid file DIR/redis.pid; the options come after those. It runs in
+# its own session (setsid): Ctrl-C in the terminal reaches the script, whose trap stops
+# Redis, and a Redis meant to outlive the script (deploy/cluster) does. Sets redis_pid (and
+# adds it to redis_pids) before it waits, so a trap that stops "$redis_pid" covers a start
+# that fails. Waits until that very process answers PING (LOADING while it replays its AOF
+# is "not yet"), for redis_wait_seconds (default 10; e.g. `redis_wait_seconds=60
+# start_redis ...`); dies with the end of its log when it exits or does not answer in time.
+start_redis() {
+    local conf=$1 port=$2 dir=$3 answering_pid
+    shift 3
+    if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+        die "redis-server and redis-cli are needed; run deploy/install-deps"
+    fi
+    mkdir -p "$dir"
+    local args=(--port "$port" --bind 127.0.0.1 --dir "$dir" --logfile "$dir/redis.log"
+        --pidfile "$dir/redis.pid" --daemonize no "$@")
+    [[ -z $conf ]] || args=("$conf" "${args[@]}")
+    # Its own output (a config error comes before the log file is open) goes to the log too.
+    setsid redis-server "${args[@]}" </dev/null >>"$dir/redis.log" 2>&1 &
+    redis_pid=$!
+    redis_pids+=("$redis_pid")
+    wait_until "redis-server on port $port" "$redis_pid" "$dir/redis.log" "${redis_wait_seconds:-10}" \
+        redis_answers_ping "$port"
+    # A port from free_port can be taken by someone else before Redis binds it.
+    answering_pid=$(redis-cli -h 127.0.0.1 -p "$port" INFO server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')
+    [[ $answering_pid == "$redis_pid" ]] \
+        || die "another Redis (pid ${answering_pid:-unknown}) answers on port $port, not the one just started (pid $redis_pid)"
+}
+
+# Succeeds when the Redis on 127.0.0.1:PORT answers PONG (not LOADING, not an error) within 2 s.
+redis_answers_ping() { [[ $(timeout 2 redis-cli -h 127.0.0.1 -p "$1" PING 2>/dev/null) == PONG ]]; }
+
+# --- Gates we start ----------------------------------------------------------------------
+
+# listening_port PID LOG [SECONDS]: prints the port that `resendgate serve --port 0` (process
+# PID, its output in LOG) says it listens on, waiting up to SECONDS (default 20) for it.
+listening_port() {
+    local pid=$1 log=$2 pattern='listening on http://127\.0\.0\.1:[0-9]+' line
+    wait_until "resendgate serve" "$pid" "$log" "${3:-20}" grep -q -E "$pattern" "$log"
+    line=$(grep -o -m 1 -E "$pattern" "$log")
+    printf '%s\n' "${line##*:}"
+}
+
+# wait_for_url NAME PID URL LOG [SECONDS]: waits until URL answers 2xx while process PID (NAME,
+# its output in LOG) runs, up to SECONDS (default 20).
+wait_for_url() {
+    wait_until "$1" "$2" "$4" "${5:-20}" curl -sf -o /dev/null -m 2 "$3"
+}
+
+# wait_for_cluster SECONDS PORT...: waits until every Redis Cluster node on these loopback
+# ports says cluster_state:ok, serves all 16384 slots and knows all the nodes given; fails
+# (returns 1) when that has not happened within SECONDS, so the caller says what to do.
+wait_for_cluster() {
+    local seconds=$1 tries=0 port state ok_nodes
+    shift
+    while true; do
+        ok_nodes=0
+        for port in "$@"; do
+            state=$(redis-cli -h 127.0.0.1 -p "$port" CLUSTER INFO 2>/dev/null | tr -d '\r')
+            [[ $state == *cluster_state:ok* && $state == *cluster_slots_ok:16384* && $state == *cluster_known_nodes:$#* ]] \
+                && ok_nodes=$((ok_nodes + 1))
+        done
+        ((ok_nodes == $#)) && return 0
+        ((++tries < seconds * 10)) || return 1
+        sleep 0.1
+    done
+}
