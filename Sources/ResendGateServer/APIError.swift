@@ -16,11 +16,12 @@ struct APIError: Error, Equatable {
         switch code {
         case "invalid_json", "invalid_phone", "invalid_purpose", "missing_field", "invalid_field", "bad_request": 400
         case "unauthorized": 401
-        case "region_not_allowed", "number_type_not_allowed": 403
+        case "region_not_allowed", "number_type_not_allowed", "forbidden": 403
         case "not_found": 404
         case "method_not_allowed": 405
         case "body_too_large": 413
         case "unsupported_media_type": 415
+        case "misdirected_request": 421
         case "idempotency_key_reused": 422
         case "header_too_large": 431
         case "store_unavailable": 503

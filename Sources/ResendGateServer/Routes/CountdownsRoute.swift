@@ -4,10 +4,15 @@ import ResendGate
 /// `GET /v1/countdowns/{token}` and `GET /v1/countdowns/{token}/events`: a cooldown's
 /// remaining time through its unguessable token, with no API key, for thin clients.
 extension Worker {
-    func handleCountdown(_ exchange: Exchange, rest: Substring) {
+    func handleCountdown(_ exchange: Exchange, path: Substring) {
         let method = exchange.method
-        let isStream = rest.hasSuffix("/events")
-        let tokenText = isStream ? rest.dropLast("/events".count) : rest
+        // `{token}` or `{token}/events`, nothing more: other paths are no route.
+        let segments = path.dropFirst("/v1/countdowns/".count).split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
+        guard !segments[0].isEmpty, segments.count == 1 || (segments.count == 2 && segments[1] == "events") else {
+            return respond(exchange, error: .notFound(path))
+        }
+        let isStream = segments.count == 2
+        let tokenText = segments[0]
         if isStream {
             guard method == .get else { return methodNotAllowed(exchange, "GET") }
         } else {
