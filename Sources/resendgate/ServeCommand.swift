@@ -57,7 +57,8 @@ enum ServeCommand {
         let server = try HTTPServer(configuration: configuration, gate: try settings.gateConfiguration())
         let displayHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         printError("listening on http://\(displayHost):\(server.port) with \(configuration.workers) workers, Redis \(settings["redis"] ?? "")")
-        printError("web pages allowed to send POST or DELETE: \(server.allowedOrigins.joined(separator: ", "))")
+        let origins = server.allowedOrigins.isEmpty ? "none" : server.allowedOrigins.joined(separator: ", ")
+        printError("web pages allowed to send POST or DELETE: \(origins)")
         await waitForTermination()
         server.shutdown()
         printError("stopped")
