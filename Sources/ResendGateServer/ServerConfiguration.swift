@@ -110,8 +110,13 @@ public struct ServerConfiguration: Sendable {
             host = rest[..<colon]
             port = rest[colon...]
         }
-        let hostAllowed = host.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-.[]:".contains($0)) }
-        guard !host.isEmpty, host != "[]", hostAllowed, host.hasPrefix("[") || !host.contains(":") else { return nil }
+        // A name or IPv4 address, or an IPv6 address in brackets.
+        let bracketed = host.hasPrefix("[")
+        let inner = bracketed ? host.dropFirst().dropLast() : host
+        guard !inner.isEmpty, inner.allSatisfy({ character in
+            bracketed ? character.isHexDigit || character == ":" || character == "."
+                : character.isASCII && (character.isLetter || character.isNumber || character == "-" || character == ".")
+        }) else { return nil }
         if !port.isEmpty {
             let digits = port.dropFirst()
             guard port.first == ":", (1...5).contains(digits.count), digits.allSatisfy(\.isWholeNumber), let number = Int(digits),

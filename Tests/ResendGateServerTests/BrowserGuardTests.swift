@@ -33,7 +33,7 @@ struct BrowserGuardTests {
         #expect(ServerConfiguration.normalisedOrigin("http://[::1]:8080") == "http://[::1]:8080")
         #expect(ServerConfiguration.normalisedOrigin("http://localhost:08080") == "http://localhost:8080")
         for bad in ["app.example.com", "ftp://x", "https://", "https://x/login", "https://x?y", "https://x:0", "https://x:70000",
-                    "https://x:", "https://a b", "*", "null", "https://[::1"] {
+                    "https://x:", "https://a b", "*", "null", "https://[::1", "https://a]b", "https://[]", "https://[x::1]", "https://a_b"] {
             #expect(ServerConfiguration.normalisedOrigin(bad) == nil, "\(bad)")
         }
     }
