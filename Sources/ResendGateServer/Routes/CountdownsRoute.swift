@@ -7,12 +7,14 @@ extension Worker {
     func handleCountdown(_ exchange: Exchange, path: Substring) {
         let method = exchange.method
         // `{token}` or `{token}/events`, nothing more: other paths are no route.
-        let segments = path.dropFirst("/v1/countdowns/".count).split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
-        guard !segments[0].isEmpty, segments.count == 1 || (segments.count == 2 && segments[1] == "events") else {
+        let rest = path.dropFirst("/v1/countdowns/".count)
+        let slash = rest.firstIndex(of: "/")
+        let tokenText = slash.map { rest[..<$0] } ?? rest
+        let suffix = slash.map { rest[$0...] }
+        guard !tokenText.isEmpty, suffix == nil || suffix == "/events" else {
             return respond(exchange, error: .notFound(path))
         }
-        let isStream = segments.count == 2
-        let tokenText = segments[0]
+        let isStream = suffix != nil
         if isStream {
             guard method == .get else { return methodNotAllowed(exchange, "GET") }
         } else {
