@@ -119,6 +119,10 @@ struct ErrorResponseTests {
                 #expect(response.statusLine == "HTTP/1.1 415 Unsupported Media Type", "\(type)")
                 try Self.expectError(response, code: "unsupported_media_type", type)
             }
+            // No Content-Type at all (a page's no-cors Blob) is refused the same way.
+            let untyped = try gate.client().send(#"{"phone": "+8613800138000"}"#, headers: [])
+            #expect(untyped.statusLine == "HTTP/1.1 415 Unsupported Media Type")
+            try Self.expectError(untyped, code: "unsupported_media_type", "no Content-Type")
             #expect(try gate.client().send(phone: "+8613800138000").status == 200)
         }
     }
