@@ -4,7 +4,9 @@
 Starts its own redis-server and `resendgate serve` on free loopback ports, then:
 loads the page, types a number, presses Send, sees a disabled "Resend in 5Xs" that
 counts down from the server's ticks, reloads and still sees it, switches to Chinese,
-and checks the plain-words errors. Saves PNG screenshots. Standard library only (the
+checks the plain-words errors, and that a page of another origin (a no-cors Blob, a form
+type) or on a DNS-rebound name (Chromium maps rebind.test to 127.0.0.1) reserves
+nothing. Saves PNG screenshots. Standard library only (the
 websocket client is the few lines below). Exit 0 passed, 1 failed, 77 skipped.
 """
 import argparse, base64, json, os, re, shutil, signal, socket, struct, subprocess, sys, tempfile, time
@@ -187,6 +189,8 @@ def main():
         browser = start([chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
                          "--no-default-browser-check", f"--remote-debugging-port={devtools}",
                          f"--user-data-dir={work}/profile", "--window-size=720,560", "--lang=en-US",
+                         # DNS rebinding, simulated: this name resolves to the gate's loopback address.
+                         "--host-resolver-rules=MAP rebind.test 127.0.0.1",
                          "--accept-lang=en-US", "about:blank"])
         targets = wait_for("the DevTools endpoint", lambda: _json(f"http://127.0.0.1:{devtools}/json/list"), timeout=30)
         page_target = next(t for t in targets if t.get("type") == "page")
@@ -240,6 +244,37 @@ def main():
         assert re.fullmatch(r"Resend in 5\ds", s["button"]) and s["disabled"] and s["statusClass"] == "error", s
         page.screenshot(f"{out}/5-denied.png")
 
+        print("==> a page of another origin cannot send, not even with no-cors and a Blob (403, nothing reserved)")
+        other_port = free_port()
+        start([sys.executable, "-m", "http.server", str(other_port), "--bind", "127.0.0.1", "--directory", work])
+        wait_for("the other origin's server", lambda: _accepting(other_port))
+        page.load(f"http://127.0.0.1:{other_port}/")
+        for number, init in [("+8613800138055", "{method: 'POST', mode: 'no-cors', body: new Blob([body])}"),
+                             ("+8613800138056", "{method: 'POST', mode: 'no-cors', headers: {'Content-Type': 'text/plain'}, body: body}"),
+                             ("+8613800138057", "{method: 'POST', mode: 'no-cors', headers: {'Content-Type': 'application/x-www-form-urlencoded'}, body: body}")]:
+            kind = page.eval(f"""(function () {{ var body = JSON.stringify({{phone: '{number}'}});
+                                   return fetch('{base}v1/sends', {init}).then(function (r) {{ return r.type; }}); }})()""")
+            assert kind == "opaque", kind
+            peek = _json(f"{base}v1/cooldowns/{number.replace('+', '%2B')}")
+            assert peek and peek["active"] is False, f"a cross-origin send was reserved: {number} {peek}"
+        # The same from the gate's own page is allowed: the refusal above is the Origin's.
+        page.load(base)
+        status = page.eval(f"""fetch('/v1/sends', {{method: 'POST', headers: {{'Content-Type': 'application/json'}},
+                                 body: JSON.stringify({{phone: '+8613800138058'}})}}).then(function (r) {{ return r.status; }})""")
+        assert status == 200, status
+
+        print("==> DNS rebinding: a page on a name pointed at 127.0.0.1 gets 421, and cannot send")
+        page.load(f"http://rebind.test:{port}/")
+        text = page.eval("document.body.innerText")
+        assert "misdirected_request" in text, text
+        status = page.eval("""fetch('/v1/sends', {method: 'POST', headers: {'Content-Type': 'application/json'},
+                              body: JSON.stringify({phone: '+8613800138059'})}).then(function (r) { return r.status; })""")
+        assert status == 421, status
+        peek = _json(f"{base}v1/cooldowns/%2B8613800138059")
+        assert peek and peek["active"] is False, peek
+        page.screenshot(f"{out}/6-rebinding.png")
+        page.load(base)  # back on the gate's origin, whose storage the next step clears
+
         print("==> with Redis gone, a send says the service cannot send codes right now (503)")
         processes[0].terminate()
         processes[0].wait(timeout=5)
@@ -248,7 +283,7 @@ def main():
         page.type_and_send("+8613800138001")
         s = wait_for("the 503 message", lambda: (lambda s: s if "cannot send codes right now" in s["status"] else None)(page.state()))
         assert not s["disabled"] and s["button"] == "Send code", s
-        page.screenshot(f"{out}/6-unavailable.png")
+        page.screenshot(f"{out}/7-unavailable.png")
 
         print("PASSED: browser test of the demo page")
         return 0

@@ -25,6 +25,7 @@ struct APIError: Error, Equatable {
         case "method_not_allowed": 405
         case "body_too_large": 413
         case "unsupported_media_type": 415
+        case "misdirected_request": 421
         case "idempotency_key_reused": 422
         case "refund_limit": 429
         case "header_too_large": 431

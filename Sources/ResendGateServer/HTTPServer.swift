@@ -14,6 +14,10 @@ public final class HTTPServer: Sendable {
     private let loops: [EventLoop]
     private let shutDown = Atomic<Bool>(false)
 
+    /// The origins whose pages may send mutating requests (`--allow-origins`, or the
+    /// gate's own on the port it listens on).
+    public var allowedOrigins: [String] { configuration.allowedOrigins(port: port) }
+
     /// Starts every worker and begins listening; returns once connections are accepted.
     /// Ignores SIGPIPE for the whole process: a write to a client that has left must
     /// fail (and drop that connection), not end the process.

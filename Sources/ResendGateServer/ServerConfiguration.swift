@@ -25,13 +25,16 @@ public struct ServerConfiguration: Sendable {
     public var drainTimeout: Duration
     /// What `POST /v1/sends` answers when Redis cannot record a send.
     public var onStoreFailure: StoreFailureMode
+    /// The browser origins (`http://host:port`, normalised) whose pages may send
+    /// mutating requests; nil means the gate's own (`ServerConfiguration.ownOrigins`).
+    public var allowOrigins: [String]?
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, workers: Int = 1, apiKeys: [APIKey] = [],
         insecureNoAuth: Bool = false, maxBodyBytes: Int = 16 * 1024, maxHeaderBytes: Int = 8 * 1024,
         connectionTimeout: Duration = .seconds(10),
         maxConnectionsPerWorker: Int = 10_000, logLevel: LogLevel = .info, drainTimeout: Duration = .seconds(5),
-        onStoreFailure: StoreFailureMode = .closed
+        onStoreFailure: StoreFailureMode = .closed, allowOrigins: [String]? = nil
     ) throws(ConfigurationError) {
         guard (0...65535).contains(port) else { throw ConfigurationError(field: "port", message: "must be 0...65535") }
         guard (1...256).contains(workers) else { throw ConfigurationError(field: "workers", message: "must be 1...256") }
@@ -58,6 +61,70 @@ public struct ServerConfiguration: Sendable {
         self.logLevel = logLevel
         self.drainTimeout = drainTimeout
         self.onStoreFailure = onStoreFailure
+        self.allowOrigins = try allowOrigins.map { origins throws(ConfigurationError) in
+            try origins.map { origin throws(ConfigurationError) in
+                guard let normalised = Self.normalisedOrigin(origin) else {
+                    throw ConfigurationError(
+                        field: "allow-origins",
+                        message: "\"\(origin)\" is not an origin: write scheme://host[:port], such as https://app.example.com, with no path")
+                }
+                return normalised
+            }
+        }
+    }
+
+    /// Whether the gate checks `Host` against loopback names (DNS rebinding): when it
+    /// has no API keys and listens on loopback.
+    var checksHost: Bool { apiKeys.isEmpty && Self.isLoopback(host) }
+
+    /// The origins whose pages may send mutating requests, once the port is known.
+    func allowedOrigins(port: Int) -> [String] {
+        allowOrigins ?? Self.ownOrigins(host: host, port: port)
+    }
+
+    /// The gate's own origins: its loopback names on `port`, and `host` itself when it
+    /// is one address (not a wildcard such as 0.0.0.0).
+    public static func ownOrigins(host: String, port: Int) -> [String] {
+        var origins = ["http://127.0.0.1:\(port)", "http://localhost:\(port)", "http://[::1]:\(port)"]
+        if !["0.0.0.0", "::", ""].contains(host), let own = normalisedOrigin("http://\(host.contains(":") ? "[\(host)]" : host):\(port)"),
+           !origins.contains(own) {
+            origins.append(own)
+        }
+        return origins
+    }
+
+    /// `text` as browsers write an `Origin`: lower-case scheme and host, no default
+    /// port, no trailing slash; nil when it is not `http(s)://host[:port]`.
+    public static func normalisedOrigin(_ text: String) -> String? {
+        var rest = Substring(text.lowercased())
+        if rest.hasSuffix("/") { rest = rest.dropLast() }
+        let scheme: String
+        if rest.hasPrefix("http://") { scheme = "http" } else if rest.hasPrefix("https://") { scheme = "https" } else { return nil }
+        rest = rest.dropFirst(scheme.count + 3)
+        var host = rest
+        var port: Substring = ""
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]") else { return nil }
+            host = rest[...close]
+            port = rest[rest.index(after: close)...]
+        } else if let colon = rest.firstIndex(of: ":") {
+            host = rest[..<colon]
+            port = rest[colon...]
+        }
+        // A name or IPv4 address, or an IPv6 address in brackets.
+        let bracketed = host.hasPrefix("[")
+        let inner = bracketed ? host.dropFirst().dropLast() : host
+        guard !inner.isEmpty, inner.allSatisfy({ character in
+            bracketed ? character.isHexDigit || character == ":" || character == "."
+                : character.isASCII && (character.isLetter || character.isNumber || character == "-" || character == ".")
+        }) else { return nil }
+        if !port.isEmpty {
+            let digits = port.dropFirst()
+            guard port.first == ":", (1...5).contains(digits.count), digits.allSatisfy(\.isWholeNumber), let number = Int(digits),
+                  (1...65535).contains(number) else { return nil }
+            if (scheme == "http" && number == 80) || (scheme == "https" && number == 443) { port = "" } else { port = ":\(number)" }
+        }
+        return "\(scheme)://\(host)\(port)"
     }
 
     static func isLoopback(_ host: String) -> Bool {

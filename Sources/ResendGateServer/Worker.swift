@@ -25,6 +25,11 @@ final class Worker {
     /// `configuration.connectionTimeout`, as libevent takes it.
     private let connectionTimeout: timeval
     private(set) var inFlight = 0
+    /// Whether `Host` must be a loopback name (no API keys, loopback listener).
+    let checksHost: Bool
+    /// The origins whose pages may send mutating requests, lower-case; set once the
+    /// listener's port is known, before it accepts anything.
+    private(set) var allowedOrigins: [[UInt8]] = []
     /// Server-sent event streams of countdowns, with the worker's one countdown ticker.
     lazy var countdownStreams = CountdownStreams(
         loop: loop, metrics: metrics, connections: connections, connectionTimeout: connectionTimeout)
@@ -40,6 +45,7 @@ final class Worker {
         log = AccessLog(level: configuration.logLevel)
         nextRequestID = UInt64(index) << 48 | UInt64.random(in: 0..<(1 << 32))
         connectionTimeout = timeval(configuration.connectionTimeout)
+        checksHost = configuration.checksHost
         bodyBuffer.reserveCapacity(configuration.maxBodyBytes)
     }
 
@@ -68,6 +74,7 @@ final class Worker {
         }, Unmanaged.passUnretained(self).toOpaque())
         let opened = try Listener.open(on: loop.base, host: configuration.host, port: port)
         self.port = opened.port
+        allowedOrigins = configuration.allowedOrigins(port: opened.port).map { Array($0.utf8) }
         boundSocket = evhttp_bind_listener(http, opened.listener)
         flushTimer.schedule(after: .milliseconds(200))
     }

@@ -5,7 +5,10 @@ import ResendGateServer
 /// `resendgate serve`: the HTTP server.
 enum ServeCommand {
     static let summary = """
-        Run the HTTP server (CONTRACT.md). Without API keys it listens on loopback only.
+        Run the HTTP server (CONTRACT.md). Without API keys it listens on loopback only, and answers
+        only requests whose Host is localhost, 127.0.0.1 or [::1] (else 421: DNS rebinding).
+        A POST or DELETE from a web page whose Origin is not in --allow-origins is 403, with or
+        without API keys; POST /v1/sends needs Content-Type: application/json (else 415).
         SIGTERM or SIGINT stops accepting, lets requests in flight finish (at most 5 s), then exits 0.
         """
 
@@ -20,6 +23,8 @@ enum ServeCommand {
                         help: "API keys separated by commas; each may send and read, not release (scopes only in --api-keys-file)"),
         Settings.Option(name: "insecure-no-auth", defaultValue: nil,
                         help: "allow a non-loopback --host without API keys: anyone who can reach it can reserve and release", isFlag: true),
+        Settings.Option(name: "allow-origins", defaultValue: nil,
+                        help: "web origins (scheme://host[:port], comma-separated) whose pages may send anything but GET and HEAD; others get 403 forbidden; unset, the gate's own: http://127.0.0.1:PORT, http://localhost:PORT, http://[::1]:PORT"),
         Settings.Option(name: "log-level", defaultValue: "info", help: "debug, info, warning, error or off (info logs no phone numbers)"),
         Settings.Option(name: "max-connections", defaultValue: "10000", help: "open connections per worker"),
         Settings.Option(name: "connection-timeout", defaultValue: "10s",
@@ -50,14 +55,23 @@ enum ServeCommand {
             insecureNoAuth: settings.flag("insecure-no-auth"),
             connectionTimeout: try settings.duration("connection-timeout"),
             maxConnectionsPerWorker: try settings.integer("max-connections", in: 1...1_000_000),
-            logLevel: level, onStoreFailure: onStoreFailure)
+            logLevel: level, onStoreFailure: onStoreFailure, allowOrigins: allowOrigins(settings))
         let server = try HTTPServer(configuration: configuration, gate: try settings.gateConfiguration())
         let displayHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         printError("listening on http://\(displayHost):\(server.port) with \(configuration.workers) workers, Redis \(settings["redis"] ?? "")")
+        let origins = server.allowedOrigins.isEmpty ? "none" : server.allowedOrigins.joined(separator: ", ")
+        printError("web pages allowed to send POST or DELETE: \(origins)")
         await waitForTermination()
         server.shutdown()
         printError("stopped")
         return .success
+    }
+
+    /// `--allow-origins`: nil when unset (the gate's own origins); an empty value allows none.
+    private static func allowOrigins(_ settings: Settings) -> [String]? {
+        settings["allow-origins"].map { list in
+            list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
     }
 
     /// The keys of `--api-keys-file` (with the scopes each line names) and of

@@ -119,6 +119,10 @@ struct ErrorResponseTests {
                 #expect(response.statusLine == "HTTP/1.1 415 Unsupported Media Type", "\(type)")
                 try Self.expectError(response, code: "unsupported_media_type", type)
             }
+            // No Content-Type at all (a page's no-cors Blob) is refused the same way.
+            let untyped = try gate.client().send(#"{"phone": "+8613800138000"}"#, headers: [])
+            #expect(untyped.statusLine == "HTTP/1.1 415 Unsupported Media Type")
+            try Self.expectError(untyped, code: "unsupported_media_type", "no Content-Type")
             #expect(try gate.client().send(phone: "+8613800138000").status == 200)
         }
     }
@@ -130,9 +134,9 @@ struct ErrorResponseTests {
             let json = #"{"phone": "+8613800138000"}"#
             let chunked = String(json.utf8.count, radix: 16) + "\r\n" + json + "\r\n0\r\n\r\n"
             let requests = [
-                "POST /v1/sends HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(chunked.utf8.count)\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked,
-                "POST /v1/sends HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nContent-Length: \(chunked.utf8.count)\r\n\r\n" + chunked,
-                "POST /v1/sends HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\nContent-Length: \(json.utf8.count)\r\n\r\n" + json,
+                "POST /v1/sends HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(chunked.utf8.count)\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked,
+                "POST /v1/sends HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nContent-Length: \(chunked.utf8.count)\r\n\r\n" + chunked,
+                "POST /v1/sends HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\nContent-Length: \(json.utf8.count)\r\n\r\n" + json,
             ]
             for request in requests {
                 let connection = try RawHTTPConnection(port: gate.port)

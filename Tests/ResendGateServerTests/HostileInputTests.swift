@@ -23,16 +23,16 @@ struct HostileInputTests {
                 ("garbage", Array("GARBAGE\r\n\r\n".utf8), [400]),
                 ("binary", [0, 1, 2, 0x20, 0xFF, 0xFE, 0x0D, 0x0A, 0x0D, 0x0A], [400]),
                 ("missing version", Array("GET /healthz\r\n\r\n".utf8), [400]),
-                ("HTTP/9.9", Array("GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n".utf8), [400]),
-                ("HTTP/2.0", Array("GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n".utf8), [400]),
-                ("lower-case version", Array("GET /healthz http/1.1\r\nHost: x\r\n\r\n".utf8), [400]),
-                ("extra token", Array("GET /healthz HTTP/1.1 extra\r\nHost: x\r\n\r\n".utf8), [400]),
-                ("NUL in target", Array("GET /healthz\0 HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [400]),
-                ("header without colon", Array("GET /healthz HTTP/1.1\r\nHost: x\r\nno colon\r\n\r\n".utf8), [400]),
-                ("bare CR in a header", Array("GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n".utf8), [400]),
-                ("absolute-form, other host", Array("GET http://evil.example/healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [404]),
-                ("unknown method", Array("FOO /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [405]),
-                ("unknown method, unknown path", Array("FOO /nothing HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [404]),
+                ("HTTP/9.9", Array("GET /healthz HTTP/9.9\r\nHost: 127.0.0.1\r\n\r\n".utf8), [400]),
+                ("HTTP/2.0", Array("GET /healthz HTTP/2.0\r\nHost: 127.0.0.1\r\n\r\n".utf8), [400]),
+                ("lower-case version", Array("GET /healthz http/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8), [400]),
+                ("extra token", Array("GET /healthz HTTP/1.1 extra\r\nHost: 127.0.0.1\r\n\r\n".utf8), [400]),
+                ("NUL in target", Array("GET /healthz\0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8), [400]),
+                ("header without colon", Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon\r\n\r\n".utf8), [400]),
+                ("bare CR in a header", Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: a\rb\r\n\r\n".utf8), [400]),
+                ("absolute-form, other host", Array("GET http://evil.example/healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8), [404]),
+                ("unknown method", Array("FOO /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8), [405]),
+                ("unknown method, unknown path", Array("FOO /nothing HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8), [404]),
             ]
             for (name, bytes, statuses) in cases {
                 try Self.expectRefused(gate, bytes, statuses, name)
@@ -42,15 +42,20 @@ struct HostileInputTests {
             // Absolute-form naming another host reserves nothing, even for a valid body.
             let phone = phones.next()
             let body = #"{"phone": "\#(phone)"}"#
-            try Self.expectRefused(gate, Array(("POST http://evil.example/v1/sends HTTP/1.1\r\nHost: evil.example\r\n"
-                + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body).utf8), [404], "absolute-form POST")
-            try Self.expectNotReserved(gate, phone, "absolute-form POST")
-            try Self.expectStillServing(gate, phones, "absolute-form POST")
+            // With a loopback Host the target is no route (404); naming the other host in
+            // Host too, it is misdirected (421: a keyless gate answers loopback names only).
+            for (host, status) in [("127.0.0.1", 404), ("evil.example", 421)] {
+                try Self.expectRefused(gate, Array(("POST http://evil.example/v1/sends HTTP/1.1\r\nHost: \(host)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body).utf8), [status],
+                    "absolute-form POST, Host \(host)")
+                try Self.expectNotReserved(gate, phone, "absolute-form POST, Host \(host)")
+                try Self.expectStillServing(gate, phones, "absolute-form POST, Host \(host)")
+            }
 
             // Bare LF line endings: RFC 9112 §2.2 lets a recipient accept them, and
             // evhttp does; the request is answered normally, never with a 5xx.
             let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(3))
-            try connection.write("GET /healthz HTTP/1.1\nHost: x\nConnection: close\n\n")
+            try connection.write("GET /healthz HTTP/1.1\nHost: 127.0.0.1\nConnection: close\n\n")
             let response = try connection.readResponse()
             #expect(response.status == 200, "bare LF: \(response)")
             try Self.expectStillServing(gate, phones, "bare LF")
@@ -62,16 +67,16 @@ struct HostileInputTests {
     @Test func oversizedHeadersAndBodiesAreRefused() throws {
         try withRunningGate { gate in
             let phones = PhoneSequence()
-            let post = "POST /v1/sends HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            let post = "POST /v1/sends HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             let megabyte = [UInt8](repeating: UInt8(ascii: "a"), count: 1 << 20)
             var chunkedMegabyte = Array((post + "Transfer-Encoding: chunked\r\n\r\n").utf8)
             for _ in 0..<16 { chunkedMegabyte += Array("10000\r\n".utf8) + megabyte[..<65536] + [13, 10] }
             chunkedMegabyte += Array("0\r\n\r\n".utf8)
             let cases: [(String, [UInt8], Set<Int>, Bool)] = [
                 ("100 KiB header line",
-                 Array(("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Padding: " + String(repeating: "h", count: 100 * 1024) + "\r\n\r\n").utf8),
+                 Array(("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: " + String(repeating: "h", count: 100 * 1024) + "\r\n\r\n").utf8),
                  [400, 413, 431], true),
-                ("9 KiB header", Array(("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Padding: " + String(repeating: "h", count: 9 * 1024) + "\r\n\r\n").utf8),
+                ("9 KiB header", Array(("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: " + String(repeating: "h", count: 9 * 1024) + "\r\n\r\n").utf8),
                  [431], true),
                 ("1 MiB body with Content-Length", Array((post + "Content-Length: \(megabyte.count)\r\n\r\n").utf8) + megabyte, [413], true),
                 ("1 MiB chunked body", chunkedMegabyte, [413], true),
@@ -104,7 +109,7 @@ struct HostileInputTests {
             for size in ["zz", "-1b", "FFFFFFFFFFFFFFFF", "10000000000000001b", "7FFFFFFFFFFFFFFF"] {
                 let phone = phones.next()
                 let json = #"{"phone": "\#(phone)"}"#
-                let request = "POST /v1/sends HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                let request = "POST /v1/sends HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
                     + size + "\r\n" + json + "\r\n0\r\n\r\n"
                 try Self.expectRefused(gate, Array(request.utf8), [400, 413], "chunk size \(size)", mustClose: true)
                 try Self.expectNotReserved(gate, phone, "chunk size \(size)")
@@ -115,7 +120,7 @@ struct HostileInputTests {
             let phone = phones.next()
             let json = #"{"phone": "\#(phone)"}"#
             let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(3))
-            try connection.write("POST /v1/sends HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            try connection.write("POST /v1/sends HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
                 + String(json.utf8.count, radix: 16) + "\r\n" + json + "\r\n")
             connection.shutdownWrite()
             Self.expectRefusedOrClosed(connection, nil, "missing final chunk")
@@ -127,7 +132,7 @@ struct HostileInputTests {
             // evhttp reads chunk sizes leniently, so nothing after one is trusted.
             let chunked = try RawHTTPConnection(port: gate.port, timeout: .seconds(3))
             let valid = #"{"phone": "\#(phones.next())"}"#
-            try chunked.write("POST /v1/sends HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            try chunked.write("POST /v1/sends HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
                 + String(valid.utf8.count, radix: 16) + "\r\n" + valid + "\r\n0\r\n\r\n")
             let response = try chunked.readResponse()
             #expect(response.status == 200, "\(response)")
@@ -149,7 +154,7 @@ struct HostileInputTests {
                 let bytes: (_ outer: String, _ hidden: String) -> String
             }
             func chunk(_ text: String) -> String { String(text.utf8.count, radix: 16) + "\r\n" + text + "\r\n0\r\n\r\n" }
-            let post = "POST /v1/sends HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            let post = "POST /v1/sends HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             let cases: [Case] = [
                 Case(name: "Content-Length then chunked") { outer, hidden in
                     post + "Content-Length: \(chunk(outer).utf8.count)\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk(outer) + hidden
@@ -196,16 +201,16 @@ struct HostileInputTests {
                 },
                 Case(name: "negative Content-Length") { outer, hidden in post + "Content-Length: -1\r\n\r\n" + outer + hidden },
                 Case(name: "HEAD with a body") { _, hidden in
-                    "HEAD /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: \(hidden.utf8.count)\r\n\r\n" + hidden
+                    "HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(hidden.utf8.count)\r\n\r\n" + hidden
                 },
                 Case(name: "HEAD with a chunked body") { _, hidden in
-                    "HEAD /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk(hidden)
+                    "HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk(hidden)
                 },
                 Case(name: "TRACE with a body") { _, hidden in
-                    "TRACE /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: \(hidden.utf8.count)\r\n\r\n" + hidden
+                    "TRACE /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(hidden.utf8.count)\r\n\r\n" + hidden
                 },
                 Case(name: "unknown method with a body") { _, hidden in
-                    "FOO /v1/sends HTTP/1.1\r\nHost: x\r\nContent-Length: \(hidden.utf8.count)\r\n\r\n" + hidden
+                    "FOO /v1/sends HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(hidden.utf8.count)\r\n\r\n" + hidden
                 },
             ]
             for smuggling in cases {
@@ -235,7 +240,7 @@ struct HostileInputTests {
             let hiddenJSON = #"{"phone": "\#(hiddenPhone)"}"#
             let hidden = post + "Content-Length: \(hiddenJSON.utf8.count)\r\n\r\n" + hiddenJSON
             let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(3))
-            try connection.write("GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: \(hidden.utf8.count)\r\n\r\n" + hidden)
+            try connection.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(hidden.utf8.count)\r\n\r\n" + hidden)
             #expect(try connection.readResponse().status == 200)
             connection.close()
             try Self.expectNotReserved(gate, hiddenPhone, "GET with a body")
@@ -299,8 +304,8 @@ struct HostileInputTests {
                 try Self.expectStillServing(gate, phones, target)
             }
             // Raw bytes that are not URL characters.
-            for (name, bytes) in [("raw 0xFF in the path", Array("GET /v1/cooldowns/".utf8) + [0xFF] + Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8)),
-                                  ("raw 0xFF in the query", Array("GET /v1/cooldowns/%2B8613800138000?purpose=".utf8) + [0xFF] + Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8))] {
+            for (name, bytes) in [("raw 0xFF in the path", Array("GET /v1/cooldowns/".utf8) + [0xFF] + Array(" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)),
+                                  ("raw 0xFF in the query", Array("GET /v1/cooldowns/%2B8613800138000?purpose=".utf8) + [0xFF] + Array(" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))] {
                 try Self.expectRefused(gate, bytes, [400], name)
                 try Self.expectStillServing(gate, phones, name)
             }
@@ -377,7 +382,7 @@ struct HostileInputTests {
                 ("7 000-char phone in the path", "/v1/cooldowns/" + String(repeating: "1", count: 7_000), [400], false),
             ]
             for (name, target, statuses, mustClose) in cases {
-                try Self.expectRefused(gate, Array("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), statuses, name, mustClose: mustClose)
+                try Self.expectRefused(gate, Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8), statuses, name, mustClose: mustClose)
                 try Self.expectStillServing(gate, phones, name)
             }
             let longPurpose = String(repeating: "a", count: 10_000)
@@ -422,7 +427,7 @@ struct HostileInputTests {
             // after the connection timeout (1 s), with no 5xx.
             let silent = try (0..<20).map { _ in
                 let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(3))
-                try connection.write("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+                try connection.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
                 return connection
             }
             for connection in silent { Self.expectRefusedOrClosed(connection, nil, "silent connection") }
@@ -483,9 +488,9 @@ struct HostileInputTests {
 
         let hostile: [[UInt8]] = [
             Array("GARBAGE\r\n\r\n".utf8),
-            Array("HEAD /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nGET /".utf8),
-            Array("POST /v1/sends HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFF\r\n".utf8),
-            Array(("POST /v1/sends HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 20000\r\n\r\n{\"phone\": "
+            Array("HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nGET /".utf8),
+            Array("POST /v1/sends HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFF\r\n".utf8),
+            Array(("POST /v1/sends HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 20000\r\n\r\n{\"phone\": "
                 + String(repeating: "[", count: 10_000)).utf8),
             Array(("GET /" + String(repeating: "a", count: 64 * 1024) + " HTTP/1.1\r\n\r\n").utf8),
         ]
@@ -592,7 +597,7 @@ extension HostileInputTests {
     /// Opens `connections` connections that each send one header byte every 200 ms
     /// for `duration`, calling `probe` after each round; then reads what each got.
     static func slowloris(port: Int, connections: Int, duration: Duration, probe: () throws -> Void) throws -> SlowlorisReport {
-        let header = Array("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ".utf8) + [UInt8](repeating: UInt8(ascii: "s"), count: 1000)
+        let header = Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8) + [UInt8](repeating: UInt8(ascii: "s"), count: 1000)
         // A short timeout: the final read of each still-open connection must not wait long.
         let slow = try (0..<connections).map { _ in try RawHTTPConnection(port: port, timeout: .milliseconds(5)) }
         var report = SlowlorisReport()

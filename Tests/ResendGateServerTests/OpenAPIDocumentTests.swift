@@ -78,7 +78,7 @@ struct OpenAPIDocumentTests {
             "invalid_json", "invalid_phone", "invalid_purpose", "missing_field", "invalid_field", "bad_request",
             "unauthorized", "not_found", "method_not_allowed", "body_too_large", "unsupported_media_type",
             "header_too_large", "store_unavailable", "region_not_allowed", "number_type_not_allowed",
-            "idempotency_key_reused", "forbidden", "refund_limit",
+            "idempotency_key_reused", "misdirected_request", "forbidden", "refund_limit",
         ])
         #expect(document.node(at: "components/securitySchemes/bearer/scheme")?.value == "bearer")
         let tooMany = try #require(try Self.operations(document)[Operation(method: "POST", path: "/v1/sends")]?[429])
@@ -103,6 +103,8 @@ struct OpenAPIDocumentTests {
         var frozen = false
         /// Another key than the probes' own (which has every scope).
         var apiKey: String?
+        /// Sent with this Host to a gate without API keys (421 misdirected_request).
+        var host: String?
     }
 
     static let probes: [Probe] = {
@@ -119,6 +121,8 @@ struct OpenAPIDocumentTests {
             Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json,
                   body: #"{"phone": "+8613800138001", "x": "\#(String(repeating: "x", count: 20 * 1024))"}"#),
             Probe(operation: sends, method: "POST", target: "/v1/sends", headers: [("Content-Type", "text/plain")], body: phone),
+            Probe(operation: sends, method: "POST", target: "/v1/sends", headers: [], body: phone),
+            Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json + [("Origin", "http://attacker.example")], body: phone),
             Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json, body: #"{"phone": "+44 909 879 0000"}"#),
             Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json + [("Idempotency-Key", "k1")], body: phone),
             Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json + [("Idempotency-Key", "k1")],
@@ -154,10 +158,19 @@ struct OpenAPIDocumentTests {
             Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json, body: phone),
             Probe(operation: release, method: "DELETE", target: "/v1/cooldowns/%2B8613800138000?purpose=login"),
         ]
+        probes.append(Probe(operation: release, method: "DELETE", target: "/v1/cooldowns/%2B8613800138000",
+                            headers: [("Origin", "http://attacker.example")]))
         for path in ["/healthz", "/readyz", "/metrics", "/", "/openapi.yaml"] {
             probes.append(Probe(operation: Operation(method: "GET", path: path), method: "GET", target: path, withKey: false))
         }
         probes.append(Probe(operation: Operation(method: "GET", path: "/readyz"), method: "GET", target: "/readyz", withKey: false, frozen: true))
+        // DNS rebinding: every operation, on a keyless gate, addressed to another host.
+        for operation in Set(probes.map(\.operation)) {
+            let target = operation.path.replacingOccurrences(of: "{phone}", with: "%2B8613800138000")
+            let post = operation.method == "POST"
+            probes.append(Probe(operation: operation, method: operation.method, target: target, headers: post ? json : [],
+                                body: post ? phone : nil, withKey: false, host: "attacker.example"))
+        }
         return probes
     }()
 
@@ -165,45 +178,61 @@ struct OpenAPIDocumentTests {
         let file = try Self.deployFile()
         let documented = try Self.operations(try YAMLOutline(parsing: file))
         #expect(Set(Self.probes.map(\.operation)) == Set(documented.keys), "a documented route has no probe, or the reverse")
+        var seen: [Operation: Set<Int>] = [:]
+        func check(_ probe: Probe, _ response: RawHTTPResponse) {
+            let context = "\(probe.method) \(probe.target.prefix(80)) -> \(response.status)"
+            seen[probe.operation, default: []].insert(response.status)
+            guard let expected = documented[probe.operation]?[response.status] else {
+                Issue.record("undocumented status: \(context)")
+                return
+            }
+            let contentType = response.header("Content-Type")
+            if expected.mediaTypes.isEmpty {
+                #expect(response.body.isEmpty, "\(context)")
+            } else {
+                #expect(expected.mediaTypes.contains { contentType == $0 || contentType?.hasPrefix($0 + ";") == true },
+                        "\(context): Content-Type \(contentType ?? "none") is not one of \(expected.mediaTypes)")
+            }
+            for header in expected.headers {
+                #expect(response.header(header) != nil, "\(context): no \(header)")
+            }
+            if probe.target == "/openapi.yaml" && response.status == 200 {
+                #expect(response.body == Array(file.utf8),
+                        "served /openapi.yaml differs: \(Self.firstDifference(response.text, file))")
+            }
+        }
         let policies = PolicySet(purposes: ["short": Policy(ladder: [.milliseconds(1500)])])
         let keys = ["\(RunningGate.apiKey) send,read,release", "\(Self.sendOnlyKey) send", Self.bareKey]
         try withRunningGate(apiKeys: keys, redisTimeout: .milliseconds(300), policies: policies) { gate in
-            var seen: [Operation: Set<Int>] = [:]
             var token = ""
             for frozen in [false, true] {
                 if frozen { gate.redis.pause() }
-                for probe in Self.probes where probe.frozen == frozen {
+                for probe in Self.probes where probe.frozen == frozen && probe.host == nil {
                     let client = gate.client(apiKey: probe.withKey ? probe.apiKey ?? RunningGate.apiKey : nil)
                     let target = probe.target.replacingOccurrences(of: "{token}", with: token)
                     let response = try client.request(probe.method, target, headers: probe.headers, body: probe.body.map { Array($0.utf8) })
                     if let issued = (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])?["countdown_token"] as? String {
                         token = issued
                     }
-                    let context = "\(probe.method) \(probe.target.prefix(80)) -> \(response.status)"
-                    seen[probe.operation, default: []].insert(response.status)
-                    guard let expected = documented[probe.operation]?[response.status] else {
-                        Issue.record("undocumented status: \(context)")
-                        continue
-                    }
-                    let contentType = response.header("Content-Type")
-                    if expected.mediaTypes.isEmpty {
-                        #expect(response.body.isEmpty, "\(context)")
-                    } else {
-                        #expect(expected.mediaTypes.contains { contentType == $0 || contentType?.hasPrefix($0 + ";") == true },
-                                "\(context): Content-Type \(contentType ?? "none") is not one of \(expected.mediaTypes)")
-                    }
-                    for header in expected.headers {
-                        #expect(response.header(header) != nil, "\(context): no \(header)")
-                    }
-                    if probe.target == "/openapi.yaml" {
-                        #expect(response.body == Array(file.utf8),
-                                "served /openapi.yaml differs: \(Self.firstDifference(response.text, file))")
-                    }
+                    check(probe, response)
                 }
             }
-            for (operation, responses) in documented {
-                #expect(seen[operation] == Set(responses.keys), "\(operation): documented \(responses.keys.sorted()), seen \(seen[operation]?.sorted() ?? [])")
+        }
+        // Probes with their own Host go to a gate without API keys, where Host is checked.
+        try withRunningGate { gate in
+            for probe in Self.probes {
+                guard let host = probe.host else { continue }
+                let target = probe.target.replacingOccurrences(of: "{token}", with: "AAAAAAAAAAAAAAAAAAAAAA")
+                var head = "\(probe.method) \(target) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n"
+                for (name, value) in probe.headers { head += "\(name): \(value)\r\n" }
+                if let body = probe.body { head += "Content-Length: \(body.utf8.count)\r\n" }
+                let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(5))
+                try connection.write(head + "\r\n" + (probe.body ?? ""))
+                check(probe, try connection.readResponse())
             }
+        }
+        for (operation, responses) in documented {
+            #expect(seen[operation] == Set(responses.keys), "\(operation): documented \(responses.keys.sorted()), seen \(seen[operation]?.sorted() ?? [])")
         }
     }
 }

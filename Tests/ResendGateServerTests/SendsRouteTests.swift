@@ -101,7 +101,7 @@ struct SendsRouteTests {
             let json = #"{"phone": "+8613800138003"}"#
             let half = json.utf8.count / 2
             try connection.write(
-                "POST /v1/sends HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                "POST /v1/sends HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
                     + String(half, radix: 16) + "\r\n" + String(json.prefix(half)) + "\r\n"
                     + String(json.utf8.count - half, radix: 16) + "\r\n" + String(json.dropFirst(half)) + "\r\n0\r\n\r\n")
             let response = try connection.readResponse()

@@ -157,6 +157,7 @@ struct ServeCommandTests {
             ("api-keys-file", nil, "RESENDGATE_API_KEYS_FILE"),
             ("api-keys", nil, "RESENDGATE_API_KEYS"),
             ("insecure-no-auth", nil, "RESENDGATE_INSECURE_NO_AUTH"),
+            ("allow-origins", nil, "RESENDGATE_ALLOW_ORIGINS"),
             ("log-level", "info", "RESENDGATE_LOG_LEVEL"),
             ("max-connections", "10000", "RESENDGATE_MAX_CONNECTIONS"),
             ("connection-timeout", "10s", "RESENDGATE_CONNECTION_TIMEOUT"),

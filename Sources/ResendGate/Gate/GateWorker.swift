@@ -13,8 +13,9 @@ public final class GateWorker {
     let compiled: [String: CompiledPolicy]
     let fallback: CompiledPolicy
 
-    /// `parserCapacity` bounds the worker's cache of parsed numbers (16 384 results, a few MB):
-    /// enough to hold the numbers of the last minutes of traffic, where repeats happen.
+    /// `parserCapacity` bounds the worker's cache of parsed numbers (16 384 results, and at
+    /// most about 4 MiB whatever the results): enough to hold the numbers of the last
+    /// minutes of traffic, where repeats happen.
     public init(loop: EventLoop, configuration: GateConfiguration, parserCapacity: Int = 16_384) {
         self.configuration = configuration
         store = RedisStore(loop: loop, configuration: configuration.redis, scripts: GateScripts.all)

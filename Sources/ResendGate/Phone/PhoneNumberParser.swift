@@ -4,31 +4,26 @@ import Synchronization
 /// Parses phone numbers through libphonenumber, with a bounded cache of recent
 /// results: a parse costs libphonenumber 20-40 µs, a cache hit well under 1 µs.
 ///
-/// The cache holds two generations of at most `capacity / 2` entries each: a hit in
-/// the old generation is promoted, and when the young one fills, the old one is
-/// dropped. That bounds memory without the bookkeeping of an exact LRU.
+/// Text longer than `maximumInputBytes` is refused before the cache and libphonenumber
+/// see it, so a client cannot fill the cache with large keys; the cache itself is
+/// bounded in entries and in bytes (`GenerationalCache`).
 public final class PhoneNumberParser: Sendable {
-    /// Inputs longer than this are refused before libphonenumber sees them.
+    /// Inputs longer than this are refused before the cache or libphonenumber sees them.
     public static let maximumInputBytes = 64
     /// One shared parser, used by `PhoneNumber(parsing:defaultRegion:)`.
-    public static let shared = PhoneNumberParser(capacity: 65_536)
+    public static let shared = PhoneNumberParser(capacity: 65_536, maximumBytes: 16 << 20)
 
     private struct CacheKey: Hashable {
         let text: String
         let region: String?
     }
 
-    private struct Generations {
-        var young: [CacheKey: Result<PhoneNumber, PhoneNumberError>] = [:]
-        var old: [CacheKey: Result<PhoneNumber, PhoneNumberError>] = [:]
-    }
+    private let cache: Mutex<GenerationalCache<CacheKey, Result<PhoneNumber, PhoneNumberError>>>
 
-    private let generationSize: Int
-    private let cache = Mutex(Generations())
-
-    /// A parser whose cache keeps at most `capacity` recent inputs.
-    public init(capacity: Int) {
-        generationSize = max(1, capacity / 2)
+    /// A parser whose cache keeps at most `capacity` recent inputs and about
+    /// `maximumBytes` bytes of them.
+    public init(capacity: Int, maximumBytes: Int = 4 << 20) {
+        cache = Mutex(GenerationalCache(maximumEntries: capacity, maximumBytes: maximumBytes))
     }
 
     /// Parses `text`, using `defaultRegion` for numbers without a country code.
@@ -36,21 +31,26 @@ public final class PhoneNumberParser: Sendable {
         if let region = defaultRegion, !PhoneNumber.isKnownRegion(region) {
             throw .invalidDefaultRegion(region)
         }
+        // Checked first: text this long is no number, and must not become a cache key.
+        guard text.utf8.count <= Self.maximumInputBytes else { throw .tooManyCharacters }
         // E.164 input ("+8613800138000") is decided in about 1 us without the cache,
         // which would cost about as much and hold numbers that will not repeat.
         if let number = Self.parseE164(text) { return number }
         let key = CacheKey(text: text, region: defaultRegion)
-        let (young, old) = cache.withLock { ($0.young[key], $0.old[key]) }
-        if let young { return try young.get() }
-        let result = old ?? Self.parseUncached(text, defaultRegion: defaultRegion)
-        cache.withLock { generations in
-            if generations.young.count >= generationSize {
-                generations.old = generations.young
-                generations.young.removeAll(keepingCapacity: true)
-            }
-            generations.young[key] = result
-        }
+        if let cached = cache.withLock({ $0.value(for: key) }) { return try cached.get() }
+        let result = Self.parseUncached(text, defaultRegion: defaultRegion)
+        let bytes = Self.bytes(of: key, result)
+        cache.withLock { $0.insert(result, for: key, bytes: bytes) }
         return try result.get()
+    }
+
+    /// What an entry holds on the heap: the text, the region, and a number's strings.
+    private static func bytes(of key: CacheKey, _ result: Result<PhoneNumber, PhoneNumberError>) -> Int {
+        var bytes = key.text.estimatedHeapBytes + (key.region?.utf8.count ?? 0)
+        if case .success(let number) = result {
+            bytes += number.e164.estimatedHeapBytes + number.region.utf8.count
+        }
+        return bytes
     }
 
     /// Compares the shim's E.164 fast path with libphonenumber's full parse on
@@ -64,7 +64,12 @@ public final class PhoneNumberParser: Sendable {
 
     /// How many results the cache holds now (for tests and metrics).
     public var cachedCount: Int {
-        cache.withLock { $0.young.count + $0.old.count }
+        cache.withLock { $0.count }
+    }
+
+    /// The estimated bytes the cache holds now (for tests and metrics).
+    public var cachedBytes: Int {
+        cache.withLock { $0.bytes }
     }
 
     /// The shim's E.164 fast path alone: nil when `text` needs the full parse.
@@ -81,8 +86,9 @@ public final class PhoneNumberParser: Sendable {
     private static func parseUncached(_ text: String, defaultRegion: String?) -> Result<PhoneNumber, PhoneNumberError> {
         let utf8 = Array(text.utf8)
         if utf8.count > maximumInputBytes { return .failure(.tooManyCharacters) }
-        // Control characters (NUL, CR, LF and the like) are never part of a number.
-        if utf8.contains(where: { $0 < 0x20 && $0 != 0x09 || $0 == 0x7F }) { return .failure(.notANumber) }
+        // Control characters (NUL, CR, LF and the like) are never part of a number, and
+        // text around a number ("Tel.: +44 7911 123456!!!", an extension) is refused.
+        guard PhoneNumberSpelling.isNumberOnly(text) else { return .failure(.notANumber) }
 
         var out = rg_phone_result()
         let status = utf8.withUnsafeBufferPointer { bytes in

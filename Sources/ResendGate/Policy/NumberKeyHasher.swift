@@ -2,26 +2,30 @@ import CCrypto
 
 /// Turns a canonical number into the text that names its Redis keys: the number
 /// itself, or, with a secret, its HMAC-SHA256 in hex, so that a Redis dump lists no
-/// phone number. Confined to one loop (it caches recent results).
+/// phone number. Confined to one loop (it caches recent results, bounded in entries
+/// and bytes: any valid number a client names becomes an entry).
 public final class NumberKeyHasher {
     private let secret: [UInt8]?
-    private var cache: [String: String] = [:]
-    private let capacity = 65_536
+    private var cache: GenerationalCache<String, String>
 
-    /// `secret` nil keeps numbers readable in keys (simpler to operate).
-    public init(secret: String?) {
+    /// `secret` nil keeps numbers readable in keys (simpler to operate). The cache keeps
+    /// at most `capacity` results and about `maximumBytes` bytes of them.
+    public init(secret: String?, capacity: Int = 16_384, maximumBytes: Int = 4 << 20) {
         self.secret = secret.map { Array($0.utf8) }
+        cache = GenerationalCache(maximumEntries: capacity, maximumBytes: maximumBytes)
     }
 
     /// The key text for `e164`.
     public func keyText(for e164: String) -> String {
         guard let secret else { return e164 }
-        if let hit = cache[e164] { return hit }
+        if let hit = cache.value(for: e164) { return hit }
         let text = Self.hmacSHA256Hex(key: secret, message: Array(e164.utf8))
-        if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
-        cache[e164] = text
+        cache.insert(text, for: e164, bytes: e164.estimatedHeapBytes + text.estimatedHeapBytes)
         return text
     }
+
+    /// How many results the cache holds, and their estimated bytes (for tests).
+    public var cached: (count: Int, bytes: Int) { (cache.count, cache.bytes) }
 
     static func hmacSHA256Hex(key: [UInt8], message: [UInt8]) -> String {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))

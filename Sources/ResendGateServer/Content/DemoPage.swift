@@ -70,6 +70,7 @@ enum DemoPage {
               },
               unavailable: "The service cannot send codes right now. Please try again in a moment.",
               unauthorized: "This server needs an API key, so this page cannot send codes. Run the server without API keys to use it.",
+              otherAddress: "This server does not accept codes from a page at this address. Open the page at the server's own address, or add this one to --allow-origins.",
               offline: "The server cannot be reached. Check your connection and try again.",
               unexpected: "Something went wrong (HTTP "
             },
@@ -88,6 +89,7 @@ enum DemoPage {
               },
               unavailable: "服务暂时无法发送验证码，请稍后再试。",
               unauthorized: "此服务器需要 API 密钥，本页面无法发送验证码。请在不设 API 密钥的情况下运行服务器。",
+              otherAddress: "此服务器不接受来自这个地址的页面的请求。请用服务器自己的地址打开本页面，或把这个地址加入 --allow-origins。",
               offline: "无法连接服务器。请检查网络后重试。",
               unexpected: "出现问题（HTTP "
             }
@@ -182,6 +184,7 @@ enum DemoPage {
             if (code === 400 && error.code === "invalid_phone") say(function (x) { return x.invalidPhone; }, true);
             else if (code === 400) say(function (x) { return x.badRequest + (error.message || error.code || ""); }, true);
             else if (code === 401) say(function (x) { return x.unauthorized; }, true);
+            else if ((code === 403 && error.code === "forbidden") || code === 421) say(function (x) { return x.otherAddress; }, true);
             else if (code === 503) say(function (x) { return x.unavailable; }, true);
             else say(function (x) { return x.unexpected + code + ")" + (error.message ? ": " + error.message : ""); }, true);
             if (code === 400) phone.focus();

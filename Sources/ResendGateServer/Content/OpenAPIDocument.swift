@@ -11,11 +11,17 @@ enum OpenAPIDocument {
             A resend gate for SMS verification codes: one cooldown per purpose and
             canonical E.164 phone number, decided atomically in Redis. Every JSON body is
             sent as "application/json; charset=utf-8". On any route, an unknown path gets
-            404 not_found, a method the path does not accept gets 405 method_not_allowed
-            with an Allow header, and request headers over 8 KiB get 431
-            header_too_large. HEAD is accepted wherever GET is. When the server runs
-            without API keys (loopback only), no Authorization header is needed and
-            every route is open. With keys, each keyed route needs a scope of the key:
+            404 not_found (so does a known one with extra segments, such as
+            /v1/cooldowns/{phone}/x or /healthz/x), a method the path does not accept gets
+            405 method_not_allowed with an Allow header, and request headers over 8 KiB
+            get 431 header_too_large. HEAD is accepted wherever GET is. When the server
+            runs without API keys (loopback only), no Authorization header is needed, and
+            every route answers 421 misdirected_request unless Host is localhost,
+            127.0.0.1 or [::1] (any port): a web page cannot reach it through DNS
+            rebinding. With or without keys, a request other than GET or HEAD whose
+            Origin header is not one of the server's --allow-origins (by default its own
+            origins) is 403 forbidden: a web page cannot write to the gate; requests
+            without Origin (curl, servers) are not concerned. With keys, each keyed route needs a scope of the key:
             send (POST /v1/sends), read (GET /v1/cooldowns/{phone}) or release (DELETE
             /v1/cooldowns/{phone}); a bare key has send and read. A valid key without
             the scope gets 403 forbidden. retry_after, in every answer, is the real
@@ -40,6 +46,7 @@ enum OpenAPIDocument {
                 IP's oldest send leaves its window when this one filled the IP's cap).
                 Denied: 429 naming the limit that ends last, with the time left. Every spelling of a number
                 is the same number; a national number uses the server's default region.
+                The body must be sent with Content-Type application/json.
               parameters:
                 - name: Idempotency-Key
                   in: header
@@ -72,7 +79,8 @@ enum OpenAPIDocument {
                   description: >-
                     The policy refuses the number itself: its region
                     (region_not_allowed) or its line type, such as premium rate
-                    (number_type_not_allowed); or the API key lacks the send scope
+                    (number_type_not_allowed); or the API key lacks the send scope, or
+                    the request comes from a web page whose Origin is not allowed
                     (forbidden).
                   content:
                     application/json:
@@ -85,11 +93,16 @@ enum OpenAPIDocument {
                       schema:
                         $ref: '#/components/schemas/Error'
                 '415':
-                  description: The Content-Type is not JSON (unsupported_media_type).
+                  description: >-
+                    The Content-Type is missing or is not application/json (any
+                    parameters, such as charset, and any case are accepted; +json types
+                    are not): unsupported_media_type.
                   content:
                     application/json:
                       schema:
                         $ref: '#/components/schemas/Error'
+                '421':
+                  $ref: '#/components/responses/Misdirected'
                 '422':
                   description: The Idempotency-Key was used with another request (idempotency_key_reused).
                   content:
@@ -143,6 +156,8 @@ enum OpenAPIDocument {
                   $ref: '#/components/responses/Unauthorized'
                 '403':
                   $ref: '#/components/responses/Forbidden'
+                '421':
+                  $ref: '#/components/responses/Misdirected'
                 '503':
                   $ref: '#/components/responses/StoreUnavailable'
             delete:
@@ -165,8 +180,9 @@ enum OpenAPIDocument {
                   $ref: '#/components/responses/Unauthorized'
                 '403':
                   description: >-
-                    The API key lacks the release scope, or the purpose's policy allows
-                    no refunds (max_refunds 0) (forbidden); nothing changed.
+                    The API key lacks the release scope, the purpose's policy allows
+                    no refunds (max_refunds 0), or the request comes from a web page
+                    whose Origin is not allowed (forbidden); nothing changed.
                   content:
                     application/json:
                       schema:
@@ -195,6 +211,8 @@ enum OpenAPIDocument {
                     application/json:
                       schema:
                         $ref: '#/components/schemas/Error'
+                '421':
+                  $ref: '#/components/responses/Misdirected'
                 '503':
                   $ref: '#/components/responses/StoreUnavailable'
           /v1/countdowns/{token}:
@@ -219,6 +237,8 @@ enum OpenAPIDocument {
                         $ref: '#/components/schemas/Countdown'
                 '404':
                   $ref: '#/components/responses/NotFound'
+                '421':
+                  $ref: '#/components/responses/Misdirected'
                 '503':
                   $ref: '#/components/responses/StoreUnavailable'
           /v1/countdowns/{token}/events:
@@ -241,6 +261,8 @@ enum OpenAPIDocument {
                         type: string
                 '404':
                   $ref: '#/components/responses/NotFound'
+                '421':
+                  $ref: '#/components/responses/Misdirected'
                 '503':
                   $ref: '#/components/responses/StoreUnavailable'
           /healthz:
@@ -255,6 +277,8 @@ enum OpenAPIDocument {
                     application/json:
                       schema:
                         $ref: '#/components/schemas/Status'
+                '421':
+                  $ref: '#/components/responses/Misdirected'
           /readyz:
             get:
               operationId: readiness
@@ -267,6 +291,8 @@ enum OpenAPIDocument {
                     application/json:
                       schema:
                         $ref: '#/components/schemas/Status'
+                '421':
+                  $ref: '#/components/responses/Misdirected'
                 '503':
                   $ref: '#/components/responses/StoreUnavailable'
           /metrics:
@@ -285,6 +311,8 @@ enum OpenAPIDocument {
                     text/plain; version=0.0.4:
                       schema:
                         type: string
+                '421':
+                  $ref: '#/components/responses/Misdirected'
           /:
             get:
               operationId: demoPage
@@ -297,6 +325,8 @@ enum OpenAPIDocument {
                     text/html:
                       schema:
                         type: string
+                '421':
+                  $ref: '#/components/responses/Misdirected'
           /openapi.yaml:
             get:
               operationId: openAPIDocument
@@ -309,6 +339,8 @@ enum OpenAPIDocument {
                     application/yaml:
                       schema:
                         type: string
+                '421':
+                  $ref: '#/components/responses/Misdirected'
         components:
           securitySchemes:
             bearer:
@@ -333,8 +365,10 @@ enum OpenAPIDocument {
               in: path
               required: true
               description: >-
-                The phone number, percent-encoded (%2B8613800138000); a national number
-                uses the server's default region.
+                The phone number, percent-encoded (%2B8613800138000), as one path segment
+                (an unencoded / makes another path: 404); a national number uses the
+                server's default region. Spelled as in a send's phone: text around the
+                number is refused (invalid_phone).
               schema:
                 type: string
               example: '%2B8613800138000'
@@ -357,7 +391,13 @@ enum OpenAPIDocument {
               properties:
                 phone:
                   type: string
-                  description: Any spelling libphonenumber accepts; a national number uses the default region.
+                  description: >-
+                    One number, in any spelling: digits of any script, one leading plus,
+                    spaces and the separators - . / ( ) [ ] ~ (and their full-width forms),
+                    after an optional tel:. A national number uses the default region. Text
+                    around the number (a label, an extension, trailing punctuation, as in
+                    "Tel.: +447911123456!!!") is refused with invalid_phone, as is text over
+                    64 bytes. Every spelling of one number is one cooldown.
                   example: '+86 138 0013 8000'
                 purpose:
                   $ref: '#/components/schemas/Purpose'
@@ -531,6 +571,8 @@ enum OpenAPIDocument {
                         - method_not_allowed
                         - body_too_large
                         - unsupported_media_type
+                        - misdirected_request
+                        - forbidden
                         - header_too_large
                         - store_unavailable
                     message:
@@ -556,6 +598,23 @@ enum OpenAPIDocument {
                 invalid_json, invalid_phone, invalid_purpose, missing_field or
                 invalid_field; bad_request for ambiguous framing (Content-Length with
                 Transfer-Encoding).
+              content:
+                application/json:
+                  schema:
+                    $ref: '#/components/schemas/Error'
+            Misdirected:
+              description: >-
+                The server has no API keys and listens on loopback, and the Host header
+                is not localhost, 127.0.0.1 or [::1] with an optional port
+                (misdirected_request): DNS rebinding.
+              content:
+                application/json:
+                  schema:
+                    $ref: '#/components/schemas/Error'
+            ForbiddenOrigin:
+              description: >-
+                The Origin header names a web page that is not in --allow-origins
+                (forbidden); refused on every method but GET and HEAD.
               content:
                 application/json:
                   schema:

@@ -67,6 +67,7 @@ enum HTTPStatus {
         case 405: "Method Not Allowed"
         case 413: "Content Too Large"
         case 415: "Unsupported Media Type"
+        case 421: "Misdirected Request"
         case 422: "Unprocessable Content"
         case 429: "Too Many Requests"
         case 431: "Request Header Fields Too Large"

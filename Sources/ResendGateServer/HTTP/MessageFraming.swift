@@ -16,11 +16,13 @@ import Glibc
 /// - a `Content-Length` that is not only digits (`+27`): evhttp takes it;
 /// - a body length given twice, or both a length and chunking;
 /// - a body on a method evhttp reads without one (HEAD, TRACE, unknown methods):
-///   that body, too, would be parsed as the next request.
+///   that body, too, would be parsed as the next request;
+/// - `Host` given twice: the DNS-rebinding check (`BrowserGuard`) reads the first.
 enum MessageFraming {
     static func problem(_ request: HTTPRequest) -> APIError? {
         var lengths = 0
         var encodings = 0
+        var hosts = 0
         var nonZeroLength = false
         var problem: APIError?
         request.forEachHeader { name, value in
@@ -35,6 +37,8 @@ enum MessageFraming {
                     return false
                 }
                 nonZeroLength = nonZeroLength || digits
+            } else if strcasecmp(name, "Host") == 0 {
+                hosts += 1
             } else if strcasecmp(name, "Transfer-Encoding") == 0 {
                 encodings += 1
                 guard strcasecmp(value, "chunked") == 0 else {
@@ -45,6 +49,8 @@ enum MessageFraming {
             return true
         }
         if let problem { return problem }
+        // RFC 9112 §3.2: two Host headers are refused; the gate reads only the first.
+        if hosts > 1 { return APIError("bad_request", "the request names its Host more than once") }
         if lengths > 1 || encodings > 1 || (lengths > 0 && encodings > 0) {
             return APIError("bad_request", "ambiguous message framing: send one Content-Length or chunked encoding, not both")
         }

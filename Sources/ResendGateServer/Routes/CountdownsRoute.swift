@@ -4,10 +4,17 @@ import ResendGate
 /// `GET /v1/countdowns/{token}` and `GET /v1/countdowns/{token}/events`: a cooldown's
 /// remaining time through its unguessable token, with no API key, for thin clients.
 extension Worker {
-    func handleCountdown(_ exchange: Exchange, rest: Substring) {
+    func handleCountdown(_ exchange: Exchange, path: Substring) {
         let method = exchange.method
-        let isStream = rest.hasSuffix("/events")
-        let tokenText = isStream ? rest.dropLast("/events".count) : rest
+        // `{token}` or `{token}/events`, nothing more: other paths are no route.
+        let rest = path.dropFirst("/v1/countdowns/".count)
+        let slash = rest.firstIndex(of: "/")
+        let tokenText = slash.map { rest[..<$0] } ?? rest
+        let suffix = slash.map { rest[$0...] }
+        guard !tokenText.isEmpty, suffix == nil || suffix == "/events" else {
+            return respond(exchange, error: .notFound(path))
+        }
+        let isStream = suffix != nil
         if isStream {
             guard method == .get else { return methodNotAllowed(exchange, "GET") }
         } else {

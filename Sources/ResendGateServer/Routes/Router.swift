@@ -13,20 +13,25 @@ extension Worker {
                 "header_too_large", "the request headers may be at most \(configuration.maxHeaderBytes) bytes"),
                 headers: [("Connection", "close")])
         }
+        if let refusal = browserRefusal(exchange) { return respond(exchange, error: refusal) }
         switch path {
         case "/v1/sends":
             guard method == .post else { return methodNotAllowed(exchange, "POST") }
             guard permits(exchange, .send) else { return }
             handleSend(exchange)
         case _ where path.hasPrefix("/v1/cooldowns/"):
+            // Exactly one segment: /v1/cooldowns/{phone}/x is no route (an encoded %2F
+            // stays inside the segment, as a separator of the number).
+            let encodedPhone = path.dropFirst("/v1/cooldowns/".count)
+            guard !encodedPhone.contains("/") else { return respond(exchange, error: .notFound(path)) }
             guard method == .get || method == .head || method == .delete else {
                 return methodNotAllowed(exchange, "GET, HEAD, DELETE")
             }
             guard permits(exchange, method == .delete ? .release : .read) else { return }
-            handleCooldown(exchange, encodedPhone: path.dropFirst("/v1/cooldowns/".count))
+            handleCooldown(exchange, encodedPhone: encodedPhone)
         case _ where path.hasPrefix("/v1/countdowns/"):
             // No API key: the unguessable token is the credential, and it reveals no number.
-            handleCountdown(exchange, rest: path.dropFirst("/v1/countdowns/".count))
+            handleCountdown(exchange, path: path)
         case "/healthz", "/readyz", "/metrics", "/", "/openapi.yaml":
             guard method == .get || method == .head else { return methodNotAllowed(exchange, "GET, HEAD") }
             handleOperational(exchange)

@@ -9,7 +9,8 @@ extension Worker {
             return respond(exchange, error: APIError(
                 "body_too_large", "the body may be at most \(configuration.maxBodyBytes) bytes"), headers: [("Connection", "close")])
         }
-        if request.withHeader("Content-Type", Self.isJSON) == false {
+        // No Content-Type is refused too: a page can POST a Blob without one (no-cors).
+        guard request.withHeader("Content-Type", Self.isJSON) == true else {
             return respond(exchange, error: APIError("unsupported_media_type", "send the body as JSON with the header Content-Type: application/json"))
         }
         request.readBody(into: &bodyBuffer)
@@ -59,7 +60,8 @@ extension Worker {
         }
     }
 
-    /// `application/json` or any `+json` type, with or without parameters, in any case.
+    /// `application/json`, with or without parameters (`; charset=utf-8`), in any case.
+    /// Nothing else: not `+json` types, not a form type a page could send without CORS.
     /// Byte-level: this runs on every send, and Foundation's trimming is costly.
     static func isJSON(_ contentType: String) -> Bool {
         var contentType = contentType
@@ -72,11 +74,7 @@ extension Worker {
         while let first = mediaType.first, first == 0x20 || first == 0x09 { mediaType = mediaType.dropFirst() }
         while let last = mediaType.last, last == 0x20 || last == 0x09 { mediaType = mediaType.dropLast() }
         let lowered = mediaType.lazy.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
-        if lowered.elementsEqual("application/json".utf8) { return true }
-        // type/subtype+json, with a non-empty type and subtype before the suffix.
-        guard let slash = lowered.firstIndex(of: UInt8(ascii: "/")), slash > lowered.startIndex else { return false }
-        let subtype = lowered[lowered.index(after: slash)...]
-        return subtype.count > 5 && subtype.reversed().starts(with: "nosj+".utf8)
+        return lowered.elementsEqual("application/json".utf8)
     }
 
     /// `Retry-After` and the IETF `RateLimit` / `RateLimit-Policy` pair, matching the

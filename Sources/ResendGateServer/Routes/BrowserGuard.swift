@@ -1,0 +1,73 @@
+/// What a web page in a user's browser can make it send to a gate, refused before any
+/// route runs.
+///
+/// - **DNS rebinding.** A page on `attacker.example` can point its own name at
+///   127.0.0.1 and then reach a gate on the user's loopback as its own origin, past
+///   every cross-origin rule. Its requests still name `attacker.example` in `Host`: a
+///   gate without API keys that listens on loopback answers only requests whose `Host`
+///   is `localhost`, `127.0.0.1` or `[::1]` (any port), else 421 `misdirected_request`.
+///   A request with no `Host` (HTTP/1.0 tools) is no browser's, and passes.
+/// - **Cross-origin writes.** A page can POST to any address without CORS (`no-cors`,
+///   a form); the browser then says where it came from in `Origin`. Every request other
+///   than GET and HEAD whose `Origin` is not in `--allow-origins` (by default the gate's
+///   own origins) is 403 `forbidden`, with API keys or without: a gate behind a proxy
+///   that adds the key for browser traffic is as reachable from any page as a keyless
+///   one. Requests without `Origin` (curl, servers) are not browsers' and pass.
+extension Worker {
+    func browserRefusal(_ exchange: Exchange) -> APIError? {
+        if checksHost, exchange.request.withHeader("Host", Self.isLoopbackHost) == false {
+            return .misdirected
+        }
+        if exchange.method != .get && exchange.method != .head,
+           exchange.request.withHeader("Origin", { allowedOrigins.contains(caseInsensitively: $0) }) == false {
+            return .foreignOrigin
+        }
+        return nil
+    }
+
+    /// `localhost`, `127.0.0.1` or `[::1]`, in any case, with or without `:port`.
+    static func isLoopbackHost(_ host: UnsafeBufferPointer<UInt8>) -> Bool {
+        var name = host[...]
+        var port: Slice<UnsafeBufferPointer<UInt8>>?
+        if name.first == UInt8(ascii: "[") {
+            guard let close = name.firstIndex(of: UInt8(ascii: "]")) else { return false }
+            port = name[name.index(after: close)...]
+            name = name[...close]
+        } else if let colon = name.firstIndex(of: UInt8(ascii: ":")) {
+            port = name[colon...]
+            name = name[..<colon]
+        }
+        if let port, !port.isEmpty {
+            let digits = port.dropFirst()
+            guard port.first == UInt8(ascii: ":"), (1...5).contains(digits.count),
+                  digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return false }
+        }
+        return loopbackNames.contains { name.elementsEqualIgnoringASCIICase($0) }
+    }
+
+    private static let loopbackNames: [[UInt8]] = [Array("localhost".utf8), Array("127.0.0.1".utf8), Array("[::1]".utf8)]
+}
+
+extension APIError {
+    static let misdirected = APIError(
+        "misdirected_request",
+        "this gate has no API keys and answers only requests addressed to localhost, 127.0.0.1 or [::1]")
+    static let foreignOrigin = APIError(
+        "forbidden", "requests from a web page of this origin are not accepted (see --allow-origins)")
+}
+
+extension [[UInt8]] {
+    /// Whether one element equals `bytes`, ASCII letters compared without case.
+    func contains(caseInsensitively bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        contains { bytes[...].elementsEqualIgnoringASCIICase($0) }
+    }
+}
+
+extension Slice<UnsafeBufferPointer<UInt8>> {
+    /// Compares with `other` (lower-case), folding ASCII upper-case letters of `self`.
+    func elementsEqualIgnoringASCIICase(_ other: [UInt8]) -> Bool {
+        count == other.count && zip(self, other).allSatisfy { byte, lower in
+            ((UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte) == lower
+        }
+    }
+}
