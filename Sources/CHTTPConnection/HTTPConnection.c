@@ -19,12 +19,22 @@ static struct bufferevent *bufferevent_of(struct evhttp_request *request) {
     return connection ? evhttp_connection_get_bufferevent(connection) : NULL;
 }
 
-// The read callback while a request is served: only bounds what waits in the buffer.
+void rg_http_limit_input(struct bufferevent *bufferevent) {
+    // A read high-water mark: libevent reads no more than brings the input to it, and
+    // reads again once the input drains below it (evhttp never changes watermarks).
+    bufferevent_setwatermark(bufferevent, EV_READ, 0, RG_HTTP_READ_AHEAD_LIMIT);
+}
+
+size_t rg_http_unsent_bytes(struct evhttp_request *request) {
+    struct bufferevent *bufferevent = bufferevent_of(request);
+    return bufferevent ? evbuffer_get_length(bufferevent_get_output(bufferevent)) : 0;
+}
+
+// The read callback while a request is served: what arrives waits in the input, which
+// the read watermark (rg_http_limit_input) bounds. Its identity marks the state.
 static void on_read_while_serving(struct bufferevent *bufferevent, void *connection) {
+    (void)bufferevent;
     (void)connection;
-    if (evbuffer_get_length(bufferevent_get_input(bufferevent)) > RG_HTTP_READ_AHEAD_LIMIT) {
-        bufferevent_disable(bufferevent, EV_READ);
-    }
 }
 
 // Never called (reading is off): as the read callback, it marks a connection whose

@@ -24,6 +24,9 @@ public struct ServerConfiguration: Sendable {
     public var drainTimeout: Duration
     /// What `POST /v1/sends` answers when Redis cannot record a send.
     public var onStoreFailure: StoreFailureMode
+    /// How often an open event stream gets a `: heartbeat` comment line, which keeps
+    /// proxies from closing a quiet stream. Not a command-line option (tests shorten it).
+    public var streamHeartbeatInterval: Duration = .seconds(15)
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, workers: Int = 1, apiKeys: [String] = [],

@@ -25,9 +25,9 @@ final class Worker {
     /// `configuration.connectionTimeout`, as libevent takes it.
     private let connectionTimeout: timeval
     private(set) var inFlight = 0
-    /// Server-sent event streams of countdowns, with the worker's one countdown ticker.
-    lazy var countdownStreams = CountdownStreams(
-        loop: loop, metrics: metrics, connections: connections, connectionTimeout: connectionTimeout)
+    /// Server-sent event streams of countdowns, with the worker's one countdown ticker
+    /// (made by `start`, once connections are tracked).
+    private(set) var countdownStreams: CountdownStreams!
     private lazy var flushTimer = EventTimer(loop: loop) { [unowned self] in self.flushLog() }
     private lazy var drainTimer = EventTimer(loop: loop) { [unowned self] in self.finishDraining() }
     private var drainDeadline = ContinuousClock.now
@@ -62,6 +62,9 @@ final class Worker {
             | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue | EVHTTP_REQ_PATCH.rawValue | 1 << 15))
         evhttp_set_default_content_type(http, "application/json; charset=utf-8")
         connections = ConnectionTracker(loop: loop, http: http, limit: configuration.maxConnectionsPerWorker, metrics: metrics)
+        countdownStreams = CountdownStreams(
+            loop: loop, metrics: metrics, connections: connections, connectionTimeout: connectionTimeout,
+            heartbeatInterval: configuration.streamHeartbeatInterval)
         evhttp_set_gencb(http, { raw, context in
             guard let raw, let context else { return }
             Unmanaged<Worker>.fromOpaque(context).takeUnretainedValue().handle(HTTPRequest(raw: raw))
@@ -79,10 +82,12 @@ final class Worker {
         self.boundSocket = nil
     }
 
-    /// Stops accepting, lets requests in flight finish until `deadline`, then
-    /// closes everything and stops the loop. Runs on the loop.
+    /// Stops accepting, ends every event stream with its `shutdown` event, lets
+    /// requests in flight finish until `deadline`, then closes everything and stops
+    /// the loop. Runs on the loop.
     func drain(until deadline: ContinuousClock.Instant) {
         stopAccepting()
+        countdownStreams?.shutDown()
         drainDeadline = deadline
         finishDraining()
     }

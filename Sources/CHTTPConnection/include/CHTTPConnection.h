@@ -1,8 +1,24 @@
 #ifndef RESENDGATE_CHTTPCONNECTION_H
 #define RESENDGATE_CHTTPCONNECTION_H
 
+#include <stddef.h>
+
+struct bufferevent;
 struct evhttp_request;
 struct timeval;
+
+/// Call once on each connection's bufferevent as it is made: bounds what the connection
+/// may hold of what its client sent to RG_HTTP_READ_AHEAD_LIMIT bytes, whatever evhttp is
+/// doing with it. evhttp 2.1 keeps reading a connection while it writes an answer or a
+/// stream (to notice a close), and kept all it read: a client that sends and never reads
+/// filled memory. Past the limit the connection is not read until evhttp takes what it
+/// holds (its next request, once the answer is written); a connection stuck that way with
+/// an unwritten answer is closed by the write timeout (--connection-timeout).
+void rg_http_limit_input(struct bufferevent *bufferevent);
+
+/// What the answer on `request`'s connection still has to write (bytes evhttp holds, not
+/// counting what the kernel's socket buffer took); 0 when it has no connection.
+size_t rg_http_unsent_bytes(struct evhttp_request *request);
 
 /// Call from the request callback, before the answer is known. evhttp 2.1 stops
 /// reading a connection while its request is served and starts again once the
@@ -17,7 +33,9 @@ struct timeval;
 /// (rg_http_send_reply, or rg_http_restore_timeout before evhttp_send_reply_start).
 void rg_http_keep_reading(struct evhttp_request *request);
 
-/// What a connection may buffer while its request is served: a pipelined request or two.
+/// What a connection may hold of its client's bytes at any time: a pipelined request or
+/// two. Above evhttp's own header limit (4 x 8 KiB), so a request line or header block
+/// that evhttp refuses is always seen whole before reading stops.
 #define RG_HTTP_READ_AHEAD_LIMIT (64 * 1024)
 
 /// Puts back the connection's read and write timeouts (evhttp's one connection

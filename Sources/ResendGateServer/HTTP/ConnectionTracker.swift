@@ -1,3 +1,4 @@
+import CHTTPConnection
 import CHiredis
 import ResendGate
 
@@ -40,6 +41,9 @@ final class ConnectionTracker {
             let tracker = Unmanaged<ConnectionTracker>.fromOpaque(context!).takeUnretainedValue()
             let bufferevent = bufferevent_socket_new(base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
             if let bufferevent {
+                // Whatever evhttp does with the connection, it holds at most 64 KiB of
+                // what its client sent (see CHTTPConnection).
+                rg_http_limit_input(bufferevent)
                 if tracker.fresh.isEmpty { event_active(tracker.hook, 0, 0) }
                 tracker.fresh.append(bufferevent)
             }
