@@ -2,11 +2,13 @@
 #include <sys/types.h>
 #include <sys/time.h>
 #include <sys/select.h>
+#include <errno.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 
 #include "CHTTPConnection.h"
 
@@ -17,6 +19,24 @@ static _Thread_local bufferevent_event_cb evhttp_event_callback;
 static struct bufferevent *bufferevent_of(struct evhttp_request *request) {
     struct evhttp_connection *connection = evhttp_request_get_connection(request);
     return connection ? evhttp_connection_get_bufferevent(connection) : NULL;
+}
+
+// The accept-failure handler of the listener run by this thread (one per worker loop).
+static _Thread_local rg_accept_failure_handler accept_failure_handler;
+static _Thread_local void *accept_failure_context;
+
+static void on_accept_error(struct evconnlistener *listener, void *http) {
+    (void)listener;
+    (void)http;
+    int error = errno;  // libevent calls this right after the failed accept()
+    if (accept_failure_handler) accept_failure_handler(error, accept_failure_context);
+}
+
+void rg_listener_on_accept_failure(struct evconnlistener *listener, rg_accept_failure_handler handler,
+                                   void *context) {
+    accept_failure_handler = handler;
+    accept_failure_context = context;
+    evconnlistener_set_error_cb(listener, handler ? on_accept_error : NULL);
 }
 
 void rg_http_limit_input(struct bufferevent *bufferevent) {

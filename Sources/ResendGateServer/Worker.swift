@@ -17,6 +17,7 @@ final class Worker {
     private(set) var http: OpaquePointer!
     private var boundSocket: OpaquePointer?
     private(set) var connections: ConnectionTracker?
+    private var acceptPause: AcceptPause?
     private(set) var port = 0
     /// Reused for every request: the body bytes and the JSON being written.
     var bodyBuffer: [UInt8] = []
@@ -72,12 +73,18 @@ final class Worker {
         let opened = try Listener.open(on: loop.base, host: configuration.host, port: port)
         self.port = opened.port
         boundSocket = evhttp_bind_listener(http, opened.listener)
+        if let connections {
+            acceptPause = AcceptPause(
+                loop: loop, listener: opened.listener, connections: connections, metrics: metrics, log: log)
+        }
         flushTimer.schedule(after: .milliseconds(200))
     }
 
     /// Stops accepting; requests in flight still complete. Runs on the loop.
     func stopAccepting() {
         guard let http, let boundSocket else { return }
+        acceptPause?.detach()
+        acceptPause = nil
         evhttp_del_accept_socket(http, boundSocket)  // also closes the listening socket
         self.boundSocket = nil
     }
@@ -113,6 +120,8 @@ final class Worker {
         // their requests are answered (503) while evhttp still holds them.
         gate.close()
         log.flush()
+        acceptPause?.detach()  // evhttp_free frees the listener
+        acceptPause = nil
         if let http { evhttp_free(http) }
         http = nil
         connections = nil

@@ -130,7 +130,7 @@ struct ServeCommandTests {
             ("api-keys", nil, "RESENDGATE_API_KEYS"),
             ("insecure-no-auth", nil, "RESENDGATE_INSECURE_NO_AUTH"),
             ("log-level", "info", "RESENDGATE_LOG_LEVEL"),
-            ("max-connections", "10000", "RESENDGATE_MAX_CONNECTIONS"),
+            ("max-connections", "auto", "RESENDGATE_MAX_CONNECTIONS"),
             ("connection-timeout", "10s", "RESENDGATE_CONNECTION_TIMEOUT"),
             ("on-store-failure", "closed", "RESENDGATE_ON_STORE_FAILURE"),
             ("redis", "redis://127.0.0.1:6379/0", "RESENDGATE_REDIS_URL"),

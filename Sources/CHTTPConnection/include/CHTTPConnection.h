@@ -4,8 +4,21 @@
 #include <stddef.h>
 
 struct bufferevent;
+struct evconnlistener;
 struct evhttp_request;
 struct timeval;
+
+/// Called on the listener's loop thread when accept() fails with an error libevent does
+/// not retry by itself (EMFILE, ENFILE, ENOBUFS, ENOMEM, ...), with that errno.
+typedef void (*rg_accept_failure_handler)(int error, void *context);
+
+/// Sets what happens when accept() fails on `listener`. Without it libevent logs a
+/// line per failed call and retries on every loop pass while the connection waits in
+/// the backlog: out of descriptors, a busy loop that floods stderr. One listener per
+/// thread: the handler is kept per thread (libevent passes an error callback no
+/// argument of its own), so call this on the loop thread that runs `listener`.
+void rg_listener_on_accept_failure(struct evconnlistener *listener, rg_accept_failure_handler handler,
+                                   void *context);
 
 /// Call once on each connection's bufferevent as it is made: bounds what the connection
 /// may hold of what its client sent to RG_HTTP_READ_AHEAD_LIMIT bytes, whatever evhttp is
