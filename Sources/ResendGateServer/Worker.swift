@@ -32,6 +32,7 @@ final class Worker {
     private lazy var flushTimer = EventTimer(loop: loop) { [unowned self] in self.flushLog() }
     private lazy var drainTimer = EventTimer(loop: loop) { [unowned self] in self.finishDraining() }
     private var drainDeadline = ContinuousClock.now
+    private var memoryTrim = MemoryTrim()
 
     init(index: Int, loop: EventLoop, configuration: ServerConfiguration, gate: GateConfiguration) {
         self.index = index
@@ -127,8 +128,10 @@ final class Worker {
         connections = nil
     }
 
+    /// Housekeeping every 200 ms: the log, and memory given back after a crowd left.
     private func flushLog() {
         log.flush()
+        memoryTrim.check(openConnections: metrics.value(.openConnections))
         flushTimer.schedule(after: .milliseconds(200))
     }
 

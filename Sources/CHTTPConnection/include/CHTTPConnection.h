@@ -59,9 +59,16 @@ void rg_http_restore_timeout(struct evhttp_request *request, const struct timeva
 /// socket at once where evhttp would wait for epoll to report the socket writable
 /// (one more loop pass and two more epoll_ctl calls). If the socket takes it all, the
 /// request is finished as evhttp finishes it after a write, and this returns 1;
-/// otherwise the rest is left to evhttp and this returns 0. `request` may be freed
+/// otherwise the rest is left to evhttp and this returns 0, and until the answer has
+/// drained the connection reads no more than 4 KiB ahead (instead of 64 KiB): a crowd
+/// of clients that ask and never read costs little each. `request` may be freed
 /// before this returns: the caller must not use it again.
 int rg_http_send_reply(struct evhttp_request *request, int status, const char *reason,
                        const struct timeval *timeout);
+
+/// rg_http_restore_timeout, then evhttp_send_reply_start for an event stream; the
+/// connection then reads no more than 4 KiB of whatever its client sends.
+void rg_http_start_stream(struct evhttp_request *request, int status, const char *reason,
+                          const struct timeval *timeout);
 
 #endif

@@ -46,6 +46,73 @@ struct AbuseConnectionMemoryTests {
         #expect(after < Self.residentBoundMiB && after <= max(during, before) + 1, "RSS \(before) → \(during) → \(after) MiB")
     }
 
+    /// 600 clients that each pipeline 600 `GET /openapi.yaml`, read nothing and send
+    /// 256 KiB more: each stuck connection holds one answer and 4 KiB of input, and once
+    /// they leave the memory their buffers took goes back to the system (glibc kept it:
+    /// 52-76 MB after 1 500 such clients, 33 MB before, until the workers trimmed).
+    @Test func aCrowdOfClientsThatAskAndNeverReadStaysUnder64MB() throws {
+        let crowd = 600
+        try AbuseFileDescriptorTests.allowOurselves(descriptors: crowd + 300)
+        let server = try AbuseServeProcess(["--workers", "2"])
+        defer { server.stop() }
+        let before = try server.residentMiB()
+        let request = server.client().requestBytes("GET", "/openapi.yaml", keepAlive: true)
+        let pipelined = Array([[UInt8]](repeating: request, count: 600).joined())
+        var clients: [AbuseConnection] = []
+        for _ in 0..<crowd {
+            let client = try AbuseConnection(port: server.port, receiveBuffer: 4096, sendTimeout: .milliseconds(2))
+            _ = client.flood(bytes: pipelined)
+            clients.append(client)
+        }
+        for client in clients { _ = client.flood(256 << 10) }
+        // The server writes answers until each socket is full (megabytes each on
+        // loopback), then each connection is stuck: sample RSS over 2 s meanwhile.
+        var during = 0.0
+        for _ in 0..<10 {
+            during = max(during, try server.residentMiB())
+            usleep(200_000)
+        }
+        #expect(during < Self.residentBoundMiB, "RSS \(during) MiB with \(crowd) clients that read nothing (\(before) MiB before)")
+        #expect(try server.timeHealthCheck() < .milliseconds(500))
+        clients.removeAll()
+        try ServeCommandTests.poll(timeout: .seconds(5)) { try server.metric("resendgate_http_connections_open") ?? 99 <= 1 }
+        // The workers give memory back within a second or so of the crowd leaving.
+        var after = try server.residentMiB()
+        let deadline = ContinuousClock.now + .seconds(3)
+        while after > before + 6 && ContinuousClock.now < deadline {
+            usleep(100_000)
+            after = try server.residentMiB()
+        }
+        #expect(after <= before + 6, "RSS \(before) → \(during) → \(after) MiB: not given back")
+    }
+
+    /// While its answer waits for the socket, a connection reads only 4 KiB of what its
+    /// client sends next (64 KiB otherwise). Run in process, with the server's socket
+    /// buffers shrunk to their minimum through its listening socket (accepted sockets
+    /// inherit them), so that what the server takes is mostly what it read.
+    @Test func aConnectionWhoseAnswerWaitsReadsOnlyAFewKiBAhead() throws {
+        let redis = try RedisServer()
+        defer { redis.stop() }
+        let server = try HTTPServer(
+            configuration: ServerConfiguration(port: 0, workers: 1, logLevel: .off),
+            gate: GateConfiguration(redis: try RedisConfiguration(url: redis.url), policies: PolicySet(fallback: Policy(ladder: [.seconds(60)])),
+                                    defaultRegion: "CN"))
+        defer { server.shutdown() }
+        let client = HTTPTestClient(port: server.port, timeout: .seconds(3))
+        try ServeCommandTests.poll(timeout: .seconds(5)) { try client.get("/readyz").status == 200 }
+        let listener = try #require(Self.listeningSocket(port: server.port), "the server's listening socket was not found")
+        var smallest: Int32 = 1
+        #expect(setsockopt(listener, SOL_SOCKET, SO_SNDBUF, &smallest, socklen_t(MemoryLayout<Int32>.size)) == 0)
+        #expect(setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &smallest, socklen_t(MemoryLayout<Int32>.size)) == 0)
+
+        let attacker = try AbuseConnection(port: server.port, receiveBuffer: 1, sendBuffer: 1)
+        try attacker.write(client.requestBytes("GET", "/openapi.yaml", keepAlive: true))
+        usleep(200_000)  // the 16 KB answer is written as far as the socket takes it, and waits
+        let taken = attacker.flood(8 << 20)
+        // Both sockets' buffers (a few KiB each at their minimum) and what the server read.
+        #expect(taken < 40 << 10, "the server took \(taken) bytes while its answer waited")
+    }
+
     /// Three event streams, each followed by 200 MB from its client: before the fix
     /// the server read it all (712 MB RSS) and kept it.
     @Test func eventStreamsWhoseClientsSendJunkDoNotGrowMemory() throws {
@@ -126,6 +193,26 @@ struct AbuseConnectionMemoryTests {
         let answer = try server.client().send(phone: phone)
         #expect(answer.status == 200, "\(answer)")
         return try #require(try answer.decode(TokenBody.self).countdown_token)
+    }
+
+    /// The listening socket of this process on `port`.
+    static func listeningSocket(port: Int) -> Int32? {
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for name in descriptors {
+            guard let fd = Int32(name) else { continue }
+            var listening: Int32 = 0
+            var size = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) == 0, listening == 1 else { continue }
+            var address = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let named = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            if named == 0 && address.sin_family == sa_family_t(AF_INET) && Int(UInt16(bigEndian: address.sin_port)) == port {
+                return fd
+            }
+        }
+        return nil
     }
 
     /// The socket of this process whose addresses mirror `connection`'s: the in-process

@@ -83,12 +83,15 @@ final class AbuseConnection {
     let fd: Int32
 
     /// `receiveBuffer` shrinks the socket's receive buffer (the window the server may
-    /// fill); every send waits at most `sendTimeout` for room.
-    init(port: Int, receiveBuffer: Int32? = nil, sendTimeout: Duration = .milliseconds(300)) throws {
+    /// fill), `sendBuffer` its send buffer; every send waits at most `sendTimeout` for room.
+    init(port: Int, receiveBuffer: Int32? = nil, sendBuffer: Int32? = nil, sendTimeout: Duration = .milliseconds(300)) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw RawHTTPError.system("socket(): \(String(cString: strerror(errno)))") }
         if var bytes = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if var bytes = sendBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
         }
         var wait = timeval(tv_sec: Int(sendTimeout.components.seconds),
                            tv_usec: Int(sendTimeout.components.attoseconds / 1_000_000_000_000))
@@ -112,11 +115,25 @@ final class AbuseConnection {
     /// Sends as much of `count` bytes of junk as the server takes before a send waits
     /// past the send timeout (or `within` runs out); returns how many it took.
     func flood(_ count: Int, within: Duration = .seconds(5)) -> Int {
-        let junk = [UInt8](repeating: UInt8(ascii: "x"), count: 256 * 1024)
-        let deadline = ContinuousClock.now + within
         var sent = 0
+        let deadline = ContinuousClock.now + within
         while sent < count && ContinuousClock.now < deadline {
-            let written = junk.withUnsafeBytes { send(fd, $0.baseAddress, min($0.count, count - sent), Int32(MSG_NOSIGNAL)) }
+            let taken = flood(bytes: Self.junk.prefix(count - sent))
+            sent += taken
+            if taken == 0 { break }
+        }
+        return sent
+    }
+
+    private static let junk = [UInt8](repeating: UInt8(ascii: "x"), count: 256 * 1024)
+
+    /// Sends as much of `bytes` as the server takes before a send waits past the send
+    /// timeout; returns how many it took.
+    func flood(bytes: some Collection<UInt8>) -> Int {
+        let bytes = Array(bytes)
+        var sent = 0
+        while sent < bytes.count {
+            let written = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if written > 0 {
                 sent += written
             } else if !(written < 0 && errno == EINTR) {
