@@ -6,7 +6,8 @@ import ResendGateServer
 enum ServeCommand {
     static let summary = """
         Run the HTTP server (CONTRACT.md). Without API keys it listens on loopback only.
-        SIGTERM or SIGINT stops accepting, lets requests in flight finish (at most 5 s), then exits 0.
+        SIGTERM or SIGINT stops accepting, ends every event stream with a shutdown event (retry: 1000),
+        lets requests in flight finish (at most 5 s), then exits 0.
         """
 
     static let options: [Settings.Option] = [
