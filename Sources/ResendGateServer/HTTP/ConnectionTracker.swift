@@ -86,6 +86,7 @@ final class ConnectionTracker {
     }
 
     private func adoptFresh() {
+        guard !fresh.isEmpty else { return }
         let batch = fresh
         fresh.removeAll(keepingCapacity: true)
         for bufferevent in batch {
