@@ -124,7 +124,8 @@ struct AbuseConnectionMemoryTests {
             let token = try Self.countdownToken(server, phone: "+86138002000\(50 + index)")
             let stream = try AbuseConnection(port: server.port)
             try stream.write(Array("GET /v1/countdowns/\(token)/events HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
-            #expect(contains(stream.read(until: "event: tick"), Array("event: tick".utf8)))
+            let started = hasBytes(stream.read(until: "event: tick"), Array("event: tick".utf8))
+            #expect(started, "stream \(index) did not start")
             let taken = stream.flood(Self.junk)
             #expect(taken < 32 << 20, "stream \(index): the server took \(taken >> 20) MiB")
             streams.append(stream)
@@ -133,7 +134,8 @@ struct AbuseConnectionMemoryTests {
         #expect(during < Self.residentBoundMiB, "RSS \(during) MiB with three flooded streams (\(before) MiB before)")
         // The streams still tick: reading stopped, writing did not.
         for stream in streams {
-            #expect(contains(stream.read(until: "event: tick", timeout: .seconds(3)), Array("event: tick".utf8)))
+            let ticking = hasBytes(stream.read(until: "event: tick", timeout: .seconds(3)), Array("event: tick".utf8))
+            #expect(ticking, "a flooded stream stopped ticking")
         }
         #expect(try server.timeHealthCheck() < .milliseconds(500))
         streams.removeAll()
@@ -165,7 +167,8 @@ struct AbuseConnectionMemoryTests {
         let stream = try AbuseConnection(port: server.port, receiveBuffer: 4096)
         try stream.write(Array("GET /v1/countdowns/\(token)/events HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
         let first = stream.read(until: "event: tick")
-        #expect(contains(first, Array("event: tick".utf8)))
+        let started = hasBytes(first, Array("event: tick".utf8))
+        #expect(started, "the stream did not start")
         var smallest: Int32 = 1
         let serverEnd = try #require(Self.serverSocket(of: stream), "the server's end of the stream was not found")
         #expect(setsockopt(serverEnd, SOL_SOCKET, SO_SNDBUF, &smallest, socklen_t(MemoryLayout<Int32>.size)) == 0)

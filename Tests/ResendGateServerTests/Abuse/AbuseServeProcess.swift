@@ -161,7 +161,7 @@ final class AbuseConnection {
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline && !contains(received, wanted) {
+        while ContinuousClock.now < deadline && !hasBytes(received, wanted) {
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, 50) > 0 else { continue }
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -192,12 +192,12 @@ final class AbuseConnection {
 }
 
 /// Whether `needle` occurs in `haystack`.
-func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-    occurrences(of: needle, in: haystack) > 0
+func hasBytes(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+    countOccurrences(of: needle, in: haystack) > 0
 }
 
 /// How many times `needle` occurs in `haystack` (not overlapping).
-func occurrences(of needle: [UInt8], in haystack: [UInt8]) -> Int {
+func countOccurrences(of needle: [UInt8], in haystack: [UInt8]) -> Int {
     guard !needle.isEmpty, haystack.count >= needle.count else { return 0 }
     var count = 0
     var index = 0

@@ -24,7 +24,8 @@ struct AbuseShutdownTests {
             let connection = try AbuseConnection(port: server.port)
             try connection.write(Array("GET /v1/countdowns/\(token)/events HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
             let first = connection.read(until: "event: tick")
-            #expect(contains(first, Array("event: tick".utf8)), "stream \(index) did not start")
+            let started = hasBytes(first, Array("event: tick".utf8))
+            #expect(started, "stream \(index) did not start")
             streams.append((connection, first))
         }
         #expect(try server.metric("resendgate_sse_streams") == 6)
@@ -35,10 +36,12 @@ struct AbuseShutdownTests {
             let rest = stream.connection.readUntilClosed(timeout: .seconds(3))
             let closed = rest.closed
             #expect(closed, "stream \(index) still open \(ContinuousClock.now - signalled) after SIGTERM")
-            let body = try #require(dechunkedBody(stream.received + rest.bytes), "stream \(index) did not end its chunks")
+            let parsed = dechunkedBody(stream.received + rest.bytes)
+            let body = try #require(parsed, "stream \(index) did not end its chunks")
             let text = String(decoding: body, as: UTF8.self)
             #expect(text.hasSuffix("\n\n" + Self.shutdownFrame), "stream \(index) ended with: \(text.suffix(120))")
-            #expect(occurrences(of: Array("event: shutdown".utf8), in: body) == 1, "stream \(index): \(text.suffix(300))")
+            let shutdownEvents = countOccurrences(of: Array("event: shutdown".utf8), in: body)
+            #expect(shutdownEvents == 1, "stream \(index): \(text.suffix(300))")
         }
         let exit = try #require(server.process.waitForExit(timeout: .seconds(3)), "still running 3 s after SIGTERM")
         let took = ContinuousClock.now - signalled
