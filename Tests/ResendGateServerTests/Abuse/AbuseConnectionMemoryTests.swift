@@ -73,7 +73,9 @@ struct AbuseConnectionMemoryTests {
             usleep(200_000)
         }
         #expect(during < Self.residentBoundMiB, "RSS \(during) MiB with \(crowd) clients that read nothing (\(before) MiB before)")
-        #expect(try server.timeHealthCheck() < .milliseconds(500))
+        // Loose: filling 600 sockets on loopback is gigabytes of copying on two shared
+        // cores (the file-descriptor tests hold /healthz to 500 ms).
+        #expect(try server.timeHealthCheck() < .seconds(2))
         clients.removeAll()
         try ServeCommandTests.poll(timeout: .seconds(5)) { try server.metric("resendgate_http_connections_open") ?? 99 <= 1 }
         // The workers give memory back within a second or so of the crowd leaving.
