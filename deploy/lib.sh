@@ -33,11 +33,12 @@ ensure_swift() {
 now() { date +%s; }
 
 # Suites that load the machine on purpose (floods of connections, Redis stalls and kills,
-# multi-node clusters that fail over), and suites whose checks run on 1-2 s policy
+# multi-node clusters that fail over; the abuse suites measure a server's CPU and RSS under
+# floods of their own), and suites whose checks run on 1-2 s policy
 # windows. Each group runs in a pass of its own after the rest, so that a window never
 # shares the two cores with a flood or with a hundred other tests starting Redis servers;
 # the heavy suites run one test at a time.
-heavy_suites='HostileInputTests|RedisFaultTests|GateClusterTests|RedisClusterSupportTests'
+heavy_suites='HostileInputTests|RedisFaultTests|GateClusterTests|RedisClusterSupportTests|AbuseConnectionMemoryTests|AbuseFileDescriptorTests|AbuseShutdownTests|AbusePhoneCacheTests'
 timed_suites='GatePolicyTests|PolicyRoutesTests|PolicyCommandTests|CountdownStreamTests|StreamProtocolTests'
 
 # `swift test ARGS` in three passes: everything else in parallel, then the timed suites,

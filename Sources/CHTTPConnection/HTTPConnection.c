@@ -2,29 +2,67 @@
 #include <sys/types.h>
 #include <sys/time.h>
 #include <sys/select.h>
+#include <errno.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 
 #include "CHTTPConnection.h"
 
 // evhttp's event callback (one static function of libevent's), taken from the first
 // connection served on this thread: ours passes on what it does not handle itself.
 static _Thread_local bufferevent_event_cb evhttp_event_callback;
+// evhttp's write callback, taken likewise from the first answer that waited for a socket.
+static _Thread_local bufferevent_data_cb evhttp_write_callback;
+
+// What a connection may read while its answer waits for the socket, or while it carries
+// an event stream: enough to see its client leave, not a flood. Its next request is read
+// once the answer is written, so a client that reads nothing cannot make the server hold
+// more than this (and the answer) for it, however many such connections it opens.
+#define READ_LIMIT_WHILE_WRITING (4 * 1024)
 
 static struct bufferevent *bufferevent_of(struct evhttp_request *request) {
     struct evhttp_connection *connection = evhttp_request_get_connection(request);
     return connection ? evhttp_connection_get_bufferevent(connection) : NULL;
 }
 
-// The read callback while a request is served: only bounds what waits in the buffer.
+// The accept-failure handler of the listener run by this thread (one per worker loop).
+static _Thread_local rg_accept_failure_handler accept_failure_handler;
+static _Thread_local void *accept_failure_context;
+
+static void on_accept_error(struct evconnlistener *listener, void *http) {
+    (void)listener;
+    (void)http;
+    int error = errno;  // libevent calls this right after the failed accept()
+    if (accept_failure_handler) accept_failure_handler(error, accept_failure_context);
+}
+
+void rg_listener_on_accept_failure(struct evconnlistener *listener, rg_accept_failure_handler handler,
+                                   void *context) {
+    accept_failure_handler = handler;
+    accept_failure_context = context;
+    evconnlistener_set_error_cb(listener, handler ? on_accept_error : NULL);
+}
+
+void rg_http_limit_input(struct bufferevent *bufferevent) {
+    // A read high-water mark: libevent reads no more than brings the input to it, and
+    // reads again once the input drains below it (evhttp never changes watermarks).
+    bufferevent_setwatermark(bufferevent, EV_READ, 0, RG_HTTP_READ_AHEAD_LIMIT);
+}
+
+size_t rg_http_unsent_bytes(struct evhttp_request *request) {
+    struct bufferevent *bufferevent = bufferevent_of(request);
+    return bufferevent ? evbuffer_get_length(bufferevent_get_output(bufferevent)) : 0;
+}
+
+// The read callback while a request is served: what arrives waits in the input, which
+// the read watermark (rg_http_limit_input) bounds. Its identity marks the state.
 static void on_read_while_serving(struct bufferevent *bufferevent, void *connection) {
+    (void)bufferevent;
     (void)connection;
-    if (evbuffer_get_length(bufferevent_get_input(bufferevent)) > RG_HTTP_READ_AHEAD_LIMIT) {
-        bufferevent_disable(bufferevent, EV_READ);
-    }
 }
 
 // Never called (reading is off): as the read callback, it marks a connection whose
@@ -47,6 +85,39 @@ static void on_event_while_serving(struct bufferevent *bufferevent, short what, 
         return;
     }
     evhttp_event_callback(bufferevent, what, connection);
+}
+
+// The write callback of a connection whose answer waited for the socket. Called once the
+// answer has drained: the connection reads ahead fully again, and evhttp goes on.
+static void on_write_after_waiting(struct bufferevent *bufferevent, void *connection) {
+    bufferevent_setwatermark(bufferevent, EV_READ, 0, RG_HTTP_READ_AHEAD_LIMIT);
+    evhttp_write_callback(bufferevent, connection);
+}
+
+// An answer waits for the socket: read little until it has drained.
+static void read_little_until_written(struct bufferevent *bufferevent) {
+    bufferevent_data_cb read_callback;
+    bufferevent_data_cb write_callback;
+    bufferevent_event_cb event_callback;
+    void *argument;
+    bufferevent_getcb(bufferevent, &read_callback, &write_callback, &event_callback, &argument);
+    if (write_callback && write_callback != on_write_after_waiting) {
+        evhttp_write_callback = write_callback;
+        // evhttp puts its own callbacks back when it reads the next request.
+        bufferevent_setcb(bufferevent, read_callback, on_write_after_waiting, event_callback, argument);
+    }
+    bufferevent_setwatermark(bufferevent, EV_READ, 0, READ_LIMIT_WHILE_WRITING);
+}
+
+void rg_http_start_stream(struct evhttp_request *request, int status, const char *reason,
+                          const struct timeval *timeout) {
+    struct bufferevent *bufferevent = bufferevent_of(request);
+    if (bufferevent) {
+        bufferevent_set_timeouts(bufferevent, timeout, timeout);
+        // A stream's client has nothing more to send: only its leaving matters.
+        bufferevent_setwatermark(bufferevent, EV_READ, 0, READ_LIMIT_WHILE_WRITING);
+    }
+    evhttp_send_reply_start(request, status, reason);
 }
 
 void rg_http_keep_reading(struct evhttp_request *request) {
@@ -98,6 +169,7 @@ int rg_http_send_reply(struct evhttp_request *request, int status, const char *r
         // unless the client pipelined many requests before half-closing, and evhttp drops
         // such a client anyway while it writes the earlier answers: no test reaches this.)
         if (input_ended) bufferevent_disable(bufferevent, EV_READ);
+        read_little_until_written(bufferevent);
         return 0;
     }
     bufferevent_data_cb write_callback;

@@ -8,6 +8,8 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+// malloc_trim, for the server's MemoryTrim (Swift's Glibc module leaves malloc.h out).
+#include <malloc.h>
 
 #include <event2/event.h>
 #include <event2/thread.h>

@@ -18,7 +18,8 @@ public struct ServerConfiguration: Sendable {
     /// its response, or idle between requests (libevent 2.1 has one timeout for all).
     /// It pauses while the request is served (each Redis step bounded by Redis's timeout).
     public var connectionTimeout: Duration
-    /// Open connections per worker past which new ones are closed at once.
+    /// Open connections per worker; past it the oldest idle one is closed to make room.
+    /// By default what the open-file limit leaves (``ConnectionBudget``).
     public var maxConnectionsPerWorker: Int
     public var logLevel: LogLevel
     /// How long SIGTERM waits for requests in flight.
@@ -28,16 +29,20 @@ public struct ServerConfiguration: Sendable {
     /// The browser origins (`http://host:port`, normalised) whose pages may send
     /// mutating requests; nil means the gate's own (`ServerConfiguration.ownOrigins`).
     public var allowOrigins: [String]?
+    /// How often an open event stream gets a `: heartbeat` comment line, which keeps
+    /// proxies from closing a quiet stream. Not a command-line option (tests shorten it).
+    public var streamHeartbeatInterval: Duration = .seconds(15)
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, workers: Int = 1, apiKeys: [APIKey] = [],
         insecureNoAuth: Bool = false, maxBodyBytes: Int = 16 * 1024, maxHeaderBytes: Int = 8 * 1024,
         connectionTimeout: Duration = .seconds(10),
-        maxConnectionsPerWorker: Int = 10_000, logLevel: LogLevel = .info, drainTimeout: Duration = .seconds(5),
+        maxConnectionsPerWorker: Int? = nil, logLevel: LogLevel = .info, drainTimeout: Duration = .seconds(5),
         onStoreFailure: StoreFailureMode = .closed, allowOrigins: [String]? = nil
     ) throws(ConfigurationError) {
         guard (0...65535).contains(port) else { throw ConfigurationError(field: "port", message: "must be 0...65535") }
         guard (1...256).contains(workers) else { throw ConfigurationError(field: "workers", message: "must be 1...256") }
+        let maxConnectionsPerWorker = maxConnectionsPerWorker ?? ConnectionBudget(workers: workers).defaultPerWorker
         guard maxConnectionsPerWorker > 0 else {
             throw ConfigurationError(field: "max-connections", message: "must be at least 1")
         }

@@ -17,6 +17,7 @@ final class Worker {
     private(set) var http: OpaquePointer!
     private var boundSocket: OpaquePointer?
     private(set) var connections: ConnectionTracker?
+    private var acceptPause: AcceptPause?
     private(set) var port = 0
     /// Reused for every request: the body bytes and the JSON being written.
     var bodyBuffer: [UInt8] = []
@@ -30,12 +31,13 @@ final class Worker {
     /// The origins whose pages may send mutating requests, lower-case; set once the
     /// listener's port is known, before it accepts anything.
     private(set) var allowedOrigins: [[UInt8]] = []
-    /// Server-sent event streams of countdowns, with the worker's one countdown ticker.
-    lazy var countdownStreams = CountdownStreams(
-        loop: loop, metrics: metrics, connections: connections, connectionTimeout: connectionTimeout)
+    /// Server-sent event streams of countdowns, with the worker's one countdown ticker
+    /// (made by `start`, once connections are tracked).
+    private(set) var countdownStreams: CountdownStreams!
     private lazy var flushTimer = EventTimer(loop: loop) { [unowned self] in self.flushLog() }
     private lazy var drainTimer = EventTimer(loop: loop) { [unowned self] in self.finishDraining() }
     private var drainDeadline = ContinuousClock.now
+    private var memoryTrim = MemoryTrim()
 
     init(index: Int, loop: EventLoop, configuration: ServerConfiguration, gate: GateConfiguration) {
         self.index = index
@@ -68,6 +70,9 @@ final class Worker {
             | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue | EVHTTP_REQ_PATCH.rawValue | 1 << 15))
         evhttp_set_default_content_type(http, "application/json; charset=utf-8")
         connections = ConnectionTracker(loop: loop, http: http, limit: configuration.maxConnectionsPerWorker, metrics: metrics)
+        countdownStreams = CountdownStreams(
+            loop: loop, metrics: metrics, connections: connections, connectionTimeout: connectionTimeout,
+            heartbeatInterval: configuration.streamHeartbeatInterval)
         evhttp_set_gencb(http, { raw, context in
             guard let raw, let context else { return }
             Unmanaged<Worker>.fromOpaque(context).takeUnretainedValue().handle(HTTPRequest(raw: raw))
@@ -76,20 +81,28 @@ final class Worker {
         self.port = opened.port
         allowedOrigins = configuration.allowedOrigins(port: opened.port).map { Array($0.utf8) }
         boundSocket = evhttp_bind_listener(http, opened.listener)
+        if let connections {
+            acceptPause = AcceptPause(
+                loop: loop, listener: opened.listener, connections: connections, metrics: metrics, log: log)
+        }
         flushTimer.schedule(after: .milliseconds(200))
     }
 
     /// Stops accepting; requests in flight still complete. Runs on the loop.
     func stopAccepting() {
         guard let http, let boundSocket else { return }
+        acceptPause?.detach()
+        acceptPause = nil
         evhttp_del_accept_socket(http, boundSocket)  // also closes the listening socket
         self.boundSocket = nil
     }
 
-    /// Stops accepting, lets requests in flight finish until `deadline`, then
-    /// closes everything and stops the loop. Runs on the loop.
+    /// Stops accepting, ends every event stream with its `shutdown` event, lets
+    /// requests in flight finish until `deadline`, then closes everything and stops
+    /// the loop. Runs on the loop.
     func drain(until deadline: ContinuousClock.Instant) {
         stopAccepting()
+        countdownStreams?.shutDown()
         drainDeadline = deadline
         finishDraining()
     }
@@ -115,13 +128,17 @@ final class Worker {
         // their requests are answered (503) while evhttp still holds them.
         gate.close()
         log.flush()
+        acceptPause?.detach()  // evhttp_free frees the listener
+        acceptPause = nil
         if let http { evhttp_free(http) }
         http = nil
         connections = nil
     }
 
+    /// Housekeeping every 200 ms: the log, and memory given back after a crowd left.
     private func flushLog() {
         log.flush()
+        memoryTrim.check(openConnections: metrics.value(.openConnections))
         flushTimer.schedule(after: .milliseconds(200))
     }
 

@@ -9,7 +9,8 @@ enum ServeCommand {
         only requests whose Host is localhost, 127.0.0.1 or [::1] (else 421: DNS rebinding).
         A POST or DELETE from a web page whose Origin is not in --allow-origins is 403, with or
         without API keys; POST /v1/sends needs Content-Type: application/json (else 415).
-        SIGTERM or SIGINT stops accepting, lets requests in flight finish (at most 5 s), then exits 0.
+        SIGTERM or SIGINT stops accepting, ends every event stream with a shutdown event (retry: 1000),
+        lets requests in flight finish (at most 5 s), then exits 0.
         """
 
     static let options: [Settings.Option] = [
@@ -26,9 +27,10 @@ enum ServeCommand {
         Settings.Option(name: "allow-origins", defaultValue: nil,
                         help: "web origins (scheme://host[:port], comma-separated) whose pages may send anything but GET and HEAD; others get 403 forbidden; unset, the gate's own: http://127.0.0.1:PORT, http://localhost:PORT, http://[::1]:PORT"),
         Settings.Option(name: "log-level", defaultValue: "info", help: "debug, info, warning, error or off (info logs no phone numbers)"),
-        Settings.Option(name: "max-connections", defaultValue: "10000", help: "open connections per worker"),
+        Settings.Option(name: "max-connections", defaultValue: "auto",
+                        help: "open connections per worker, past which the oldest idle one is closed; auto: what RLIMIT_NOFILE leaves after Redis, listeners and logs, shared among the workers"),
         Settings.Option(name: "connection-timeout", defaultValue: "10s",
-                        help: "how long a connection may stay silent: sending its request, reading its response, or idle"),
+                        help: "how long a connection may stay silent: sending its request, reading its response (or stuck with it unread), or idle"),
         Settings.Option(name: "on-store-failure", defaultValue: "closed",
                         help: "when Redis cannot record a send: closed answers 503; open allows it unrecorded (RISK: no cooldown or caps while Redis is down)"),
     ]
@@ -47,18 +49,23 @@ enum ServeCommand {
         guard let onStoreFailure = StoreFailureMode(rawValue: settings["on-store-failure"] ?? "") else {
             throw ConfigurationError(field: "on-store-failure", message: "use closed or open")
         }
+        let workers = try settings.integer("workers", in: 1...256)
+        let budget = ConnectionBudget(workers: workers)
+        let derivedCap = settings["max-connections"] == "auto"
+        let maxConnections = derivedCap ? budget.defaultPerWorker : try settings.integer("max-connections", in: 1...1_000_000)
         let configuration = try ServerConfiguration(
             host: settings["host"] ?? "127.0.0.1",
             port: try settings.integer("port", in: 0...65535),
-            workers: try settings.integer("workers", in: 1...256),
+            workers: workers,
             apiKeys: try apiKeys(settings),
             insecureNoAuth: settings.flag("insecure-no-auth"),
             connectionTimeout: try settings.duration("connection-timeout"),
-            maxConnectionsPerWorker: try settings.integer("max-connections", in: 1...1_000_000),
+            maxConnectionsPerWorker: maxConnections,
             logLevel: level, onStoreFailure: onStoreFailure, allowOrigins: allowOrigins(settings))
         let server = try HTTPServer(configuration: configuration, gate: try settings.gateConfiguration())
         let displayHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         printError("listening on http://\(displayHost):\(server.port) with \(configuration.workers) workers, Redis \(settings["redis"] ?? "")")
+        printError(budget.summary(perWorker: maxConnections, derived: derivedCap))
         let origins = server.allowedOrigins.isEmpty ? "none" : server.allowedOrigins.joined(separator: ", ")
         printError("web pages allowed to send POST or DELETE: \(origins)")
         await waitForTermination()

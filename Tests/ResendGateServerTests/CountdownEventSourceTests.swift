@@ -13,7 +13,7 @@ struct CountdownEventSourceTests {
     static func source(_ center: CountdownCenter, _ id: CountdownID, remaining: Duration, _ recorder: Recorder) -> CountdownEventSource {
         CountdownEventSource(
             center: center, countdownID: id, deadline: center.clock.now.advanced(by: remaining),
-            send: { recorder.frames.append(String(decoding: $0, as: UTF8.self)) }, finish: { recorder.finished += 1 })
+            send: { frame, _ in recorder.frames.append(String(decoding: frame, as: UTF8.self)) }, finish: { recorder.finished += 1 })
     }
 
     static func tick(_ seconds: Int, _ milliseconds: Int) -> String {

@@ -159,7 +159,7 @@ struct ServeCommandTests {
             ("insecure-no-auth", nil, "RESENDGATE_INSECURE_NO_AUTH"),
             ("allow-origins", nil, "RESENDGATE_ALLOW_ORIGINS"),
             ("log-level", "info", "RESENDGATE_LOG_LEVEL"),
-            ("max-connections", "10000", "RESENDGATE_MAX_CONNECTIONS"),
+            ("max-connections", "auto", "RESENDGATE_MAX_CONNECTIONS"),
             ("connection-timeout", "10s", "RESENDGATE_CONNECTION_TIMEOUT"),
             ("on-store-failure", "closed", "RESENDGATE_ON_STORE_FAILURE"),
             ("redis", "redis://127.0.0.1:6379/0", "RESENDGATE_REDIS_URL"),

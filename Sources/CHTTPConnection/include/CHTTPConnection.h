@@ -1,8 +1,37 @@
 #ifndef RESENDGATE_CHTTPCONNECTION_H
 #define RESENDGATE_CHTTPCONNECTION_H
 
+#include <stddef.h>
+
+struct bufferevent;
+struct evconnlistener;
 struct evhttp_request;
 struct timeval;
+
+/// Called on the listener's loop thread when accept() fails with an error libevent does
+/// not retry by itself (EMFILE, ENFILE, ENOBUFS, ENOMEM, ...), with that errno.
+typedef void (*rg_accept_failure_handler)(int error, void *context);
+
+/// Sets what happens when accept() fails on `listener`. Without it libevent logs a
+/// line per failed call and retries on every loop pass while the connection waits in
+/// the backlog: out of descriptors, a busy loop that floods stderr. One listener per
+/// thread: the handler is kept per thread (libevent passes an error callback no
+/// argument of its own), so call this on the loop thread that runs `listener`.
+void rg_listener_on_accept_failure(struct evconnlistener *listener, rg_accept_failure_handler handler,
+                                   void *context);
+
+/// Call once on each connection's bufferevent as it is made: bounds what the connection
+/// may hold of what its client sent to RG_HTTP_READ_AHEAD_LIMIT bytes, whatever evhttp is
+/// doing with it. evhttp 2.1 keeps reading a connection while it writes an answer or a
+/// stream (to notice a close), and kept all it read: a client that sends and never reads
+/// filled memory. Past the limit the connection is not read until evhttp takes what it
+/// holds (its next request, once the answer is written); a connection stuck that way with
+/// an unwritten answer is closed by the write timeout (--connection-timeout).
+void rg_http_limit_input(struct bufferevent *bufferevent);
+
+/// What the answer on `request`'s connection still has to write (bytes evhttp holds, not
+/// counting what the kernel's socket buffer took); 0 when it has no connection.
+size_t rg_http_unsent_bytes(struct evhttp_request *request);
 
 /// Call from the request callback, before the answer is known. evhttp 2.1 stops
 /// reading a connection while its request is served and starts again once the
@@ -17,7 +46,9 @@ struct timeval;
 /// (rg_http_send_reply, or rg_http_restore_timeout before evhttp_send_reply_start).
 void rg_http_keep_reading(struct evhttp_request *request);
 
-/// What a connection may buffer while its request is served: a pipelined request or two.
+/// What a connection may hold of its client's bytes at any time: a pipelined request or
+/// two. Above evhttp's own header limit (4 x 8 KiB), so a request line or header block
+/// that evhttp refuses is always seen whole before reading stops.
 #define RG_HTTP_READ_AHEAD_LIMIT (64 * 1024)
 
 /// Puts back the connection's read and write timeouts (evhttp's one connection
@@ -28,9 +59,16 @@ void rg_http_restore_timeout(struct evhttp_request *request, const struct timeva
 /// socket at once where evhttp would wait for epoll to report the socket writable
 /// (one more loop pass and two more epoll_ctl calls). If the socket takes it all, the
 /// request is finished as evhttp finishes it after a write, and this returns 1;
-/// otherwise the rest is left to evhttp and this returns 0. `request` may be freed
+/// otherwise the rest is left to evhttp and this returns 0, and until the answer has
+/// drained the connection reads no more than 4 KiB ahead (instead of 64 KiB): a crowd
+/// of clients that ask and never read costs little each. `request` may be freed
 /// before this returns: the caller must not use it again.
 int rg_http_send_reply(struct evhttp_request *request, int status, const char *reason,
                        const struct timeval *timeout);
+
+/// rg_http_restore_timeout, then evhttp_send_reply_start for an event stream; the
+/// connection then reads no more than 4 KiB of whatever its client sends.
+void rg_http_start_stream(struct evhttp_request *request, int status, const char *reason,
+                          const struct timeval *timeout);
 
 #endif

@@ -247,10 +247,26 @@ enum OpenAPIDocument {
             get:
               operationId: streamCountdown
               summary: The same as server-sent events.
-              description: >-
+              description: |-
                 "event: tick" with data {"retry_after": N, "retry_after_ms": M} at once
                 and each time the whole-second value changes, a ": heartbeat" comment
-                every 15 s, then "event: done" when the cooldown ends.
+                every 15 s, then "event: done" when the cooldown ends, and the
+                connection closes. A tick or heartbeat is dropped while the client has
+                more than 4 KiB of the stream unread (each tick carries the whole
+                state), and a client that reads nothing for the connection timeout is
+                disconnected.
+
+                When the gate shuts down (SIGTERM or SIGINT), every open stream gets
+                instead this last event, byte for byte, and the connection closes:
+
+                    retry: 1000
+                    event: shutdown
+                    data: {}
+
+                (followed by an empty line, as every event). The gate accepts no new
+                connection by then: a client should reconnect after "retry"
+                milliseconds, to the same URL (another gate behind the load balancer
+                will answer it), and go on counting down from its first tick.
               security: []
               responses:
                 '200':

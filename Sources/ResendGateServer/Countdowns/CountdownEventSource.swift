@@ -3,7 +3,8 @@ import Countdown
 /// The server-sent events of one countdown, apart from HTTP: subscribes to the worker's
 /// shared ``CountdownCenter`` and turns its events into SSE frames — a `tick` at once,
 /// one each time the whole-second value changes, then `done` — handing each to `send`
-/// and calling `finish` after `done`.
+/// (with whether it is the last frame, which must never be dropped) and calling `finish`
+/// after `done`.
 ///
 /// Loop-confined: the center it uses is driven by the worker's loop and delivers inline.
 final class CountdownEventSource: @unchecked Sendable {
@@ -12,7 +13,7 @@ final class CountdownEventSource: @unchecked Sendable {
     let countdownID: CountdownID
     let deadline: CountdownInstant
     private let center: CountdownCenter
-    private let send: ([UInt8]) -> Void
+    private let send: (_ frame: [UInt8], _ final: Bool) -> Void
     private let finish: () -> Void
     private var subscription: CountdownSubscription?
     /// True once `done` was sent or the source was cancelled.
@@ -23,7 +24,7 @@ final class CountdownEventSource: @unchecked Sendable {
     /// A source for the countdown `countdownID` ending at `deadline` (which must be this
     /// stream's own id: cancelling forgets the countdown).
     init(center: CountdownCenter, countdownID: CountdownID, deadline: CountdownInstant,
-         send: @escaping ([UInt8]) -> Void, finish: @escaping () -> Void) {
+         send: @escaping (_ frame: [UInt8], _ final: Bool) -> Void, finish: @escaping () -> Void) {
         self.center = center
         self.countdownID = countdownID
         self.deadline = deadline
@@ -53,11 +54,11 @@ final class CountdownEventSource: @unchecked Sendable {
         switch event {
         case .value(let value):
             let remaining = center.clock.now.duration(to: deadline)
-            send(Self.tick(value, remaining: remaining))
+            send(Self.tick(value, remaining: remaining), false)
         case .finished:
             isOver = true
             subscription = nil
-            send(Self.done)
+            send(Self.done, true)
             finish()
         }
         framesSent += 1
@@ -77,4 +78,8 @@ final class CountdownEventSource: @unchecked Sendable {
 
     static let done = Array("event: done\ndata: {\"retry_after\": 0, \"retry_after_ms\": 0}\n\n".utf8)
     static let heartbeat = Array(": heartbeat\n\n".utf8)
+    /// The last frame of every stream open when the server shuts down: reconnect after
+    /// 1 s (to another gate: this one no longer accepts). A documented contract
+    /// (deploy/openapi.yaml); clients match it byte for byte.
+    static let shutdown = Array("retry: 1000\nevent: shutdown\ndata: {}\n\n".utf8)
 }

@@ -1,3 +1,4 @@
+import CHTTPConnection
 import CHiredis
 import Countdown
 import ResendGate
@@ -6,8 +7,15 @@ import ResendGate
 /// the worker's loop (one timer for every stream), one heartbeat timer, and the open
 /// streams. Loop-confined.
 final class CountdownStreams {
+    /// What evhttp may hold unsent for one stream (past what the kernel's socket buffer
+    /// took) before its ticks and heartbeats are dropped: a client that reads nothing
+    /// cannot make its stream grow. Each tick carries the whole state, so one that
+    /// catches up loses nothing; and with nothing more written its write timeout runs,
+    /// so a client that stays stuck is closed after --connection-timeout.
+    static let maxUnsentBytes = 4 << 10
+
     /// A comment line this often keeps proxies from closing a quiet stream.
-    static let heartbeatInterval: Duration = .seconds(15)
+    let heartbeatInterval: Duration
 
     let clock: any CountdownClock
     let center: CountdownCenter
@@ -16,6 +24,8 @@ final class CountdownStreams {
     private var streams: [UInt64: EventStream] = [:]
     private var nextSerial: UInt64 = 0
     private var heartbeat: EventTimer!
+    /// Set by `shutDown`: a stream opened afterwards gets only the shutdown event.
+    private(set) var isShuttingDown = false
 
     /// Tells a stream when its client goes away.
     private let connections: ConnectionTracker?
@@ -23,9 +33,10 @@ final class CountdownStreams {
 
     init(
         loop: EventLoop, metrics: WorkerMetrics, connections: ConnectionTracker?, connectionTimeout: timeval,
-        clock: any CountdownClock = SystemCountdownClock()
+        heartbeatInterval: Duration = .seconds(15), clock: any CountdownClock = SystemCountdownClock()
     ) {
         self.clock = clock
+        self.heartbeatInterval = heartbeatInterval
         self.metrics = metrics
         self.connections = connections
         self.connectionTimeout = connectionTimeout
@@ -56,6 +67,12 @@ final class CountdownStreams {
         responder.header("Connection", "close")
         responder.header("X-Request-Id", String(requestID, radix: 16))
         responder.startStream(status: 200)
+        if isShuttingDown {
+            // The server is draining: tell the client to go elsewhere at once.
+            sendShutdownEvent(on: request.raw)
+            evhttp_send_reply_end(request.raw)
+            return
+        }
         // Each stream has its own countdown id, so a client leaving never disturbs another
         // stream of the same token, and its countdown is forgotten with it.
         let stream = EventStream(
@@ -63,7 +80,7 @@ final class CountdownStreams {
             countdownID: CountdownID("\(token.text)#\(serial)"), deadline: measuredAt.advanced(by: remaining))
         streams[serial] = stream
         metrics.add(.sseStreams)
-        if !heartbeat.isScheduled { heartbeat.schedule(after: Self.heartbeatInterval) }
+        if !heartbeat.isScheduled { heartbeat.schedule(after: heartbeatInterval) }
         stream.start()
     }
 
@@ -76,8 +93,26 @@ final class CountdownStreams {
 
     private func beat() {
         for stream in streams.values { stream.write(CountdownEventSource.heartbeat) }
-        if !streams.isEmpty { heartbeat.schedule(after: Self.heartbeatInterval) }
+        if !streams.isEmpty { heartbeat.schedule(after: heartbeatInterval) }
     }
+
+    /// The server is shutting down: every open stream gets the `shutdown` event (which
+    /// tells its client to reconnect, elsewhere, after `retry` ms) and is ended; its
+    /// connection closes once that is written. Streams opened from now on get only that.
+    func shutDown() {
+        isShuttingDown = true
+        heartbeat.cancel()
+        for stream in Array(streams.values) { stream.endForShutdown() }
+    }
+}
+
+/// Writes the final `shutdown` event of a stream, whatever is still unsent.
+private func sendShutdownEvent(on request: UnsafeMutablePointer<evhttp_request>) {
+    guard let chunk = evbuffer_new() else { return }
+    defer { evbuffer_free(chunk) }
+    let frame = CountdownEventSource.shutdown
+    _ = frame.withUnsafeBytes { evbuffer_add(chunk, $0.baseAddress, $0.count) }
+    evhttp_send_reply_chunk(request, chunk)
 }
 
 /// One open `GET /v1/countdowns/{token}/events` response. Owns nothing of libevent's but
@@ -102,7 +137,7 @@ final class EventStream {
         self.chunk = chunk
         source = CountdownEventSource(
             center: center, countdownID: countdownID, deadline: deadline,
-            send: { [unowned self] in self.write($0) }, finish: { [unowned self] in self.end() })
+            send: { [unowned self] frame, final in self.write(frame, final: final) }, finish: { [unowned self] in self.end() })
     }
 
     deinit {
@@ -116,11 +151,21 @@ final class EventStream {
         source.start()
     }
 
-    /// Writes one frame as a chunk of the response.
-    fileprivate func write(_ frame: [UInt8]) {
+    /// Writes one frame as a chunk of the response. A tick or heartbeat is dropped while
+    /// the client is behind by more than `maxUnsentBytes`; `final` frames never are.
+    fileprivate func write(_ frame: [UInt8], final: Bool = false) {
         guard let request else { return }
+        if !final && rg_http_unsent_bytes(request) > CountdownStreams.maxUnsentBytes { return }
         _ = frame.withUnsafeBytes { evbuffer_add(chunk, $0.baseAddress, $0.count) }
         evhttp_send_reply_chunk(request, chunk)
+    }
+
+    /// The server is shutting down: the `shutdown` event, then the end of the response.
+    fileprivate func endForShutdown() {
+        guard request != nil else { return }
+        write(CountdownEventSource.shutdown, final: true)
+        source.cancel()
+        end()
     }
 
     /// After `done`: ends the response; the connection then closes (`Connection: close`).

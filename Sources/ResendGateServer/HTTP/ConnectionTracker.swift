@@ -1,3 +1,4 @@
+import CHTTPConnection
 import CHiredis
 import ResendGate
 
@@ -10,7 +11,11 @@ import ResendGate
 /// connection as that bufferevent's callback argument. So each bufferevent is
 /// noted when made, and at the end of the same loop pass (before any I/O on it can
 /// run) the connection behind it is adopted: it gets a close callback and a place
-/// in the eviction order.
+/// in the eviction order. libevent accepts every waiting connection in one go, so
+/// a burst is adopted as it arrives: making each bufferevent adopts the ones made
+/// before it and closes the oldest idle connection when at the cap. Otherwise a
+/// burst would pass the cap, and the open-file limit it is derived from, before any
+/// of it was adopted.
 final class ConnectionTracker {
     private struct Entry {
         let sequence: UInt64
@@ -38,8 +43,19 @@ final class ConnectionTracker {
         }, context)
         evhttp_set_bevcb(http, { base, context in
             let tracker = Unmanaged<ConnectionTracker>.fromOpaque(context!).takeUnretainedValue()
-            let bufferevent = bufferevent_socket_new(base, -1, Int32(BEV_OPT_CLOSE_ON_FREE.rawValue))
+            // The connections made before this one in the same accept burst are whole
+            // by now: adopt them, then make room for this one.
+            tracker.adoptFresh()
+            if tracker.entries.count >= tracker.limit { tracker.evictOldestIdle() }
+            // No BEV_OPT_CLOSE_ON_FREE (evhttp's own default): evhttp then closes the
+            // socket as it frees the connection, where the option would leave it open
+            // until libevent finalizes the bufferevent after the accept burst, so an
+            // eviction would free no descriptor for the burst's next accept.
+            let bufferevent = bufferevent_socket_new(base, -1, 0)
             if let bufferevent {
+                // Whatever evhttp does with the connection, it holds at most 64 KiB of
+                // what its client sent (see CHTTPConnection).
+                rg_http_limit_input(bufferevent)
                 if tracker.fresh.isEmpty { event_active(tracker.hook, 0, 0) }
                 tracker.fresh.append(bufferevent)
             }
@@ -70,6 +86,7 @@ final class ConnectionTracker {
     }
 
     private func adoptFresh() {
+        guard !fresh.isEmpty else { return }
         let batch = fresh
         fresh.removeAll(keepingCapacity: true)
         for bufferevent in batch {
@@ -111,10 +128,19 @@ final class ConnectionTracker {
         metrics.add(.openConnections, -1)
     }
 
+    /// Closes up to `count` of the oldest connections that are not being served (out
+    /// of descriptors, to make room); returns how many it closed.
+    func evictIdle(upTo count: Int) -> Int {
+        var closed = 0
+        while closed < count && evictOldestIdle() { closed += 1 }
+        return closed
+    }
+
     /// Closes the oldest connection that is not being served; if every one is
-    /// busy, none is closed and the cap is exceeded briefly rather than cutting
-    /// a response.
-    private func evictOldestIdle() {
+    /// busy, none is closed (false) and the cap is exceeded briefly rather than
+    /// cutting a response.
+    @discardableResult
+    private func evictOldestIdle() -> Bool {
         var skippedBusy: [(sequence: UInt64, connection: OpaquePointer)] = []
         defer { for entry in skippedBusy.reversed() { order.prepend(entry) } }
         while let candidate = order.popFirst() {
@@ -125,8 +151,9 @@ final class ConnectionTracker {
             }
             metrics.add(.evictedConnections)
             evhttp_connection_free(candidate.connection)  // its close callback forgets it
-            return
+            return true
         }
+        return false
     }
 }
 

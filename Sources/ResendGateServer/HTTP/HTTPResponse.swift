@@ -39,8 +39,7 @@ struct HTTPResponder {
     /// Starts a streamed answer (chunks follow with evhttp_send_reply_chunk).
     func startStream(status: Int) {
         var timeout = connectionTimeout
-        rg_http_restore_timeout(request.raw, &timeout)
-        withReason(status) { evhttp_send_reply_start(request.raw, Int32(status), $0) }
+        withReason(status) { rg_http_start_stream(request.raw, Int32(status), $0, &timeout) }
     }
 
     private func sendReply(_ status: Int) -> Bool {

@@ -9,6 +9,8 @@ final class WorkerMetrics: Sendable {
         case requests2xx, requests4xx, requests5xx
         case inFlight
         case openConnections, evictedConnections
+        /// accept() calls that failed (out of descriptors): each paused the listener.
+        case acceptPauses
         /// Answers the socket could not take at once (a slow or pipelining client).
         case answersQueued
         case latencySumMicroseconds, latencyCount

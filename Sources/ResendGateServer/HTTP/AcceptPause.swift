@@ -1,0 +1,69 @@
+import CHTTPConnection
+import CHiredis
+import ResendGate
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a worker does when `accept()` fails for want of file descriptors (EMFILE,
+/// ENFILE) or memory. The connection stays in the kernel's backlog, so libevent would
+/// try again on every loop pass, each time failing and logging: a busy loop that
+/// floods stderr and starves every client. Instead the listener pauses for a moment,
+/// the oldest idle connections are closed so the next accepts succeed (a `/healthz`
+/// still gets in), and the failures are logged once per interval. Loop-confined.
+final class AcceptPause {
+    /// How long the listener rests after a failed accept.
+    static let pause: Duration = .milliseconds(50)
+    /// Idle connections closed per failed accept, to free descriptors for the next ones.
+    static let evictionBatch = 32
+    /// At most one log line per worker this often, however many accepts fail.
+    static let logInterval: Duration = .seconds(5)
+
+    private var listener: OpaquePointer?
+    private let connections: ConnectionTracker
+    private let metrics: WorkerMetrics
+    private let log: AccessLog
+    private var resume: EventTimer!
+    private var failures = 0
+    private var evicted = 0
+    private var nextLog = ContinuousClock.now
+
+    init(loop: EventLoop, listener: OpaquePointer, connections: ConnectionTracker, metrics: WorkerMetrics, log: AccessLog) {
+        self.listener = listener
+        self.connections = connections
+        self.metrics = metrics
+        self.log = log
+        resume = EventTimer(loop: loop) { [unowned self] in
+            if let listener = self.listener { evconnlistener_enable(listener) }
+        }
+        rg_listener_on_accept_failure(listener, { error, context in
+            Unmanaged<AcceptPause>.fromOpaque(context!).takeUnretainedValue().acceptFailed(error)
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// The listener is about to be freed: never touch it again.
+    func detach() {
+        guard let listener else { return }
+        rg_listener_on_accept_failure(listener, nil, nil)
+        resume.cancel()
+        self.listener = nil
+    }
+
+    private func acceptFailed(_ error: Int32) {
+        guard let listener else { return }
+        evconnlistener_disable(listener)
+        resume.schedule(after: Self.pause)
+        failures += 1
+        metrics.add(.acceptPauses)
+        let outOfDescriptors = error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM
+        if outOfDescriptors { evicted += connections.evictIdle(upTo: Self.evictionBatch) }
+        let now = ContinuousClock.now
+        guard now >= nextLog else { return }
+        nextLog = now + Self.logInterval
+        let what = String(cString: strerror(error))
+        let relief = outOfDescriptors ? "; \(evicted) idle connections closed to make room" : ""
+        log.message(.warning, "accept() failed: \(what) (\(failures)x since the last report); the listener pauses \(Self.pause) after each failure\(relief); reported at most every \(Self.logInterval)")
+        failures = 0
+        evicted = 0
+    }
+}
