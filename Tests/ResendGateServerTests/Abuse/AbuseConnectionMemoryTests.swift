@@ -125,7 +125,7 @@ struct AbuseConnectionMemoryTests {
         for index in 0..<3 {
             let token = try Self.countdownToken(server, phone: "+86138002000\(50 + index)")
             let stream = try AbuseConnection(port: server.port)
-            try stream.write(Array("GET /v1/countdowns/\(token)/events HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            try stream.write(Array("GET /v1/countdowns/\(token)/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
             let started = hasBytes(stream.read(until: "event: tick"), Array("event: tick".utf8))
             #expect(started, "stream \(index) did not start")
             let taken = stream.flood(Self.junk)
@@ -167,7 +167,7 @@ struct AbuseConnectionMemoryTests {
         let token = try #require(try sent.decode(TokenBody.self).countdown_token)
 
         let stream = try AbuseConnection(port: server.port, receiveBuffer: 4096)
-        try stream.write(Array("GET /v1/countdowns/\(token)/events HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        try stream.write(Array("GET /v1/countdowns/\(token)/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
         let first = stream.read(until: "event: tick")
         let started = hasBytes(first, Array("event: tick".utf8))
         #expect(started, "the stream did not start")

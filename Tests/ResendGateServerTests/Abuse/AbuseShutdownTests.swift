@@ -22,7 +22,7 @@ struct AbuseShutdownTests {
         for index in 0..<6 {
             let token = try AbuseConnectionMemoryTests.countdownToken(server, phone: "+86138002001\(10 + index)")
             let connection = try AbuseConnection(port: server.port)
-            try connection.write(Array("GET /v1/countdowns/\(token)/events HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+            try connection.write(Array("GET /v1/countdowns/\(token)/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
             let first = connection.read(until: "event: tick")
             let started = hasBytes(first, Array("event: tick".utf8))
             #expect(started, "stream \(index) did not start")
