@@ -27,7 +27,7 @@ final class Worker {
     private(set) var inFlight = 0
     /// Server-sent event streams of countdowns, with the worker's one countdown ticker.
     lazy var countdownStreams = CountdownStreams(
-        loop: loop, metrics: metrics, connections: connections, connectionTimeout: connectionTimeout)
+        loop: loop, gate: gate, metrics: metrics, connections: connections, connectionTimeout: connectionTimeout)
     private lazy var flushTimer = EventTimer(loop: loop) { [unowned self] in self.flushLog() }
     private lazy var drainTimer = EventTimer(loop: loop) { [unowned self] in self.finishDraining() }
     private var drainDeadline = ContinuousClock.now
