@@ -72,7 +72,4 @@ extension GateWorker {
             channel: releaseChannel, onMessage: { onRelease(String(decoding: $0, as: UTF8.self)) },
             onSubscribed: onSubscribed)
     }
-
-    /// Whether the subscription of `followReleases` is in place now.
-    public var followsReleases: Bool { releases?.isSubscribed ?? false }
 }
