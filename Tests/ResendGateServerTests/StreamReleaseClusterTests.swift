@@ -5,8 +5,8 @@ import Testing
 /// Releases reach open event streams on a Redis Cluster too: the release script's
 /// `PUBLISH` runs on the number's master and the cluster bus carries it to every node,
 /// so a gate subscribed on any node hears it. Heavy (six Redis nodes): run it alone.
-@Suite("Countdown streams end on release: Redis Cluster", .serialized)
-struct CountdownReleaseClusterTests {
+@Suite("Streams end on release: Redis Cluster", .serialized)
+struct StreamReleaseClusterTests {
     static let released = "{\"retry_after\": 0, \"retry_after_ms\": 0, \"reason\": \"released\"}"
 
     /// Gate B's workers subscribe on the first seed; the number is chosen so that its
