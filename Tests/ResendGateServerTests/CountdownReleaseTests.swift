@@ -14,9 +14,9 @@ struct CountdownReleaseTests {
     /// Two gates, two workers each: streams of the token on both gates (so on both
     /// workers of each, whichever the kernel hands them to) end with `done` carrying
     /// `released` within a second of gate A's release; a stream of another number's
-    /// cooldown goes on ticking.
+    /// cooldown goes on ticking. Redis has a password: the subscriber authenticates too.
     @Test func releaseOnOneGateEndsTheStreamsOnEveryGateWithinASecond() throws {
-        let redis = try RedisServer()
+        let redis = try RedisServer(RedisServer.Options(password: "release-secret"))
         defer { redis.stop() }
         let gates = try ReleaseTestGates(count: 2, redis: ["--redis", redis.url])
         defer { gates.stop() }

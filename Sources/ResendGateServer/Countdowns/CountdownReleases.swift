@@ -23,6 +23,7 @@ final class CountdownReleases {
     private var recent = Set<String>()
     private var recentOrder: [String] = []
     private var recentNext = 0
+    private var subscribing = false
 
     init(gate: GateWorker) {
         self.gate = gate
@@ -33,9 +34,13 @@ final class CountdownReleases {
 
     /// Ends `stream` when `identity` is released; at once if it just was.
     func follow(_ stream: EventStream, identity: String) {
-        gate.followReleases(
-            onRelease: { [weak self] identity in self?.released(identity) },
-            onSubscribed: { [weak self] in self?.recheck() })
+        if !subscribing {
+            // The worker's first stream: from now on the worker follows every release.
+            subscribing = true
+            gate.followReleases(
+                onRelease: { [weak self] identity in self?.released(identity) },
+                onSubscribed: { [weak self] in self?.recheck() })
+        }
         guard !recent.contains(identity) else { return stream.end(reason: Self.releasedReason) }
         followers[identity, default: [:]][stream.serial] = stream
     }
