@@ -139,4 +139,39 @@ struct CountdownReleaseTests {
         #expect(done.data == Self.released)
         #expect(ContinuousClock.now - killing < .seconds(1))
     }
+
+    /// The release table is bounded by the open streams: one entry per followed cooldown
+    /// (however many streams share it), none for unknown tokens, and each entry goes with
+    /// its cooldown's last stream or its release.
+    @Test func theReleaseTableHoldsOnlyCooldownsWithOpenStreams() throws {
+        let redis = try RedisServer()
+        defer { redis.stop() }
+        let gates = try ReleaseTestGates(count: 1, redis: ["--redis", redis.url], workers: 1)
+        defer { gates.stop() }
+        let phones = (0..<6).map { "+86138001380\(String(format: "%02d", $0))" }
+        let tokens = try phones.map { try gates.send($0, on: 0) }
+        let shared = try (0..<4).map { _ in try gates.openStream(tokens[0], on: 0) }
+        let single = try tokens.dropFirst().map { try gates.openStream($0, on: 0) }
+        for _ in 0..<10 {  // unknown tokens are refused before any stream or entry exists
+            let status = try ReleaseTestGates.request(port: gates.ports[0], "GET", "/v1/countdowns/AAAAAAAAAAAAAAAAAAAAAA/events").status
+            #expect(status == 404)
+        }
+        let followed = { try gates.sample("resendgate_sse_followed_cooldowns", on: 0) }
+        #expect(try gates.openStreams(on: 0) == 9)
+        #expect(try followed() == 6)
+        for stream in shared.dropLast() { stream.socket.close() }
+        try waitUntilTrue("three streams closed", timeout: .seconds(3)) { try gates.openStreams(on: 0) == 6 }
+        #expect(try followed() == 6)  // the cooldown still has a stream
+        shared.last!.socket.close()
+        try waitUntilTrue("its last stream closed", timeout: .seconds(3)) { try gates.openStreams(on: 0) == 5 }
+        #expect(try followed() == 5)
+        #expect(try gates.release(phones[1], on: 0) == 204)
+        #expect(try single[0].nextDone()?.data == Self.released)
+        try waitUntilTrue("the released stream is gone", timeout: .seconds(3)) { try gates.openStreams(on: 0) == 4 }
+        #expect(try followed() == 4)
+        #expect(try gates.sample("resendgate_sse_released_total", on: 0) == 1)
+        for stream in single { stream.socket.close() }
+        try waitUntilTrue("every stream closed", timeout: .seconds(3)) { try gates.openStreams(on: 0) == 0 }
+        #expect(try followed() == 0)
+    }
 }

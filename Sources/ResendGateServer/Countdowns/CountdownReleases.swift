@@ -18,6 +18,7 @@ final class CountdownReleases {
     static let releasedReason = "released"
 
     private let gate: GateWorker
+    private let metrics: WorkerMetrics
     /// Streams by the identity of the cooldown they follow.
     private var followers: [String: [UInt64: EventStream]] = [:]
     private var recent = Set<String>()
@@ -25,12 +26,10 @@ final class CountdownReleases {
     private var recentNext = 0
     private var subscribing = false
 
-    init(gate: GateWorker) {
+    init(gate: GateWorker, metrics: WorkerMetrics) {
         self.gate = gate
+        self.metrics = metrics
     }
-
-    /// Cooldowns followed now (for tests and metrics).
-    var followedCount: Int { followers.count }
 
     /// Ends `stream` when `identity` is released; at once if it just was.
     func follow(_ stream: EventStream, identity: String) {
@@ -41,7 +40,11 @@ final class CountdownReleases {
                 onRelease: { [weak self] identity in self?.released(identity) },
                 onSubscribed: { [weak self] in self?.recheck() })
         }
-        guard !recent.contains(identity) else { return stream.end(reason: Self.releasedReason) }
+        guard !recent.contains(identity) else {
+            metrics.add(.sseReleased)
+            return stream.end(reason: Self.releasedReason)
+        }
+        if followers[identity] == nil { metrics.add(.sseFollowedCooldowns) }
         followers[identity, default: [:]][stream.serial] = stream
     }
 
@@ -49,12 +52,15 @@ final class CountdownReleases {
     func unfollow(_ stream: EventStream, identity: String) {
         guard var streams = followers[identity], streams.removeValue(forKey: stream.serial) != nil else { return }
         followers[identity] = streams.isEmpty ? nil : streams
+        if streams.isEmpty { metrics.add(.sseFollowedCooldowns, -1) }
     }
 
     /// A release, published by any gate.
     func released(_ identity: String) {
         remember(identity)
         guard let streams = followers.removeValue(forKey: identity) else { return }
+        metrics.add(.sseFollowedCooldowns, -1)
+        metrics.add(.sseReleased, Int64(streams.count))
         for stream in streams.values { stream.end(reason: Self.releasedReason) }
     }
 

@@ -28,7 +28,7 @@ final class CountdownStreams {
         loop: EventLoop, gate: GateWorker, metrics: WorkerMetrics, connections: ConnectionTracker?,
         connectionTimeout: timeval, clock: any CountdownClock = SystemCountdownClock()
     ) {
-        releases = CountdownReleases(gate: gate)
+        releases = CountdownReleases(gate: gate, metrics: metrics)
         self.clock = clock
         self.metrics = metrics
         self.connections = connections

@@ -12,13 +12,13 @@ final class ReleaseTestGates {
     let ports: [Int]
 
     /// `redis` is `["--redis", url]` or `["--redis-cluster", seeds]`.
-    init(count: Int, redis: [String], cooldown: String = "60s") throws {
+    init(count: Int, redis: [String], cooldown: String = "60s", workers: Int = 2) throws {
         var gates: [ServerProcess] = []
         var ports: [Int] = []
         do {
             for _ in 0..<count {
                 let gate = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), [
-                    "serve", "--port", "0", "--workers", "2", "--region", "CN", "--cooldown", cooldown,
+                    "serve", "--port", "0", "--workers", "\(workers)", "--region", "CN", "--cooldown", cooldown,
                     "--log-level", "warning", "--redis-timeout", "1s",
                 ] + redis)
                 gates.append(gate)
@@ -82,8 +82,13 @@ final class ReleaseTestGates {
 
     /// `resendgate_sse_streams` of gate `gate`.
     func openStreams(on gate: Int) throws -> Int {
+        try sample("resendgate_sse_streams", on: gate)
+    }
+
+    /// A sample of `/metrics` on gate `gate`; -1 when absent.
+    func sample(_ name: String, on gate: Int) throws -> Int {
         let text = try Self.request(port: ports[gate], "GET", "/metrics").text
-        let line = text.split(separator: "\n").first { $0.hasPrefix("resendgate_sse_streams ") }
+        let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
         return line.flatMap { Int($0.split(separator: " ")[1]) } ?? -1
     }
 }
