@@ -68,6 +68,8 @@ final class RedisChannelSubscription {
             redisAsyncFree(created)
             return lost()
         }
+        // A subscription only listens: TCP keepalive finds a peer that vanished silently.
+        _ = redisEnableKeepAlive(&created.pointee.c)
         generation &+= 1
         context = created
         created.pointee.data = Unmanaged.passUnretained(self).toOpaque()
