@@ -153,7 +153,7 @@ enum GateScripts {
     /// the ladder step and the count go back by one) unless the window already holds
     /// `max refunds` refunds; the refund is recorded, so at most that many sends are
     /// given back per window. Also voids the idempotency record of the refunded send.
-    /// Publishes the value the cooldown key held (its countdown token) on the channel,
+    /// Publishes the value the cooldown key held (today its countdown token) on the channel,
     /// in the same script, so every gate ends the event streams that follow it.
     /// Returns {1, 0, voided record name or ''} refunded, {0, 0, ''} when no cooldown
     /// runs (nothing is consumed), {-1, ms until the oldest refund leaves the window, ''}
