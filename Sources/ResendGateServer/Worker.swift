@@ -71,7 +71,7 @@ final class Worker {
         evhttp_set_default_content_type(http, "application/json; charset=utf-8")
         connections = ConnectionTracker(loop: loop, http: http, limit: configuration.maxConnectionsPerWorker, metrics: metrics)
         countdownStreams = CountdownStreams(
-            loop: loop, metrics: metrics, connections: connections, connectionTimeout: connectionTimeout,
+            loop: loop, gate: gate, metrics: metrics, connections: connections, connectionTimeout: connectionTimeout,
             heartbeatInterval: configuration.streamHeartbeatInterval)
         evhttp_set_gencb(http, { raw, context in
             guard let raw, let context else { return }

@@ -66,6 +66,63 @@ import Testing
         }
     }
 
+    /// A release (the SMS provider failed) ends an open stream at once, with its reason,
+    /// instead of at the 60 s deadline: the last update is `.done(reason: "released")`,
+    /// within a second of the release, and the stream ends there.
+    @Test func aReleaseEndsAnOpenStreamWithinASecond() async throws {
+        try await withLiveGate(cooldown: "60s") { gate in
+            let client = gate.client()
+            let token = try #require(try await client.send(phone: Self.phone).countdownToken)
+            var updates: [CountdownUpdate] = []
+            var released: ContinuousClock.Instant?
+            var ended: ContinuousClock.Instant?
+            for try await update in client.countdownEvents(token: token) {
+                updates.append(update)
+                if case .done = update { ended = .now }
+                if released == nil {
+                    released = .now
+                    try await client.release(phone: Self.phone)
+                }
+            }
+            #expect(updates.last == .done(reason: "released"))
+            let delay = try #require(ended) - (try #require(released))
+            #expect(delay < .seconds(1), "the release reached the stream after \(delay)")
+            // One or two ticks (the first, perhaps the next second's), then done.
+            #expect((2...3).contains(updates.count))
+            // The token is stale now: a new stream of it is refused.
+            let error = await #expect(throws: ResendGateError.self) {
+                for try await _ in client.countdownEvents(token: token) {}
+            }
+            #expect(error?.code == ResendGateError.notFound)
+        }
+    }
+
+    /// Two gates on one Redis: the app follows the countdown on gate B, its back end
+    /// releases through gate A, and B's stream ends with `released` within a second.
+    @Test func aReleaseOnAnotherGateEndsTheStream() async throws {
+        try await withLiveGate(cooldown: "60s") { gate in
+            let (second, secondURL) = try gate.secondGate()
+            defer { second.stop(grace: .seconds(2)) }
+            let onA = gate.client()
+            let onB = ResendGateClient(baseURL: secondURL)
+            let token = try #require(try await onA.send(phone: Self.phone).countdownToken)
+            var last: CountdownUpdate?
+            var released: ContinuousClock.Instant?
+            var ended: ContinuousClock.Instant?
+            for try await update in onB.countdownEvents(token: token) {
+                last = update
+                if case .done = update { ended = .now }
+                if released == nil {
+                    released = .now
+                    try await onA.release(phone: Self.phone)
+                }
+            }
+            #expect(last == .done(reason: "released"))
+            let delay = try #require(ended) - (try #require(released))
+            #expect(delay < .seconds(1), "the release reached gate B's stream after \(delay)")
+        }
+    }
+
     /// Cancelling the task that follows a stream closes the connection.
     @Test func cancellingTheReaderEndsTheStream() async throws {
         try await withLiveGate(cooldown: "60s") { gate in

@@ -52,6 +52,14 @@ final class LiveGate: @unchecked Sendable {
         redis.stop()
     }
 
+    /// Another `resendgate serve` on the same Redis (a second gate behind a load
+    /// balancer), on a port of its own; the caller stops it.
+    func secondGate() throws -> (process: ServerProcess, baseURL: URL) {
+        let port = try LoopbackPort.free()
+        let process = try Self.launch(port: port, redis: redis, cooldown: cooldown, apiKey: apiKey)
+        return (process, URL(string: "http://127.0.0.1:\(port)")!)
+    }
+
     private static func launch(port: Int, redis: RedisServer, cooldown: String, apiKey: String?) throws -> ServerProcess {
         let keys = apiKey.map { ["--api-keys", $0] } ?? []
         let server = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), [

@@ -101,10 +101,14 @@ public struct CountdownReading: Sendable, Equatable {
     public let retryAfterMilliseconds: Int64
     /// Redis's clock when it answered, in ms since 1970.
     public let serverTimeMilliseconds: Int64
+    /// The value the cooldown key holds (today its countdown token): what a release of
+    /// this cooldown publishes, so an event stream matches releases on it.
+    public let cooldownIdentity: String
 
-    public init(retryAfterMilliseconds: Int64, serverTimeMilliseconds: Int64) {
+    public init(retryAfterMilliseconds: Int64, serverTimeMilliseconds: Int64, cooldownIdentity: String = "") {
         self.retryAfterMilliseconds = retryAfterMilliseconds
         self.serverTimeMilliseconds = serverTimeMilliseconds
+        self.cooldownIdentity = cooldownIdentity
     }
 
     /// Whole seconds left, rounded up.

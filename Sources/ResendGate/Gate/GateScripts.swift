@@ -148,11 +148,13 @@ enum GateScripts {
     ///       time), 4 idempotency link.
     /// ARGV: 1 refund window ms, 2 max refunds (at least 1), 3 '1' to delete the linked
     ///       idempotency record here (one Redis), '0' to return its name (a cluster, where
-    ///       it lives in another slot).
+    ///       it lives in another slot), 4 the channel releases are announced on.
     /// Ends the running cooldown and refunds its send (that send leaves the window, so
     /// the ladder step and the count go back by one) unless the window already holds
     /// `max refunds` refunds; the refund is recorded, so at most that many sends are
     /// given back per window. Also voids the idempotency record of the refunded send.
+    /// Publishes the value the cooldown key held (today its countdown token) on the channel,
+    /// in the same script, so every gate ends the event streams that follow it.
     /// Returns {1, 0, voided record name or ''} refunded, {0, 0, ''} when no cooldown
     /// runs (nothing is consumed), {-1, ms until the oldest refund leaves the window, ''}
     /// past the limit (nothing changes).
@@ -168,6 +170,7 @@ enum GateScripts {
           return {-1, tonumber(oldest[2]) + window - now, ''}
         end
         redis.call('DEL', KEYS[1])
+        redis.call('PUBLISH', ARGV[4], token)
         redis.call('ZREM', KEYS[2], token)
         redis.call('ZADD', KEYS[3], now, token)
         redis.call('PEXPIRE', KEYS[3], window)
@@ -184,19 +187,22 @@ enum GateScripts {
         return {1, 0, voided}
         """)
 
-    /// KEYS: countdown token. ARGV: the token. Returns {remaining ms, Redis time ms},
-    /// remaining -2 when the token is unknown, expired or stale (released, or
-    /// replaced by a later cooldown of the same number).
+    /// KEYS: countdown token. ARGV: the token. Returns {remaining ms, Redis time ms,
+    /// the cooldown key's value (what a release publishes)}, or {-2, Redis time ms} when
+    /// the token is unknown, expired or stale (released, or replaced by a later cooldown
+    /// of the same number).
     /// Reads the cooldown key named by the token key's value, which is not in KEYS: fine on
     /// one Redis; cluster mode will need the token key to share the number's hash tag.
     static let countdown = RedisScript("""
         local t = redis.call('TIME')
         local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
         local cooldown = redis.call('GET', KEYS[1])
-        if not cooldown or redis.call('GET', cooldown) ~= ARGV[1] then return {-2, now} end
+        if not cooldown then return {-2, now} end
+        local value = redis.call('GET', cooldown)
+        if value ~= ARGV[1] then return {-2, now} end
         local remaining = redis.call('PTTL', cooldown)
         if remaining < 1 then return {-2, now} end
-        return {remaining, now}
+        return {remaining, now, value}
         """)
 
     // MARK: Redis Cluster: the steps that live in slots of their own
@@ -242,14 +248,16 @@ enum GateScripts {
         """)
 
     /// KEYS: a cooldown. ARGV: a countdown token. Like `countdown`, once the token
-    /// key has named the cooldown: {remaining ms or -2, Redis time ms}.
+    /// key has named the cooldown: {remaining ms, Redis time ms, the cooldown's value}
+    /// or {-2, Redis time ms}.
     static let countdownOfCooldown = RedisScript("""
         local t = redis.call('TIME')
         local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-        if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {-2, now} end
+        local value = redis.call('GET', KEYS[1])
+        if value ~= ARGV[1] then return {-2, now} end
         local remaining = redis.call('PTTL', KEYS[1])
         if remaining < 1 then return {-2, now} end
-        return {remaining, now}
+        return {remaining, now, value}
         """)
 
     static let all = [reserve, reserveCooldown, peek, release, countdown, ipTake, idempotencyGet, idempotencyPut, countdownOfCooldown]

@@ -4,7 +4,10 @@ extension GateWorker {
     /// send leaves the window, so the ladder step and the count go back by one), at most
     /// the policy's `maxRefunds` times per window; each refund is recorded in the window.
     /// The idempotency record of the refunded send is voided, so a retry with its key is
-    /// decided afresh. `true` when a cooldown was running and was refunded, `false` when
+    /// decided afresh. The script also publishes the value the cooldown key held on
+    /// ``releaseChannel``, so the event streams following it end on every gate
+    /// (``followReleases(onRelease:onSubscribed:)``).
+    /// `true` when a cooldown was running and was refunded, `false` when
     /// none ran (nothing is consumed). Fails with `refund_limit` past the limit and
     /// `forbidden` when the policy allows no refunds; then nothing changes.
     ///
@@ -24,6 +27,7 @@ extension GateWorker {
         let number = keys.keyText(for: phone.e164)
         let onCluster = store.isCluster
         let slotKey = purpose.slotKey(for: number)
+        let channel = releaseChannel
         store.evaluate(GateScripts.release, slotKey: slotKey, { args in
             args.append(4)
             args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
@@ -33,6 +37,7 @@ extension GateWorker {
             args.append(Int(policy.refundWindowMilliseconds))
             args.append(maxRefunds)
             args.append(onCluster ? 0 : 1)
+            args.append(channel)
         }, completion: { [unowned self] result in
             let outcome = Self.decode(result) { reply throws(GateError) -> (Bool, String) in
                 guard case .array(let items) = reply, items.count == 3,
@@ -52,5 +57,22 @@ extension GateWorker {
                 completion(.failure(error))
             }
         })
+    }
+
+    /// The pub/sub channel every release publishes on: `<prefix>:released`.
+    public var releaseChannel: String { "\(configuration.keyPrefix):released" }
+
+    /// Follows the releases of every gate on this Redis: `onRelease` gets the value each
+    /// released cooldown key held (``CountdownReading/cooldownIdentity``), on this
+    /// worker's loop, through one subscriber connection of the worker's own (reconnected
+    /// with the main connection's backoff). `onSubscribed` runs each time the
+    /// subscription is (again) in place: releases published while it was down are not
+    /// seen, so the caller re-checks what it follows then. Idempotent: the first call's
+    /// handlers stay.
+    public func followReleases(onRelease: @escaping (String) -> Void, onSubscribed: @escaping () -> Void) {
+        guard releases == nil else { return }
+        releases = store.subscribe(
+            channel: releaseChannel, onMessage: { onRelease(String(decoding: $0, as: UTF8.self)) },
+            onSubscribed: onSubscribed)
     }
 }

@@ -12,6 +12,8 @@ public final class GateWorker {
     let tokens = CountdownTokenSource()
     let compiled: [String: CompiledPolicy]
     let fallback: CompiledPolicy
+    /// Releases announced by any gate, once `followReleases` was called.
+    var releases: RedisChannelSubscription?
 
     /// `parserCapacity` bounds the worker's cache of parsed numbers (16 384 results, and at
     /// most about 4 MiB whatever the results): enough to hold the numbers of the last
@@ -151,12 +153,14 @@ public final class GateWorker {
         })
     }
 
-    /// `{remaining ms or -2, Redis time ms}` as a reading; nil for -2.
+    /// `{remaining ms, Redis time ms, the cooldown's value}` as a reading; nil for `{-2, ...}`.
     static func reading(_ reply: RedisReply) throws(GateError) -> CountdownReading? {
-        guard case .array(let items) = reply, items.count == 2,
+        guard case .array(let items) = reply, items.count >= 2,
               let pttl = items[0].integer, let now = items[1].integer else { throw Self.unexpected(reply) }
         guard pttl > 0 else { return nil }
-        return CountdownReading(retryAfterMilliseconds: Int64(pttl), serverTimeMilliseconds: Int64(now))
+        guard items.count == 3, let value = items[2].string else { throw Self.unexpected(reply) }
+        return CountdownReading(
+            retryAfterMilliseconds: Int64(pttl), serverTimeMilliseconds: Int64(now), cooldownIdentity: value)
     }
 
     /// Reads how long the number's own limits (its cooldown, `max sends`) refuse the next
@@ -189,6 +193,7 @@ public final class GateWorker {
 
     /// Stops the connection; pending calls fail as store unavailable.
     public func close() {
+        releases?.close()
         store.close()
     }
 

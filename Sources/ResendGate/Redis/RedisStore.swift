@@ -7,8 +7,12 @@ public final class RedisStore {
     }
 
     private let backend: Backend
+    private let loop: EventLoop
+    private let configuration: RedisConfiguration
 
     public init(loop: EventLoop, configuration: RedisConfiguration, scripts: [RedisScript]) {
+        self.loop = loop
+        self.configuration = configuration
         if case .cluster(let seeds) = configuration.endpoint {
             backend = .cluster(RedisClusterClient(loop: loop, seeds: seeds, configuration: configuration, scripts: scripts))
         } else {
@@ -61,6 +65,31 @@ public final class RedisStore {
         case .cluster(let cluster):
             cluster.pingMasters(completion)
         }
+    }
+
+    /// Follows `channel` on a connection of its own: `onMessage` gets each message's
+    /// payload, `onSubscribed` runs whenever the subscription is (again) in place.
+    /// One Redis: that server; Sentinels: the master they named last (a replica gets the
+    /// master's publishes too, so a failover loses only what is published while it
+    /// reconnects); a cluster: any node, the seeds in turn (a `PUBLISH` reaches every
+    /// node of a cluster). Close it with `close()`.
+    func subscribe(
+        channel: String, onMessage: @escaping ([UInt8]) -> Void, onSubscribed: @escaping () -> Void
+    ) -> RedisChannelSubscription {
+        let endpoint: (Int) -> RedisConfiguration.Endpoint?
+        switch (backend, configuration.endpoint) {
+        case (.single(let connection), .sentinel):
+            endpoint = { [unowned connection] _ in
+                connection.sentinelMaster.map { .tcp(host: $0.host, port: $0.port) }
+            }
+        case (_, .cluster(let seeds)):
+            endpoint = { attempt in .tcp(host: seeds[attempt % seeds.count].host, port: seeds[attempt % seeds.count].port) }
+        case (_, let fixed):
+            endpoint = { _ in fixed }
+        }
+        return RedisChannelSubscription(
+            loop: loop, channel: channel, configuration: configuration, endpoint: endpoint,
+            onMessage: onMessage, onSubscribed: onSubscribed)
     }
 
     public func close() {

@@ -250,8 +250,13 @@ enum OpenAPIDocument {
               description: |-
                 "event: tick" with data {"retry_after": N, "retry_after_ms": M} at once
                 and each time the whole-second value changes, a ": heartbeat" comment
-                every 15 s, then "event: done" when the cooldown ends, and the
-                connection closes. A tick or heartbeat is dropped while the client has
+                every 15 s, then "event: done" with data {"retry_after": 0,
+                "retry_after_ms": 0} when the cooldown runs out, and the connection
+                closes. A cooldown released (refunded, on any gate of the same Redis)
+                ends its open streams within a second with "event: done" and data
+                {"retry_after": 0, "retry_after_ms": 0, "reason": "released"}; so does
+                one found gone from Redis when a gate's pub/sub subscription comes back
+                after an outage. A tick or heartbeat is dropped while the client has
                 more than 4 KiB of the stream unread (each tick carries the whole
                 state), and a client that reads nothing for the connection timeout is
                 disconnected.

@@ -49,6 +49,19 @@ final class CountdownEventSource: @unchecked Sendable {
         center.cancel(countdownID)  // nobody subscribes to this stream's own id any more
     }
 
+    /// The cooldown ended early (a release, on any gate): `done` carrying `reason`, then
+    /// `finish`, at once rather than at the deadline. Nothing once the stream is over.
+    func end(reason: String) {
+        guard !isOver else { return }
+        isOver = true
+        subscription?.cancel()
+        subscription = nil
+        center.cancel(countdownID)
+        send(Self.done(reason: reason), true)
+        framesSent += 1
+        finish()
+    }
+
     private func deliver(_ event: CountdownEvent) {
         guard !isOver else { return }
         switch event {
@@ -77,6 +90,11 @@ final class CountdownEventSource: @unchecked Sendable {
     }
 
     static let done = Array("event: done\ndata: {\"retry_after\": 0, \"retry_after_ms\": 0}\n\n".utf8)
+    /// `done` before the deadline, with why: `{"retry_after": 0, "retry_after_ms": 0, "reason": "released"}`.
+    /// `reason` is one of ours (ASCII, no quotes): it is written as it is.
+    static func done(reason: String) -> [UInt8] {
+        Array("event: done\ndata: {\"retry_after\": 0, \"retry_after_ms\": 0, \"reason\": \"\(reason)\"}\n\n".utf8)
+    }
     static let heartbeat = Array(": heartbeat\n\n".utf8)
     /// The last frame of every stream open when the server shuts down: reconnect after
     /// 1 s (to another gate: this one no longer accepts). A documented contract

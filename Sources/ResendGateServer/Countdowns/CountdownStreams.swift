@@ -4,8 +4,9 @@ import Countdown
 import ResendGate
 
 /// One worker's server-sent event streams: ONE shared ``CountdownCenter`` ticking on
-/// the worker's loop (one timer for every stream), one heartbeat timer, and the open
-/// streams. Loop-confined.
+/// the worker's loop (one timer for every stream), one heartbeat timer, the open
+/// streams, and ``CountdownReleases``, which ends those whose cooldown is released on
+/// any gate. Loop-confined.
 final class CountdownStreams {
     /// What evhttp may hold unsent for one stream (past what the kernel's socket buffer
     /// took) before its ticks and heartbeats are dropped: a client that reads nothing
@@ -26,15 +27,19 @@ final class CountdownStreams {
     private var heartbeat: EventTimer!
     /// Set by `shutDown`: a stream opened afterwards gets only the shutdown event.
     private(set) var isShuttingDown = false
+    /// Streams by their cooldown's identity, ended when a release of it is published.
+    let releases: CountdownReleases
 
     /// Tells a stream when its client goes away.
     private let connections: ConnectionTracker?
     private let connectionTimeout: timeval
 
     init(
-        loop: EventLoop, metrics: WorkerMetrics, connections: ConnectionTracker?, connectionTimeout: timeval,
-        heartbeatInterval: Duration = .seconds(15), clock: any CountdownClock = SystemCountdownClock()
+        loop: EventLoop, gate: GateWorker, metrics: WorkerMetrics, connections: ConnectionTracker?,
+        connectionTimeout: timeval, heartbeatInterval: Duration = .seconds(15),
+        clock: any CountdownClock = SystemCountdownClock()
     ) {
+        releases = CountdownReleases(gate: gate, metrics: metrics)
         self.clock = clock
         self.heartbeatInterval = heartbeatInterval
         self.metrics = metrics
@@ -50,9 +55,10 @@ final class CountdownStreams {
 
     /// Answers `request` with 200 `text/event-stream` and streams the countdown of
     /// `token`, which has `remaining` left as measured at `measuredAt` (when Redis's reply
-    /// arrived). The first tick is written before this returns.
-    func open(_ request: HTTPRequest, token: CountdownToken, remaining: Duration, measuredAt: CountdownInstant,
-              requestID: UInt64) {
+    /// arrived). The first tick is written before this returns. `identity` is the value
+    /// its cooldown key holds: a release publishing it ends the stream with `done`.
+    func open(_ request: HTTPRequest, token: CountdownToken, identity: String, remaining: Duration,
+              measuredAt: CountdownInstant, requestID: UInt64) {
         // A client that reset its connection while the countdown was looked up: libevent
         // has detached the request and leaves it to us. No stream for nobody.
         guard evhttp_request_get_connection(request.raw) != nil else { return evhttp_request_free(request.raw) }
@@ -76,17 +82,20 @@ final class CountdownStreams {
         // Each stream has its own countdown id, so a client leaving never disturbs another
         // stream of the same token, and its countdown is forgotten with it.
         let stream = EventStream(
-            request: request.raw, serial: serial, owner: self, connections: connections, center: center,
+            request: request.raw, serial: serial, token: token, identity: identity, owner: self,
+            connections: connections, center: center,
             countdownID: CountdownID("\(token.text)#\(serial)"), deadline: measuredAt.advanced(by: remaining))
         streams[serial] = stream
         metrics.add(.sseStreams)
         if !heartbeat.isScheduled { heartbeat.schedule(after: heartbeatInterval) }
         stream.start()
+        if stream.isOpen { releases.follow(stream, identity: identity) }
     }
 
     /// Called by a stream once it has ended, either way.
     fileprivate func remove(_ stream: EventStream) {
         guard streams.removeValue(forKey: stream.serial) != nil else { return }
+        releases.unfollow(stream, identity: stream.identity)
         metrics.add(.sseStreams, -1)
         if streams.isEmpty { heartbeat.cancel() }
     }
@@ -119,6 +128,9 @@ private func sendShutdownEvent(on request: UnsafeMutablePointer<evhttp_request>)
 /// the right to write to the request until the stream ends.
 final class EventStream {
     let serial: UInt64
+    let token: CountdownToken
+    /// The value its cooldown key holds, which a release publishes.
+    let identity: String
     /// Nil once the stream ended: never touch the request after that.
     private var request: UnsafeMutablePointer<evhttp_request>?
     private unowned let owner: CountdownStreams
@@ -126,11 +138,14 @@ final class EventStream {
     private var source: CountdownEventSource!
     private let chunk: OpaquePointer
 
-    fileprivate init(request: UnsafeMutablePointer<evhttp_request>, serial: UInt64, owner: CountdownStreams,
+    fileprivate init(request: UnsafeMutablePointer<evhttp_request>, serial: UInt64, token: CountdownToken,
+                     identity: String, owner: CountdownStreams,
                      connections: ConnectionTracker?, center: CountdownCenter, countdownID: CountdownID,
                      deadline: CountdownInstant) {
         self.request = request
         self.serial = serial
+        self.token = token
+        self.identity = identity
         self.owner = owner
         self.connections = connections
         guard let chunk = evbuffer_new() else { fatalError("evbuffer_new failed: out of memory") }
@@ -149,6 +164,14 @@ final class EventStream {
             connections?.observeClose(of: request) { [unowned self] in self.connectionClosed() }
         }
         source.start()
+    }
+
+    /// Until it ended (`done` sent, or the client gone).
+    var isOpen: Bool { request != nil }
+
+    /// The cooldown ended early (released): `done` with `reason`, then the end.
+    func end(reason: String) {
+        source.end(reason: reason)
     }
 
     /// Writes one frame as a chunk of the response. A tick or heartbeat is dropped while

@@ -39,6 +39,12 @@ enum PrometheusText {
         metric("resendgate_sse_streams", "gauge", "Open server-sent event streams of countdowns.", [
             ("", "\(sum(.sseStreams))"),
         ])
+        metric("resendgate_sse_followed_cooldowns", "gauge", "Cooldowns whose release open streams wait for.", [
+            ("", "\(sum(.sseFollowedCooldowns))"),
+        ])
+        metric("resendgate_sse_released_total", "counter", "Streams ended early by a release, on any gate.", [
+            ("", "\(sum(.sseReleased))"),
+        ])
         var cumulative: Int64 = 0
         var histogram: [(String, String)] = []
         for (index, bound) in WorkerMetrics.latencyBuckets.enumerated() {

@@ -15,6 +15,10 @@ final class WorkerMetrics: Sendable {
         case answersQueued
         case latencySumMicroseconds, latencyCount
         case sseStreams
+        /// Cooldowns whose releases a worker's open streams wait for (its release table).
+        case sseFollowedCooldowns
+        /// Streams ended early by a release.
+        case sseReleased
         /// Sends allowed without Redis (`--on-store-failure open`): nothing recorded them.
         case allowedUnrecorded
     }

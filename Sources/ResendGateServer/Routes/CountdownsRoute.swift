@@ -29,7 +29,7 @@ extension Worker {
             switch result {
             case .success(let reading?) where isStream:
                 self.countdownStreams.open(
-                    exchange.request, token: token, remaining: .milliseconds(reading.retryAfterMilliseconds),
+                    exchange.request, token: token, identity: reading.cooldownIdentity, remaining: .milliseconds(reading.retryAfterMilliseconds),
                     measuredAt: arrived, requestID: exchange.id)
                 self.finish(exchange, status: 200)
             case .success(let reading?):

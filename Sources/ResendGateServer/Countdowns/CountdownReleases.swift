@@ -1,0 +1,92 @@
+import ResendGate
+
+/// Ends a worker's event streams whose cooldown was released, on any gate: every
+/// release publishes the value its cooldown key held (`GateWorker.followReleases`), and
+/// the streams are found here by that value, their cooldown's identity. Loop-confined.
+///
+/// What a client can grow is bounded: a table entry lives only while a stream follows
+/// it (and streams are bounded by the worker's connections), and the last
+/// ``recentCapacity`` released identities are kept, so that a stream opened from a
+/// lookup answered just before its release (whose message arrived first) still ends.
+///
+/// While the subscriber connection is down releases are not heard; each time it is in
+/// place again every followed cooldown is looked up, and the streams of those gone are
+/// ended as released. A stream opened meanwhile still ends at its deadline.
+final class CountdownReleases {
+    /// Released identities kept, for the race between a lookup and its release.
+    static let recentCapacity = 256
+    static let releasedReason = "released"
+
+    private let gate: GateWorker
+    private let metrics: WorkerMetrics
+    /// Streams by the identity of the cooldown they follow.
+    private var followers: [String: [UInt64: EventStream]] = [:]
+    private var recent = Set<String>()
+    private var recentOrder: [String] = []
+    private var recentNext = 0
+    private var subscribing = false
+
+    init(gate: GateWorker, metrics: WorkerMetrics) {
+        self.gate = gate
+        self.metrics = metrics
+    }
+
+    /// Ends `stream` when `identity` is released; at once if it just was.
+    func follow(_ stream: EventStream, identity: String) {
+        if !subscribing {
+            // The worker's first stream: from now on the worker follows every release.
+            subscribing = true
+            gate.followReleases(
+                onRelease: { [weak self] identity in self?.released(identity) },
+                onSubscribed: { [weak self] in self?.recheck() })
+        }
+        guard !recent.contains(identity) else {
+            metrics.add(.sseReleased)
+            return stream.end(reason: Self.releasedReason)
+        }
+        if followers[identity] == nil { metrics.add(.sseFollowedCooldowns) }
+        followers[identity, default: [:]][stream.serial] = stream
+    }
+
+    /// `stream` ended: forget it.
+    func unfollow(_ stream: EventStream, identity: String) {
+        guard var streams = followers[identity], streams.removeValue(forKey: stream.serial) != nil else { return }
+        followers[identity] = streams.isEmpty ? nil : streams
+        if streams.isEmpty { metrics.add(.sseFollowedCooldowns, -1) }
+    }
+
+    /// A release, published by any gate.
+    func released(_ identity: String) {
+        remember(identity)
+        guard let streams = followers.removeValue(forKey: identity) else { return }
+        metrics.add(.sseFollowedCooldowns, -1)
+        metrics.add(.sseReleased, Int64(streams.count))
+        for stream in streams.values { stream.end(reason: Self.releasedReason) }
+    }
+
+    private func remember(_ identity: String) {
+        guard recent.insert(identity).inserted else { return }
+        if recentOrder.count < Self.recentCapacity {
+            recentOrder.append(identity)
+        } else {
+            recent.remove(recentOrder[recentNext])
+            recentOrder[recentNext] = identity
+            recentNext = (recentNext + 1) % Self.recentCapacity
+        }
+    }
+
+    /// The subscription is (again) in place: a cooldown released while it was down is
+    /// found gone (or holding another value) by a lookup of its token.
+    private func recheck() {
+        for (identity, streams) in followers {
+            guard let token = streams.values.first?.token else { continue }
+            gate.countdown(token) { [weak self] result in
+                switch result {
+                case .success(let reading?) where reading.cooldownIdentity == identity: break
+                case .success: self?.released(identity)
+                case .failure: break  // Redis is away again: the next subscription re-checks
+                }
+            }
+        }
+    }
+}
