@@ -50,8 +50,8 @@ final class Worker {
     }
 
     /// Opens this worker's listener and starts serving. Runs on the loop.
-    func start(port: Int) throws(Listener.Failure) {
-        guard let http = evhttp_new(loop.base) else { throw Listener.Failure(description: "evhttp_new failed") }
+    func start(port: Int) throws(ConfigurationError) {
+        guard let http = evhttp_new(loop.base) else { throw ConfigurationError(field: "port", message: "evhttp_new failed") }
         self.http = http
         // Above the limits we answer 413 and 431 ourselves, in JSON; far above
         // them, libevent stops reading and answers 413 itself.
