@@ -41,8 +41,8 @@ final class Worker {
         self.index = index
         self.loop = loop
         self.configuration = configuration
-        self.gate = GateWorker(loop: loop, configuration: gate)
         log = AccessLog(level: configuration.logLevel)
+        self.gate = GateWorker(loop: loop, configuration: gate, logger: log.gateLogger(worker: index))
         nextRequestID = UInt64(index) << 48 | UInt64.random(in: 0..<(1 << 32))
         connectionTimeout = timeval(configuration.connectionTimeout)
         checksHost = configuration.checksHost
