@@ -57,7 +57,7 @@ extension RedisConnection {
             guard self.state == .connecting, self.context == nil else { return }
             switch result {
             case .success(let master):
-                self.logger.debug("redis \(self.address): the Sentinels name \(master) as the master")
+                self.noteMaster(master)
                 self.sentinelMaster = master
                 self.connect()
             case .failure(let error):
@@ -71,7 +71,7 @@ extension RedisConnection {
     func masterSwitched(to master: RedisConfiguration.HostPort) {
         guard master != sentinelMaster else { return }
         let previous = sentinelMaster.map(\.description) ?? "none"
-        logger.warning("redis \(address): the Sentinels switched the master from \(previous) to \(master)")
+        noteMaster(master)
         sentinelMaster = master
         if state == .ready || state == .connecting {
             drop(RedisError(.unavailable, "the Sentinels moved the master from \(previous) to \(master)"))
@@ -86,7 +86,7 @@ extension RedisConnection {
         guard state == .ready, sentinel != nil else { return }
         sentinel!.resolve { [unowned self] result in
             if case .success(let master) = result, let current = self.sentinelMaster, master != current, self.state == .ready {
-                self.logger.warning("redis \(self.address): the Sentinels now name \(master) as the master, not \(current)")
+                self.noteMaster(master)
                 self.sentinelMaster = master
                 self.drop(RedisError(.unavailable, "the Sentinels moved the master from \(current) to \(master)"))
                 return

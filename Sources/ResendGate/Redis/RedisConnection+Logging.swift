@@ -27,6 +27,18 @@ extension RedisConnection {
         }
     }
 
+    /// The Sentinels named `master` (by `+switch-master`, a periodic check or a lookup at
+    /// reconnect): another node than the last one named is a master switch, a warning.
+    func noteMaster(_ master: RedisConfiguration.HostPort) {
+        guard case .sentinel(_, let name) = configuration.endpoint, master != lastNamedMaster else { return }
+        if let previous = lastNamedMaster {
+            logger.warning("redis master \(name): the Sentinels switched it from \(previous) to \(master); reconnecting")
+        } else {
+            logger.debug("redis master \(name): the Sentinels name \(master)")
+        }
+        lastNamedMaster = master
+    }
+
     /// `NOSCRIPT` (Redis restarted, or `SCRIPT FLUSH`): every call in flight reloads, so
     /// one line a second says how many did.
     func logScriptReload(_ script: RedisScript) {

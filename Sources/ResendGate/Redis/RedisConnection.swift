@@ -68,6 +68,8 @@ public final class RedisConnection {
     /// Script reloads: when one was last logged, and how many came since unlogged.
     var scriptReloadLogged: ContinuousClock.Instant?
     var scriptReloadsUnlogged = 0
+    /// With Sentinels: the last master they named, kept across reconnects to log a switch.
+    var lastNamedMaster: RedisConfiguration.HostPort?
 
     /// Creates the connection and starts connecting. Call on `loop`'s thread. `logger`
     /// hears of reconnects, Sentinel master switches and script reloads.
