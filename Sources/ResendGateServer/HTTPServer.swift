@@ -34,14 +34,14 @@ public final class HTTPServer: Sendable {
         for (worker, loop) in zip(workers, loops) {
             let job = Unchecked(worker)
             do {
-                port = try loop.submitAndWait { [port] () throws(Listener.Failure) -> Int in
+                port = try loop.submitAndWait { [port] () throws(ConfigurationError) -> Int in
                     job.value.shared = shared
                     try job.value.start(port: port)
                     return job.value.port
                 }
             } catch {
                 Self.stop(workers, loops)
-                throw ConfigurationError(field: "port", message: error.description)
+                throw error
             }
         }
         self.port = port

@@ -43,8 +43,8 @@ final class Worker {
         self.index = index
         self.loop = loop
         self.configuration = configuration
-        self.gate = GateWorker(loop: loop, configuration: gate)
         log = AccessLog(level: configuration.logLevel)
+        self.gate = GateWorker(loop: loop, configuration: gate, logger: log.gateLogger(worker: index))
         nextRequestID = UInt64(index) << 48 | UInt64.random(in: 0..<(1 << 32))
         connectionTimeout = timeval(configuration.connectionTimeout)
         checksHost = configuration.checksHost
@@ -52,8 +52,8 @@ final class Worker {
     }
 
     /// Opens this worker's listener and starts serving. Runs on the loop.
-    func start(port: Int) throws(Listener.Failure) {
-        guard let http = evhttp_new(loop.base) else { throw Listener.Failure(description: "evhttp_new failed") }
+    func start(port: Int) throws(ConfigurationError) {
+        guard let http = evhttp_new(loop.base) else { throw ConfigurationError(field: "port", message: "evhttp_new failed") }
         self.http = http
         // Above the limits we answer 413 and 431 ourselves, in JSON; far above
         // them, libevent stops reading and answers 413 itself.

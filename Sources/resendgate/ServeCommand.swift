@@ -26,7 +26,7 @@ enum ServeCommand {
                         help: "allow a non-loopback --host without API keys: anyone who can reach it can reserve and release", isFlag: true),
         Settings.Option(name: "allow-origins", defaultValue: nil,
                         help: "web origins (scheme://host[:port], comma-separated) whose pages may send anything but GET and HEAD; others get 403 forbidden; unset, the gate's own: http://127.0.0.1:PORT, http://localhost:PORT, http://[::1]:PORT"),
-        Settings.Option(name: "log-level", defaultValue: "info", help: "debug, info, warning, error or off (info logs no phone numbers)"),
+        Settings.Option(name: "log-level", defaultValue: "info", help: "debug, info, warning, error or off: requests and Redis events (reconnects, failovers), never a phone number"),
         Settings.Option(name: "max-connections", defaultValue: "auto",
                         help: "open connections per worker, past which the oldest idle one is closed; auto: what RLIMIT_NOFILE leaves after Redis, listeners and logs, shared among the workers"),
         Settings.Option(name: "connection-timeout", defaultValue: "10s",

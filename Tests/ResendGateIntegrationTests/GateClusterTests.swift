@@ -7,12 +7,14 @@ import Testing
 /// The gate on a real Redis Cluster (3 masters, 1 replica each) and behind Sentinels.
 @Suite("Gate: Redis Cluster and Sentinel", .serialized)
 struct GateClusterTests {
-    static func gate(cluster: RedisCluster, waitReplicas: Int = 0, policy: Policy = .default) throws -> Gate {
+    static func gate(
+        cluster: RedisCluster, waitReplicas: Int = 0, policy: Policy = .default, logger: GateLogger = .off
+    ) throws -> Gate {
         let base = try RedisConfiguration(url: RedisConfiguration.defaultURL, connectTimeout: .seconds(1), commandTimeout: .seconds(1))
         let seeds = try RedisConfiguration.HostPort.parseList(cluster.seedList, field: "redis-cluster")
         return Gate(configuration: try GateConfiguration(
             redis: try .cluster(seeds: seeds, base: base), policies: PolicySet(fallback: policy), defaultRegion: "CN",
-            waitReplicas: waitReplicas))
+            waitReplicas: waitReplicas), logger: logger)
     }
 
     /// Numbers whose keys fall in `count` different slots spread over the whole range.
@@ -139,7 +141,8 @@ struct GateClusterTests {
     @Test func aSlotMigratedDuringLoadLosesNoDecision() async throws {
         let cluster = try RedisCluster()
         defer { cluster.stop() }
-        let gate = try Self.gate(cluster: cluster)
+        let log = LogCapture()
+        let gate = try Self.gate(cluster: cluster, logger: log.logger(.info))
         // Twenty numbers whose keys share one slot (searched for: about one in 16 384
         // numbers lands in a given slot): the slot to move.
         let slot = cluster.slot(forKey: "rg:{default:+8613800138000}:cooldown")
@@ -182,29 +185,36 @@ struct GateClusterTests {
         for number in sample.dropFirst(sample.count / 2) { #expect(allowed[number] == 1, "\(number): \(allowed[number] ?? 0)") }
         #expect(try cluster.masterPort(forSlot: slot) == target)
         for number in sample { #expect(try await gate.reserve(phone: number).reason == .cooldown) }
+        // The re-map reached the caller's logger (MOVED, then the map read again), with no number.
+        let remapped = try await poll(every: .milliseconds(50), upTo: .seconds(3)) {
+            log.lines(at: .info).first { $0.contains("slot map read") && !$0.contains(" 0 slots changed") }
+        }
+        #expect(remapped != nil, "\(log.all)")
+        #expect(!log.all.contains { $0.contains("+86") }, "\(log.all)")
     }
 
     @Test func sentinelFailoverKeepsCooldownsAndServesAgain() async throws {
         let sentinels = try RedisSentinelSet()
         defer { sentinels.stop() }
         let base = try RedisConfiguration(url: RedisConfiguration.defaultURL, connectTimeout: .seconds(1), commandTimeout: .seconds(1))
-        func sentinelGate(waitReplicas: Int) throws -> Gate {
+        let log = LogCapture()
+        func sentinelGate(waitReplicas: Int, logger: GateLogger = .off) throws -> Gate {
             Gate(configuration: try GateConfiguration(
                 redis: .sentinel(
                     sentinels: try RedisConfiguration.HostPort.parseList(sentinels.sentinelList, field: "redis-sentinel"),
                     master: sentinels.masterName, base: base),
-                defaultRegion: "CN", waitReplicas: waitReplicas))
+                defaultRegion: "CN", waitReplicas: waitReplicas), logger: logger)
         }
         // As with the cluster: the first reservation waits for the replica; after the
         // failover the new master has none, so the checks use a gate that does not wait.
         let durable = try sentinelGate(waitReplicas: 1)
-        let gate = try sentinelGate(waitReplicas: 0)
+        let gate = try sentinelGate(waitReplicas: 0, logger: log.logger(.info))
         let first = try await Self.whenServed(within: .seconds(10)) { () async throws(GateError) in
             try await durable.reserve(phone: "+8613800138000")
         }
         _ = try await gate.peek(phone: "+8613800138000")
         #expect(first.allowed)
-        _ = sentinels.killMaster()
+        let oldMaster = sentinels.killMaster()
         let killed = ContinuousClock.now
         let fresh = try await Self.whenServed(within: .seconds(20)) { () async throws(GateError) in
             try await gate.reserve(phone: "+8613800138001")
@@ -213,6 +223,10 @@ struct GateClusterTests {
         #expect(ContinuousClock.now - killed < .seconds(20))
         let again = try await gate.reserve(phone: "+8613800138000")
         #expect(!again.allowed && again.reason == .cooldown, "the new master kept the cooldown")
+        // The switch reached the caller's logger as a warning naming the old master.
+        let switched = log.lines(at: .warning).filter { $0.contains("the Sentinels switched it from") }
+        #expect(switched.contains { $0.contains(":\(oldMaster) to ") }, "\(log.all)")
+        #expect(log.lines(at: .warning).contains { $0.contains("connection lost") }, "\(log.all)")
     }
 
     @Test func twoGatesOnOneRedisShareCooldowns() async throws {

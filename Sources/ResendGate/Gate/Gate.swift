@@ -11,14 +11,16 @@ public final class Gate: Sendable {
     public let configuration: GateConfiguration
 
     /// Starts the gate's loop thread and begins connecting to Redis; calls made
-    /// before the connection is up wait for it (at most the connect timeout).
-    public init(configuration: GateConfiguration) {
+    /// before the connection is up wait for it (at most the connect timeout). `logger`
+    /// hears of reconnects, master switches, slot re-maps and script reloads, on the
+    /// gate's loop thread; it is never given a phone number.
+    public init(configuration: GateConfiguration, logger: GateLogger = .off) {
         self.configuration = configuration
         loop = EventLoop.startThread(name: "resendgate-redis")
         let made = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var worker: GateWorker?
         loop.execute { [loop] in
-            worker = GateWorker(loop: loop, configuration: configuration)
+            worker = GateWorker(loop: loop, configuration: configuration, logger: logger)
             made.signal()
         }
         made.wait()

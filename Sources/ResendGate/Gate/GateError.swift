@@ -1,7 +1,11 @@
-/// Why the gate could not decide. `code` is stable: the HTTP layer maps codes to
-/// statuses in one place, and the CLI maps them to exit codes.
-public struct GateError: Error, Sendable, Equatable, CustomStringConvertible {
-    private enum Code: String, Sendable {
+/// Why the gate could not decide. Made only through the named members below
+/// (`.invalidPhone(_:)`, `.storeUnavailable(_:)`, ...); `code` is the stable wire code.
+/// `kind` is public and exhaustive on purpose: the HTTP server maps it to a status in
+/// one `switch` the compiler checks, and the CLI maps it to an exit code, so a new case
+/// (one line in `Kind` plus its constructor) fails their build until it has an answer.
+public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Every way a gate call fails; the raw value is the wire code.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
         case invalidPhone = "invalid_phone"
         case invalidPurpose = "invalid_purpose"
         case invalidField = "invalid_field"
@@ -13,7 +17,8 @@ public struct GateError: Error, Sendable, Equatable, CustomStringConvertible {
         case storeUnavailable = "store_unavailable"
     }
 
-    private let kind: Code
+    /// What went wrong, for a `switch`.
+    public let kind: Kind
     /// A sentence for people: what went wrong and, where it helps, what to do.
     public let message: String
     /// For `invalid_phone`: the precise reason.
@@ -21,25 +26,33 @@ public struct GateError: Error, Sendable, Equatable, CustomStringConvertible {
     /// For `refund_limit`: milliseconds until the oldest refund leaves the window.
     public let retryAfterMilliseconds: Int64?
 
-    private init(_ kind: Code, _ message: String, phoneError: PhoneNumberError? = nil, retryAfterMilliseconds: Int64? = nil) {
+    private init(_ kind: Kind, _ message: String, phoneError: PhoneNumberError? = nil, retryAfterMilliseconds: Int64? = nil) {
         self.kind = kind
         self.message = message
         self.phoneError = phoneError
         self.retryAfterMilliseconds = retryAfterMilliseconds
     }
 
-    /// The stable code: `invalid_phone`, `invalid_purpose`, `invalid_field`, `region_not_allowed`,
-    /// `number_type_not_allowed`, `idempotency_key_reused`, `refund_limit`, `forbidden` or
-    /// `store_unavailable`.
+    /// The stable wire code (`invalid_phone`, `store_unavailable`, ...): `kind.rawValue`.
     public var code: String { kind.rawValue }
 
-    /// True when the input was wrong (a 4xx), false when the store failed (a 5xx).
-    public var isBadInput: Bool { kind != .storeUnavailable }
+    /// True when the input was wrong or a policy refused it (a 4xx, CLI exit 2 or 3),
+    /// false when the store failed (a 5xx, CLI exit 1).
+    public var isBadInput: Bool {
+        switch kind {
+        case .storeUnavailable: false
+        case .invalidPhone, .invalidPurpose, .invalidField, .regionNotAllowed, .numberTypeNotAllowed,
+             .idempotencyKeyReused, .refundLimit, .forbidden: true
+        }
+    }
 
     /// True when a policy refuses the number itself (its region or line type) or a
     /// refund (past `max refunds`, or refunds disabled): a denial, not a mistake in the request.
     public var isPolicyDenial: Bool {
-        kind == .regionNotAllowed || kind == .numberTypeNotAllowed || kind == .refundLimit || kind == .forbidden
+        switch kind {
+        case .regionNotAllowed, .numberTypeNotAllowed, .refundLimit, .forbidden: true
+        case .invalidPhone, .invalidPurpose, .invalidField, .idempotencyKeyReused, .storeUnavailable: false
+        }
     }
 
     public var description: String { message }
@@ -79,11 +92,19 @@ public struct GateError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let refundsDisabled = GateError(
         .forbidden, "refunds are disabled for this purpose (max refunds 0); the cooldown keeps running")
 
+    /// Redis did not answer, or answered something unusable: nothing was decided.
     public static func storeUnavailable(_ message: String) -> GateError {
         GateError(.storeUnavailable, "store unavailable: \(message)")
     }
 
+    /// Equal when kind, message and retry time are; `phoneError` is implied by the message.
     public static func == (lhs: GateError, rhs: GateError) -> Bool {
         lhs.kind == rhs.kind && lhs.message == rhs.message && lhs.retryAfterMilliseconds == rhs.retryAfterMilliseconds
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        hasher.combine(message)
+        hasher.combine(retryAfterMilliseconds)
     }
 }

@@ -17,10 +17,11 @@ public final class GateWorker {
 
     /// `parserCapacity` bounds the worker's cache of parsed numbers (16 384 results, and at
     /// most about 4 MiB whatever the results): enough to hold the numbers of the last
-    /// minutes of traffic, where repeats happen.
-    public init(loop: EventLoop, configuration: GateConfiguration, parserCapacity: Int = 16_384) {
+    /// minutes of traffic, where repeats happen. `logger` hears what happens to the Redis
+    /// connection (reconnects, master switches, slot re-maps, script reloads), never a number.
+    public init(loop: EventLoop, configuration: GateConfiguration, parserCapacity: Int = 16_384, logger: GateLogger = .off) {
         self.configuration = configuration
-        store = RedisStore(loop: loop, configuration: configuration.redis, scripts: GateScripts.all)
+        store = RedisStore(loop: loop, configuration: configuration.redis, scripts: GateScripts.all, logger: logger)
         parser = PhoneNumberParser(capacity: parserCapacity)
         keys = NumberKeyHasher(secret: configuration.keySecret)
         fallback = CompiledPolicy(configuration.policies.fallback)

@@ -57,6 +57,7 @@ extension RedisConnection {
             guard self.state == .connecting, self.context == nil else { return }
             switch result {
             case .success(let master):
+                self.noteMaster(master)
                 self.sentinelMaster = master
                 self.connect()
             case .failure(let error):
@@ -70,6 +71,7 @@ extension RedisConnection {
     func masterSwitched(to master: RedisConfiguration.HostPort) {
         guard master != sentinelMaster else { return }
         let previous = sentinelMaster.map(\.description) ?? "none"
+        noteMaster(master)
         sentinelMaster = master
         if state == .ready || state == .connecting {
             drop(RedisError(.unavailable, "the Sentinels moved the master from \(previous) to \(master)"))
@@ -84,6 +86,7 @@ extension RedisConnection {
         guard state == .ready, sentinel != nil else { return }
         sentinel!.resolve { [unowned self] result in
             if case .success(let master) = result, let current = self.sentinelMaster, master != current, self.state == .ready {
+                self.noteMaster(master)
                 self.sentinelMaster = master
                 self.drop(RedisError(.unavailable, "the Sentinels moved the master from \(current) to \(master)"))
                 return
@@ -170,6 +173,12 @@ extension RedisConnection {
               context.pointee.c.flags & Int32(REDIS_CONNECTED) != 0 else { return }
         connectTimer.cancel()
         backoff = configuration.reconnectBackoff.lowerBound
+        if failedAttempts > 0 {
+            logger.info("redis \(address): connected again after \(failedAttempts) failed attempt\(failedAttempts == 1 ? "" : "s")")
+        } else {
+            logger.debug("redis \(address): connected")
+        }
+        failedAttempts = 0
         lastError = nil
         state = .ready
         if sentinel != nil { sentinelTimer.schedule(after: .seconds(1)) }
@@ -208,9 +217,10 @@ extension RedisConnection {
         lastError = error
         statistics.recordError()
         guard state != .closed else { return }
+        let jittered = backoff * Double.random(in: 0.5...1.0)
+        logReconnect(after: error, wasReady: state == .ready, in: jittered)
         state = .waitingToReconnect
         statistics.recordReconnect()
-        let jittered = backoff * Double.random(in: 0.5...1.0)
         backoff = min(backoff * 2, configuration.reconnectBackoff.upperBound)
         reconnectTimer.schedule(after: jittered)
     }

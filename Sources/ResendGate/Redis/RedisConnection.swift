@@ -61,12 +61,23 @@ public final class RedisConnection {
     public internal(set) var lastError: RedisError?
     /// Health counters, readable from any thread.
     public let statistics = RedisStatistics()
+    /// Reconnects, master switches and script reloads go here (never a phone number).
+    let logger: GateLogger
+    /// Attempts that failed since the connection was last ready, for the log.
+    var failedAttempts = 0
+    /// Script reloads: when one was last logged, and how many came since unlogged.
+    var scriptReloadLogged: ContinuousClock.Instant?
+    var scriptReloadsUnlogged = 0
+    /// With Sentinels: the last master they named, kept across reconnects to log a switch.
+    var lastNamedMaster: RedisConfiguration.HostPort?
 
-    /// Creates the connection and starts connecting. Call on `loop`'s thread.
-    public init(loop: EventLoop, configuration: RedisConfiguration, scripts: [RedisScript]) {
+    /// Creates the connection and starts connecting. Call on `loop`'s thread. `logger`
+    /// hears of reconnects, Sentinel master switches and script reloads.
+    public init(loop: EventLoop, configuration: RedisConfiguration, scripts: [RedisScript], logger: GateLogger = .off) {
         self.loop = loop
         self.configuration = configuration
         self.scripts = scripts
+        self.logger = logger
         backoff = configuration.reconnectBackoff.lowerBound
         connect()
     }
@@ -159,6 +170,7 @@ public final class RedisConnection {
             if message.hasPrefix("NOSCRIPT"), let retry = entry.retry, let context {
                 // Load the script again, then retry once: replies keep their order,
                 // so the load runs before the retried call.
+                logScriptReload(retry.script)
                 arguments.reset()
                 arguments.append("SCRIPT")
                 arguments.append("LOAD")

@@ -10,13 +10,15 @@ public final class RedisStore {
     private let loop: EventLoop
     private let configuration: RedisConfiguration
 
-    public init(loop: EventLoop, configuration: RedisConfiguration, scripts: [RedisScript]) {
+    /// Starts connecting on `loop` (call on its thread). `logger` hears of reconnects,
+    /// Sentinel master switches, cluster slot re-maps and script reloads; never of a number.
+    public init(loop: EventLoop, configuration: RedisConfiguration, scripts: [RedisScript], logger: GateLogger = .off) {
         self.loop = loop
         self.configuration = configuration
         if case .cluster(let seeds) = configuration.endpoint {
-            backend = .cluster(RedisClusterClient(loop: loop, seeds: seeds, configuration: configuration, scripts: scripts))
+            backend = .cluster(RedisClusterClient(loop: loop, seeds: seeds, configuration: configuration, scripts: scripts, logger: logger))
         } else {
-            backend = .single(RedisConnection(loop: loop, configuration: configuration, scripts: scripts))
+            backend = .single(RedisConnection(loop: loop, configuration: configuration, scripts: scripts, logger: logger))
         }
     }
 

@@ -593,7 +593,6 @@ enum OpenAPIDocument {
                         - body_too_large
                         - unsupported_media_type
                         - misdirected_request
-                        - forbidden
                         - header_too_large
                         - store_unavailable
                     message:

@@ -1,17 +1,15 @@
 import CHiredis
+import ResendGate
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Opens a listening TCP socket on a worker's loop with `SO_REUSEPORT`, so that
 /// every worker has its own listener on the same port and the kernel spreads
-/// connections between them.
+/// connections between them. A socket that cannot be opened is a `ConfigurationError`
+/// naming `host` or `port`, as any other setting that cannot be used.
 enum Listener {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    static func open(on base: OpaquePointer, host: String, port: Int) throws(Failure) -> (listener: OpaquePointer, port: Int) {
+    static func open(on base: OpaquePointer, host: String, port: Int) throws(ConfigurationError) -> (listener: OpaquePointer, port: Int) {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -19,12 +17,12 @@ enum Listener {
         var results: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &results)
         guard status == 0, let first = results else {
-            throw Failure(description: "cannot resolve --host \(host): \(String(cString: gai_strerror(status)))")
+            throw ConfigurationError(field: "host", message: "cannot resolve \(host): \(String(cString: gai_strerror(status)))")
         }
         defer { freeaddrinfo(results) }
         let flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT | LEV_OPT_CLOSE_ON_EXEC
         guard let listener = evconnlistener_new_bind(base, nil, nil, flags, 1024, first.pointee.ai_addr, Int32(first.pointee.ai_addrlen)) else {
-            throw Failure(description: "cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
+            throw ConfigurationError(field: "port", message: "cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
         }
         var address = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -33,7 +31,7 @@ enum Listener {
         }
         guard bound == 0 else {
             evconnlistener_free(listener)
-            throw Failure(description: "cannot read the bound port: \(String(cString: strerror(errno)))")
+            throw ConfigurationError(field: "port", message: "cannot read the bound port: \(String(cString: strerror(errno)))")
         }
         let family = Int32(address.ss_family)
         let boundPort = withUnsafePointer(to: &address) { pointer -> Int in

@@ -27,13 +27,13 @@ enum MessageFraming {
         var problem: APIError?
         request.forEachHeader { name, value in
             guard isToken(name) else {
-                problem = APIError("bad_request", "a header name is not a token (no spaces, controls or separators)")
+                problem = APIError.badRequest("a header name is not a token (no spaces, controls or separators)")
                 return false
             }
             if strcasecmp(name, "Content-Length") == 0 {
                 lengths += 1
                 guard let digits = allDigits(value) else {
-                    problem = APIError("bad_request", "Content-Length must be decimal digits only")
+                    problem = APIError.badRequest("Content-Length must be decimal digits only")
                     return false
                 }
                 nonZeroLength = nonZeroLength || digits
@@ -42,7 +42,7 @@ enum MessageFraming {
             } else if strcasecmp(name, "Transfer-Encoding") == 0 {
                 encodings += 1
                 guard strcasecmp(value, "chunked") == 0 else {
-                    problem = APIError("bad_request", "the only transfer coding accepted is chunked")
+                    problem = APIError.badRequest("the only transfer coding accepted is chunked")
                     return false
                 }
             }
@@ -50,12 +50,12 @@ enum MessageFraming {
         }
         if let problem { return problem }
         // RFC 9112 §3.2: two Host headers are refused; the gate reads only the first.
-        if hosts > 1 { return APIError("bad_request", "the request names its Host more than once") }
+        if hosts > 1 { return APIError.badRequest("the request names its Host more than once") }
         if lengths > 1 || encodings > 1 || (lengths > 0 && encodings > 0) {
-            return APIError("bad_request", "ambiguous message framing: send one Content-Length or chunked encoding, not both")
+            return APIError.badRequest("ambiguous message framing: send one Content-Length or chunked encoding, not both")
         }
         if readsWithoutBody(request.method) && (encodings > 0 || nonZeroLength) {
-            return APIError("bad_request", "a \(request.method.rawValue) request has no body")
+            return APIError.badRequest("a \(request.method.rawValue) request has no body")
         }
         return nil
     }

@@ -25,9 +25,9 @@ enum PercentDecoding {
         for pair in query.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard parts[0] == name else { continue }
-            guard found == nil else { throw APIError("invalid_field", "the query names \"\(name)\" twice") }
+            guard found == nil else { throw .invalidField("the query names \"\(name)\" twice") }
             guard parts.count == 2, let value = decode(parts[1], plusIsSpace: true) else {
-                throw APIError("invalid_field", "the query value of \"\(name)\" is not valid")
+                throw .invalidField("the query value of \"\(name)\" is not valid")
             }
             found = value
         }

@@ -1,4 +1,5 @@
 import Foundation
+import ResendGate
 
 /// One line per request on stderr, buffered per worker and written in batches,
 /// so logging costs a memory copy on the hot path, not a system call.
@@ -28,6 +29,30 @@ final class AccessLog {
         guard enabled(wanted) else { return }
         buffer.append(contentsOf: "level=\(wanted.rawValue) msg=\"\(text)\"\n".utf8)
         flush()
+    }
+
+    /// The library's logger for worker `index`'s `GateWorker` (its Redis connection's
+    /// reconnects, master switches, slot re-maps and script reloads), at this log's
+    /// level. It runs on the worker's loop, which owns this log.
+    func gateLogger(worker index: Int) -> GateLogger {
+        let minimum: GateLogger.Level
+        switch level {
+        case .debug: minimum = .debug
+        case .info: minimum = .info
+        case .warning: minimum = .warning
+        case .error: minimum = .error
+        case .off: return .off
+        }
+        let log = Unchecked(self)
+        return GateLogger(minimumLevel: minimum) { level, text in
+            let wanted: LogLevel = switch level {
+            case .debug: .debug
+            case .info: .info
+            case .warning: .warning
+            case .error: .error
+            }
+            log.value.message(wanted, "worker \(index): \(text)")
+        }
     }
 
     /// Writes what is buffered; called on a short timer and at shutdown.

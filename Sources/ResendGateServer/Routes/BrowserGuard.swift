@@ -49,11 +49,10 @@ extension Worker {
 }
 
 extension APIError {
-    static let misdirected = APIError(
-        "misdirected_request",
+    static let misdirected = APIError.misdirectedRequest(
         "this gate has no API keys and answers only requests addressed to localhost, 127.0.0.1 or [::1]")
-    static let foreignOrigin = APIError(
-        "forbidden", "requests from a web page of this origin are not accepted (see --allow-origins)")
+    static let foreignOrigin = APIError.forbidden(
+        "requests from a web page of this origin are not accepted (see --allow-origins)")
 }
 
 extension [[UInt8]] {

@@ -16,7 +16,7 @@ extension Worker {
             gate.release(phone, purpose: purpose) { [unowned self] result in
                 switch result {
                 case .success: self.respond(exchange, status: 204, body: [])
-                case .failure(let error) where error.code == "refund_limit":
+                case .failure(let error) where error.kind == .refundLimit:
                     let refunds = self.gate.configuration.policies.policy(for: purpose).maxRefunds
                     let seconds = String(Decision.wholeSeconds(error.retryAfterMilliseconds ?? 0))
                     self.respond(exchange, error: APIError(error), headers: [
@@ -41,7 +41,7 @@ extension Worker {
 extension Worker {
     private func cooldownTarget(_ exchange: Exchange, encodedPhone: Substring) throws(APIError) -> (PhoneNumber, Purpose) {
         guard let phoneText = PercentDecoding.decode(encodedPhone) else {
-            throw APIError("invalid_phone", "the phone number in the path is not valid percent-encoding")
+            throw .invalidPhone("the phone number in the path is not valid percent-encoding")
         }
         let purposeText = try PercentDecoding.queryValue("purpose", in: exchange.query) ?? Purpose.default.name
         do {

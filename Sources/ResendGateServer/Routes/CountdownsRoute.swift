@@ -44,5 +44,5 @@ extension Worker {
 }
 
 extension APIError {
-    static let countdownNotFound = APIError("not_found", "no running countdown has this token: it is unknown, or its cooldown ended or was released")
+    static let countdownNotFound = APIError.notFound(message: "no running countdown has this token: it is unknown, or its cooldown ended or was released")
 }

@@ -23,7 +23,7 @@ extension Worker {
     /// they change only when a command fails, so a Redis that froze while no traffic
     /// came would stay "ready" for ever.
     private func readiness(_ exchange: Exchange) {
-        let unavailable = APIError("store_unavailable", "Redis is not reachable from every worker")
+        let unavailable = APIError.storeUnavailable("Redis is not reachable from every worker")
         guard shared.redisReady else { return respond(exchange, error: unavailable) }
         gate.store.ping { [unowned self] answered in
             if answered, self.shared.redisReady {

@@ -9,8 +9,8 @@ extension Worker {
             return respond(exchange, error: refusal, headers: [("Connection", "close")])
         }
         guard exchange.request.headerBytes <= configuration.maxHeaderBytes else {
-            return respond(exchange, error: APIError(
-                "header_too_large", "the request headers may be at most \(configuration.maxHeaderBytes) bytes"),
+            return respond(exchange, error: .headerTooLarge(
+                "the request headers may be at most \(configuration.maxHeaderBytes) bytes"),
                 headers: [("Connection", "close")])
         }
         if let refusal = browserRefusal(exchange) { return respond(exchange, error: refusal) }

@@ -6,12 +6,12 @@ extension Worker {
     func handleSend(_ exchange: Exchange) {
         let request = exchange.request
         guard request.bodyLength <= configuration.maxBodyBytes else {
-            return respond(exchange, error: APIError(
-                "body_too_large", "the body may be at most \(configuration.maxBodyBytes) bytes"), headers: [("Connection", "close")])
+            return respond(exchange, error: .bodyTooLarge(
+                "the body may be at most \(configuration.maxBodyBytes) bytes"), headers: [("Connection", "close")])
         }
         // No Content-Type is refused too: a page can POST a Blob without one (no-cors).
         guard request.withHeader("Content-Type", Self.isJSON) == true else {
-            return respond(exchange, error: APIError("unsupported_media_type", "send the body as JSON with the header Content-Type: application/json"))
+            return respond(exchange, error: .unsupportedMediaType("send the body as JSON with the header Content-Type: application/json"))
         }
         request.readBody(into: &bodyBuffer)
         let send: SendRequest
@@ -28,10 +28,14 @@ extension Worker {
                     ? [] : Self.rateLimitHeaders(decision, policy: self.gate.configuration.policies.policy(for: decision.purpose))
                 if decision.replayed { headers.append(("Idempotent-Replayed", "true")) }
                 self.respond(exchange, status: decision.allowed ? 200 : 429, headers: headers) { decision.writeJSON(to: &$0) }
-            case .failure(let error) where error.code == "store_unavailable" && self.configuration.onStoreFailure == .open:
+            case .failure(let error) where error.kind == .storeUnavailable && self.configuration.onStoreFailure == .open:
                 self.allowUnrecorded(exchange, send)
             case .failure(let error):
-                if error.isPolicyDenial { self.metrics.add(error.code == "region_not_allowed" ? .deniedRegion : .deniedNumberType) }
+                switch error.kind {
+                case .regionNotAllowed: self.metrics.add(.deniedRegion)
+                case .numberTypeNotAllowed: self.metrics.add(.deniedNumberType)
+                default: break
+                }
                 self.respond(exchange, error: APIError(error))
             }
         }
@@ -104,8 +108,8 @@ enum SendInput {
             fields = try JSONFields(parsing: body)
         } catch {
             switch error {
-            case .notAnObject: throw APIError("invalid_json", "the body must be a JSON object")
-            case .malformed(let reason): throw APIError("invalid_json", "the body is not valid JSON: \(reason)")
+            case .notAnObject: throw APIError.invalidJSON("the body must be a JSON object")
+            case .malformed(let reason): throw APIError.invalidJSON("the body is not valid JSON: \(reason)")
             }
         }
         let phoneText = try string(fields, "phone", required: true)!
@@ -131,13 +135,13 @@ enum SendInput {
 
     private static func string(_ fields: JSONFields, _ name: String, required: Bool) throws(APIError) -> String? {
         let value: JSONFields.Value?
-        do { value = try fields.value(name) } catch { throw APIError("invalid_json", "the member \"\(name)\" appears twice") }
+        do { value = try fields.value(name) } catch { throw APIError.invalidJSON("the member \"\(name)\" appears twice") }
         switch value {
         case .string(let text)?: return text
         case nil, .null?:
-            if required { throw APIError("missing_field", "the body needs \"\(name)\"") }
+            if required { throw .missingField("the body needs \"\(name)\"") }
             return nil
-        default: throw APIError("invalid_field", "\"\(name)\" must be a string")
+        default: throw .invalidField("\"\(name)\" must be a string")
         }
     }
 }

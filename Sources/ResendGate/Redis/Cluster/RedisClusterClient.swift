@@ -25,12 +25,20 @@ public final class RedisClusterClient {
     static let maximumRetries = 25
     /// Pending TRYAGAIN retries: each timer, kept alive until it fires, and the retry.
     private var retries: [ObjectIdentifier: (timer: EventTimer, retry: () -> Void)] = [:]
+    /// Slot re-maps go here, and each node connection's reconnects and script reloads.
+    private let logger: GateLogger
+    /// Slots that `MOVED` gave a new owner since the map was last read, for the log.
+    private var slotsMovedSinceRefresh = 0
 
-    public init(loop: EventLoop, seeds: [RedisConfiguration.HostPort], configuration: RedisConfiguration, scripts: [RedisScript]) {
+    public init(
+        loop: EventLoop, seeds: [RedisConfiguration.HostPort], configuration: RedisConfiguration, scripts: [RedisScript],
+        logger: GateLogger = .off
+    ) {
         self.loop = loop
         self.seeds = seeds
         self.configuration = configuration
         self.scripts = scripts
+        self.logger = logger
         for seed in seeds { _ = node(seed) }
         refresh()
     }
@@ -111,6 +119,7 @@ public final class RedisClusterClient {
             switch error.kind {
             case .server:
                 if let moved = Self.redirect(error.message, prefix: "MOVED "), redirects < Self.maximumRetries {
+                    if self.owners[slot] != moved { self.slotsMovedSinceRefresh += 1 }
                     self.owners[slot] = moved
                     self.scheduleRefresh()
                     return self.route(slot: slot, redirects: redirects + 1, asking: nil, completion: completion, issue)
@@ -161,7 +170,7 @@ public final class RedisClusterClient {
         if let existing = nodes[address] { return existing }
         let connection = RedisConnection(
             loop: loop, configuration: configuration.with(endpoint: .tcp(host: address.host, port: address.port)),
-            scripts: scripts)
+            scripts: scripts, logger: logger)
         connection.onStateChange = { [unowned self] _ in self.updateReadiness() }
         nodes[address] = connection
         return connection
@@ -212,6 +221,7 @@ public final class RedisClusterClient {
             guard case .success(let reply) = result, let map = Self.slotMap(reply, askedNode: candidates[index]) else {
                 return self.ask(candidates, at: index + 1)
             }
+            self.logRemap(from: self.owners, to: map, wasKnown: self.mapKnown)
             self.owners = map
             self.mapKnown = true
             self.refreshing = false
@@ -247,5 +257,22 @@ public final class RedisClusterClient {
             for slot in start...end { owners[slot] = address }
         }
         return owners
+    }
+
+    /// A map read that moved slots (counting those `MOVED` moved since the last read)
+    /// or changed the set of masters is info; the first map, and a map unchanged, debug.
+    private func logRemap(from old: [RedisConfiguration.HostPort?], to new: [RedisConfiguration.HostPort?], wasKnown: Bool) {
+        guard logger.isEnabled(.info) else {
+            slotsMovedSinceRefresh = 0
+            return
+        }
+        let changed = zip(old, new).reduce(0) { $0 + ($1.0 != $1.1 ? 1 : 0) } + slotsMovedSinceRefresh
+        slotsMovedSinceRefresh = 0
+        let masters = Set(new.compactMap { $0 })
+        let names = masters.map(\.description).sorted().joined(separator: ", ")
+        let unowned = new.reduce(0) { $0 + ($1 == nil ? 1 : 0) }
+        let line = "redis cluster: slot map read, \(changed) slot\(changed == 1 ? "" : "s") changed owner"
+            + (unowned > 0 ? ", \(unowned) without a master" : "") + "; masters \(names)"
+        if wasKnown && (changed > 0 || masters != Set(old.compactMap { $0 })) { logger.info(line) } else { logger.debug(line) }
     }
 }
