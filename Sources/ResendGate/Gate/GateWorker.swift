@@ -58,17 +58,18 @@ public final class GateWorker {
                 self.reserve(request, completion: completion)
             }
         }
+        let ip = policy.rules.ipMaxSends != nil ? request.clientAddress?.text : nil
+        let idempotencyKey = request.idempotencyKey
+        // One slot only: the same two commands on one Redis and on a cluster.
+        if let milliseconds = policy.plainCooldownMilliseconds, ip == nil, idempotencyKey == nil {
+            return reserveCooldown(
+                request, policy: policy, number: keys.keyText(for: request.phone.e164), nonce: tokens.next(),
+                milliseconds: milliseconds, cipher: cipher, completion: completion)
+        }
         if store.isCluster { return reserveOnCluster(request, policy: policy, cipher: cipher, completion: completion) }
         let prefix = configuration.keyPrefix
         let number = keys.keyText(for: request.phone.e164)
         let nonce = tokens.next()
-        let ip = policy.rules.ipMaxSends != nil ? request.clientAddress?.text : nil
-        let idempotencyKey = request.idempotencyKey
-        if let milliseconds = policy.plainCooldownMilliseconds, ip == nil, idempotencyKey == nil {
-            return reserveCooldown(
-                request, policy: policy, number: number, nonce: nonce, milliseconds: milliseconds, cipher: cipher,
-                completion: completion)
-        }
         let recordKey = idempotencyKey.map { "\(prefix):idem:{\(SHA1.hexDigest(Array($0.utf8)))}" }
         var script = ReserveArguments(
             prefix: prefix, purpose: request.purpose, number: number, policy: policy, nonce: nonce,
