@@ -48,6 +48,8 @@ struct Settings {
                help: "JSON policy file: {\"default\": {...}, \"purposes\": {\"login\": {...}}} on top of the flags"),
         Option(name: "key-secret", defaultValue: nil,
                help: "Redis keys hold an HMAC-SHA256 of each number instead of the number (16+ characters)"),
+        Option(name: "token-secret", defaultValue: nil,
+               help: "secret that seals countdown tokens (16+ characters), the same on every gate; unset: one kept in Redis at PREFIX:token-secret, made by the first gate; changing it voids outstanding tokens (404)"),
         Option(name: "key-prefix", defaultValue: "rg", help: "prefix of every Redis key"),
     ]
 
@@ -161,7 +163,8 @@ struct Settings {
         let secret = values["key-secret"].flatMap { $0.isEmpty ? nil : $0 }
         return try GateConfiguration(
             redis: redis, policies: policies, defaultRegion: region, keyPrefix: values["key-prefix"] ?? "rg",
-            keySecret: secret, waitReplicas: try integer("wait-replicas", in: 0...16))
+            keySecret: secret, tokenSecret: values["token-secret"].flatMap { $0.isEmpty ? nil : $0 },
+            waitReplicas: try integer("wait-replicas", in: 0...16))
     }
 
     /// The `--help` text for a command.

@@ -24,7 +24,7 @@ enum WatchCommand {
         }
         guard settings.positional.count == 1 else { throw UsageError("watch takes one countdown token") }
         guard let token = CountdownToken(validating: settings.positional[0]) else {
-            printError("not a countdown token (22 characters of A-Z a-z 0-9 - _): \(settings.positional[0])")
+            printError("not a countdown token (44 to 128 characters of A-Z a-z 0-9 - _): \(settings.positional[0])")
             return .badInput
         }
         let server = try WatchServer(url: settings["server"] ?? "")

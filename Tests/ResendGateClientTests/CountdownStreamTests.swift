@@ -30,7 +30,7 @@ import Testing
     @Test func unknownTokenThrowsNotFound() async throws {
         try await withLiveGate(cooldown: "2s") { gate in
             let error = await #expect(throws: ResendGateError.self) {
-                for try await _ in gate.client().countdownEvents(token: "AAAAAAAAAAAAAAAAAAAAAA") {}
+                for try await _ in gate.client().countdownEvents(token: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA") {}
             }
             #expect(error?.code == ResendGateError.notFound && error?.status == 404)
         }

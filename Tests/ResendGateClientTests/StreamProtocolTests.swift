@@ -5,7 +5,7 @@ import Testing
 /// The stream's rules against scripted servers: a restart's `shutdown` with `retry:`, a
 /// `done` that carries a reason, and a hostile server that never ends a line.
 @Suite(.serialized) struct StreamProtocolTests {
-    static let token = "AAAAAAAAAAAAAAAAAAAAAA"
+    static let token = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 
     static func tick(_ seconds: Int) -> [UInt8] {
         Array("event: tick\ndata: {\"retry_after\": \(seconds), \"retry_after_ms\": \(seconds * 1_000)}\n\n".utf8)

@@ -33,11 +33,16 @@ struct GateCooldownTests {
             #expect(second.resendAtMilliseconds - first.resendAtMilliseconds < 50)  // the same deadline
 
             let client = try redis.client()
+            // One key a number, the cooldown: no countdown-token key.
             #expect(try client.keys() == [cooldownKey()])
-            // The cooldown key holds the countdown token both answers carry.
+            #expect(try client.keys("rg:*").sorted() == [cooldownKey(), "rg:token-secret"].sorted())
+            // The cooldown key holds the nonce the countdown token both answers carry names.
             let token = try #require(first.countdownToken)
             #expect(second.countdownToken == token)
-            #expect(try client.command("GET", cooldownKey()) == .bulkString(token.text))
+            let secret = try #require(try client.command("GET", "rg:token-secret").string)
+            let contents = try #require(CountdownTokenCipher(secret: Array(secret.utf8)).open(token))
+            #expect(contents.number == number && contents.purpose == .default)
+            #expect(try client.command("GET", cooldownKey()) == .bulkString(contents.cooldownValue))
         }
     }
 

@@ -32,7 +32,7 @@ struct CountdownWatchCommandTests {
     @Test func unknownOrMalformedTokensExitTwo() throws {
         let server = try CountdownTestServer()
         defer { server.stop() }
-        let unknown = try Self.watch(["AAAAAAAAAAAAAAAAAAAAAA", "--server", "http://127.0.0.1:\(server.port)"])
+        let unknown = try Self.watch(["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "--server", "http://127.0.0.1:\(server.port)"])
         #expect(unknown.exitCode == 2)
         #expect(unknown.stderr.contains("unknown or expired countdown token"))
         #expect(try Self.watch(["not-a-token", "--server", "http://127.0.0.1:\(server.port)"]).exitCode == 2)
@@ -40,7 +40,7 @@ struct CountdownWatchCommandTests {
 
     @Test func anUnreachableServerExitsOne() throws {
         let port = try LoopbackPort.free()
-        let result = try Self.watch(["AAAAAAAAAAAAAAAAAAAAAA", "--server", "http://127.0.0.1:\(port)"])
+        let result = try Self.watch(["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "--server", "http://127.0.0.1:\(port)"])
         #expect(result.exitCode == 1)
         #expect(result.stderr.contains("cannot connect"))
     }

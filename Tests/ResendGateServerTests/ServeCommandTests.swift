@@ -179,6 +179,7 @@ struct ServeCommandTests {
             ("allow-number-types", "mobile,fixed_line_or_mobile", "RESENDGATE_ALLOW_NUMBER_TYPES"),
             ("policy", nil, "RESENDGATE_POLICY"),
             ("key-secret", nil, "RESENDGATE_KEY_SECRET"),
+            ("token-secret", nil, "RESENDGATE_TOKEN_SECRET"),
             ("key-prefix", "rg", "RESENDGATE_KEY_PREFIX"),
         ]
         let lines = result.stdout.split(separator: "\n").map(String.init)

@@ -38,26 +38,13 @@ struct RedisArgumentsTests {
     }
 }
 
-/// Which policies the plain-cooldown script may decide, and what it is sent.
-@Suite("CooldownArguments and the choice of the plain-cooldown script")
+/// Which policies the plain-cooldown commands (SET NX PX GET, PTTL) may decide.
+@Suite("The choice of the plain-cooldown commands")
 struct CooldownArgumentsTests {
     @Test func onlyASingleCooldownThatCountsNothingIsPlain() {
         #expect(CompiledPolicy(Policy()).plainCooldownMilliseconds == 60_000)
         #expect(CompiledPolicy(Policy(ladder: [.seconds(90)], ipMaxSends: 5)).plainCooldownMilliseconds == 90_000)
         #expect(CompiledPolicy(Policy(maxSends: 10)).plainCooldownMilliseconds == nil)
         #expect(CompiledPolicy(Policy(ladder: [.seconds(60), .seconds(120)])).plainCooldownMilliseconds == nil)
-    }
-
-    @Test func sendsTheCooldownAndTokenKeysThenTheTokenAndTheCooldown() throws {
-        let token = [UInt8](repeating: 0, count: 16).withUnsafeBytes { CountdownToken(randomBytes: $0) }
-        let arguments = CooldownArguments(
-            prefix: "rg", purpose: try Purpose("login"), number: "+8613800138000", token: token, milliseconds: 60_000)
-        var built = RedisArguments()
-        arguments.write(&built)
-        var out: [UInt8] = []
-        built.writeRESP(into: &out)
-        #expect(String(decoding: out, as: UTF8.self) == "*5\r\n$1\r\n2\r\n$34\r\nrg:{login:+8613800138000}:cooldown\r\n"
-            + "$37\r\nrg:countdown:{AAAAAAAAAAAAAAAAAAAAAA}\r\n$22\r\nAAAAAAAAAAAAAAAAAAAAAA\r\n$5\r\n60000\r\n")
-        #expect(arguments.slotKey == "login:+8613800138000")
     }
 }

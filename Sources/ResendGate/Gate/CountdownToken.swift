@@ -1,35 +1,22 @@
-import CCrypto
-
-/// The unguessable handle of one running cooldown, returned by a reserve as
-/// `countdown_token`: 16 random bytes (128 bits, from OpenSSL's DRBG, which the
-/// kernel's CSPRNG seeds) in base64url without padding, so always 22 characters
-/// of `[A-Za-z0-9_-]`. It reveals nothing about the number it counts for.
+/// The handle of one running cooldown, returned by a reserve as `countdown_token`: the
+/// cooldown's purpose, its number's key text and its nonce (the value its Redis key
+/// holds), sealed with AES-256-GCM under the deployment's token secret
+/// (`CountdownTokenCipher`), in base64url without padding: 44 to 128 characters of
+/// `[A-Za-z0-9_-]`. It needs no key of its own in Redis, reveals nothing about the number
+/// to whoever holds it, cannot be forged or altered, and goes stale when its cooldown
+/// ends, is released or is replaced (the cooldown key then no longer holds its nonce).
 public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
-    /// The 22 characters.
+    /// The base64url text.
     public let text: String
 
-    /// The length of every token.
-    public static let length = 22
+    /// The shortest and the longest a token can be (see `CountdownTokenCipher`).
+    public static let lengths = 44...128
 
-    /// A fresh random token, from OpenSSL's DRBG (seeded by the kernel's CSPRNG).
-    /// The server draws from a `CountdownTokenSource` instead, which asks OpenSSL
-    /// once per 256 tokens.
-    public static func random() -> CountdownToken {
-        var bytes = (UInt64(0), UInt64(0))
-        withUnsafeMutableBytes(of: &bytes) { CountdownTokenSource.fill($0) }
-        return withUnsafeBytes(of: &bytes) { CountdownToken(uncheckedText: Self.base64URL($0)) }
-    }
-
-    /// The token of 16 random bytes.
-    init(randomBytes: UnsafeRawBufferPointer) {
-        precondition(randomBytes.count == 16)
-        text = Self.base64URL(randomBytes)
-    }
-
-    /// Accepts exactly a token's shape (22 characters of `[A-Za-z0-9_-]`) and
-    /// nothing else, so malformed input never reaches Redis.
+    /// Accepts exactly a token's shape (44 to 128 characters of `[A-Za-z0-9_-]`) and
+    /// nothing else, so malformed input never reaches the cipher or Redis. Whether it is
+    /// a real token is `CountdownTokenCipher.open`'s to say.
     public init?(validating text: Substring) {
-        guard text.utf8.count == Self.length, text.utf8.allSatisfy(Self.isTokenByte) else { return nil }
+        guard Self.lengths.contains(text.utf8.count), text.utf8.allSatisfy(Self.isTokenByte) else { return nil }
         self.text = String(text)
     }
 
@@ -37,16 +24,11 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
         self.init(validating: Substring(text))
     }
 
-    private init(uncheckedText: String) {
+    init(uncheckedText: String) {
         text = uncheckedText
     }
 
     public var description: String { text }
-
-    /// The Redis key that maps this token to its cooldown key: `<prefix>:countdown:{<token>}`.
-    public func key(prefix: String) -> String {
-        "\(prefix):countdown:{\(text)}"
-    }
 
     // MARK: - base64url
 
@@ -85,11 +67,40 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"): true
-        default: false
+    /// The bytes of base64url text without padding, or nil for any other text
+    /// (a length of 1 mod 4, a byte outside the alphabet, non-zero trailing bits).
+    static func bytes(base64URL text: Substring) -> [UInt8]? {
+        let input = Array(text.utf8)
+        guard input.count % 4 != 1 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(input.count * 3 / 4)
+        var accumulator: UInt32 = 0, bits = 0
+        for byte in input {
+            guard let value = sextet(byte) else { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
         }
+        // Leftover bits must be zero, so that each byte string has one text only.
+        guard accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
+        return out
+    }
+
+    private static func sextet(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): 62
+        case UInt8(ascii: "_"): 63
+        default: nil
+        }
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        sextet(byte) != nil
     }
 }

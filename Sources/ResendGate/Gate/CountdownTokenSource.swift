@@ -1,10 +1,10 @@
 import CCrypto
 
-/// Countdown tokens for one event loop, cut from a block of 4 KiB of random bytes
-/// that is refilled from OpenSSL's DRBG once every 256 tokens: asking OpenSSL for 16
-/// bytes at a time cost about 1.5 us a token (locks, a fork check, a DRBG step), a
-/// few percent of a request. The bytes are as unpredictable as OpenSSL's own output;
-/// each is handed out once and then overwritten. Confined to one thread, like its loop.
+/// Cooldown nonces for one event loop, cut from a block of 4 KiB of random bytes that
+/// is refilled from OpenSSL's DRBG once every 341 nonces: asking OpenSSL for a few
+/// bytes at a time cost about 1.5 us each (locks, a fork check, a DRBG step), a few
+/// percent of a request. The bytes are as unpredictable as OpenSSL's own output; each
+/// is handed out once and then overwritten. Confined to one thread, like its loop.
 final class CountdownTokenSource {
     private static let blockSize = 4096
     private var block = [UInt8](repeating: 0, count: CountdownTokenSource.blockSize)
@@ -12,19 +12,20 @@ final class CountdownTokenSource {
 
     init() {}
 
-    /// A fresh token, never handed out before.
-    func next() -> CountdownToken {
-        if used + 16 > Self.blockSize {
+    /// A fresh nonce, never handed out before.
+    func next() -> CooldownNonce {
+        let size = CooldownNonce.byteCount
+        if used + size > Self.blockSize {
             block.withUnsafeMutableBytes { Self.fill($0) }
             used = 0
         }
-        let token = block.withUnsafeMutableBytes { all in
-            let bytes = UnsafeMutableRawBufferPointer(rebasing: all[used..<used + 16])
+        let nonce = block.withUnsafeMutableBytes { all in
+            let bytes = UnsafeMutableRawBufferPointer(rebasing: all[used..<used + size])
             defer { bytes.initializeMemory(as: UInt8.self, repeating: 0) }
-            return CountdownToken(randomBytes: UnsafeRawBufferPointer(bytes))
+            return CooldownNonce(bytes: Array(bytes))
         }
-        used += 16
-        return token
+        used += size
+        return nonce
     }
 
     /// Fills `buffer` from OpenSSL's DRBG, or from the kernel when OpenSSL cannot seed itself.
@@ -41,5 +42,31 @@ final class CountdownTokenSource {
                 }
             }
         }
+    }
+}
+
+/// What one cooldown's Redis key holds: 12 random bytes (96 bits) in base64url, 16
+/// characters. It names that cooldown: a countdown token carries it (as its AES-GCM IV),
+/// the sends and refunds of a window are recorded under it, and a release publishes it.
+struct CooldownNonce: Hashable {
+    static let byteCount = 12
+    static let textLength = 16
+
+    let bytes: [UInt8]
+    let text: String
+
+    init(bytes: [UInt8]) {
+        precondition(bytes.count == Self.byteCount)
+        self.bytes = bytes
+        text = CountdownToken.base64URL(bytes)
+    }
+
+    /// The nonce a cooldown key holds, or nil for any other value (a key written by
+    /// something else, or by an older version that stored 22-character tokens).
+    init?(text: Substring) {
+        guard text.utf8.count == Self.textLength, let bytes = CountdownToken.bytes(base64URL: text),
+              bytes.count == Self.byteCount else { return nil }
+        self.bytes = bytes
+        self.text = String(text)
     }
 }

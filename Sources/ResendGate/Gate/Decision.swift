@@ -101,7 +101,7 @@ public struct CountdownReading: Sendable, Equatable {
     public let retryAfterMilliseconds: Int64
     /// Redis's clock when it answered, in ms since 1970.
     public let serverTimeMilliseconds: Int64
-    /// The value the cooldown key holds (today its countdown token): what a release of
+    /// The value the cooldown key holds (the nonce its countdown tokens carry): what a release of
     /// this cooldown publishes, so an event stream matches releases on it.
     public let cooldownIdentity: String
 

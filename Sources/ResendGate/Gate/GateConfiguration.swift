@@ -11,6 +11,10 @@ public struct GateConfiguration: Sendable {
     /// With a secret, Redis keys hold an HMAC-SHA256 of the number instead of the
     /// number, so a Redis dump lists no phone numbers.
     public var keySecret: String?
+    /// The secret countdown tokens are sealed with (`CountdownTokenCipher`); every gate of
+    /// a deployment must share it. Nil: the gates share one kept in Redis, which the first
+    /// of them creates (`<prefix>:token-secret`).
+    public var tokenSecret: String?
     /// How long an `Idempotency-Key` answer is kept.
     public var idempotencyLifetime: Duration
     /// After each allowed reservation, wait until this many replicas have it (`WAIT`),
@@ -24,6 +28,7 @@ public struct GateConfiguration: Sendable {
         defaultRegion: String? = nil,
         keyPrefix: String = "rg",
         keySecret: String? = nil,
+        tokenSecret: String? = nil,
         idempotencyLifetime: Duration = .seconds(86_400),
         waitReplicas: Int = 0
     ) throws(ConfigurationError) {
@@ -39,12 +44,16 @@ public struct GateConfiguration: Sendable {
         if let keySecret, keySecret.utf8.count < 16 {
             throw ConfigurationError(field: "key-secret", message: "must be at least 16 characters")
         }
+        if let tokenSecret, tokenSecret.utf8.count < 16 {
+            throw ConfigurationError(field: "token-secret", message: "must be at least 16 characters")
+        }
         try policies.lint()
         self.redis = redis
         self.policies = policies
         self.defaultRegion = defaultRegion
         self.keyPrefix = keyPrefix
         self.keySecret = keySecret
+        self.tokenSecret = tokenSecret
         self.idempotencyLifetime = idempotencyLifetime
         self.waitReplicas = waitReplicas
     }

@@ -1,24 +1,25 @@
 /// The Lua scripts that decide atomically inside Redis. Times and windows are
 /// Redis's own (`TIME`, `PTTL`): the gate's clock never decides.
 ///
-/// Keys of one number and purpose share a hash tag (one cluster slot); per-IP,
-/// idempotency and countdown-token keys have slots of their own, so on Redis
-/// Cluster the reserve script would need them split out (see README).
+/// Keys of one number and purpose share a hash tag (one cluster slot); per-IP and
+/// idempotency keys have slots of their own, so on Redis Cluster they take steps of
+/// their own (see GateWorker+Cluster.swift). The default policy needs no script
+/// (GateWorker+Cooldown.swift), and countdown tokens no key (CountdownTokenCipher).
 enum GateScripts {
-    /// KEYS: 1 cooldown, 2 sends (sorted set: one member per send, its countdown token,
-    ///       scored by its time), 3 the IP's sends (the same), 4 idempotency record,
-    ///       5 countdown token, 6 idempotency link (which record the running cooldown's
-    ///       send wrote, so a refund can void it).
+    /// KEYS: 1 cooldown (its value: the send's nonce), 2 sends (sorted set: one member per
+    ///       send, its nonce, scored by its time), 3 the IP's sends (the same), 4 idempotency
+    ///       record, 5 unused (a key of the number's slot), 6 idempotency link (which record
+    ///       the running cooldown's send wrote, so a refund can void it).
     /// ARGV: 1 window ms (0: sends are not counted), 2 max sends (0: none),
     ///       3 IP max sends (0: none), 4 IP window ms, 5 idempotency fingerprint
-    ///       ('' : none), 6 idempotency lifetime ms, 7 fresh countdown token,
-    ///       8 the idempotency record's key name to link ('' : none), 9 '1' to write the
-    ///       token key (on a cluster it lives in another slot and is written apart),
+    ///       ('' : none), 6 idempotency lifetime ms, 7 fresh nonce,
+    ///       8 the idempotency record's key name to link ('' : none), 9 unused ('0'),
     ///       10 a wait decided outside this slot (a cluster's per-IP cap; 0: none),
     ///       11... the cooldown ladder in ms.
     /// Returns {allowed 1|0, reason, wait ms, sends in window, next cooldown ms,
-    ///          Redis time ms, countdown token, replayed 1|0}, or {-1} when the
-    ///          idempotency key was used with a different request.
+    ///          Redis time ms, the cooldown's nonce, replayed 1|0}, or {-1} when the
+    ///          idempotency key was used with a different request. The gate seals the
+    ///          nonce into the answer's countdown token.
     ///
     /// Every rule is checked before anything is written: a denied request consumes
     /// nothing. The wait is the longest of every limit that binds the next send, and
@@ -85,7 +86,6 @@ enum GateScripts {
             if maxSends > 0 and sends >= maxSends then hold = math.max(hold, frees(KEYS[2], window)) end
           end
           redis.call('SET', KEYS[1], token, 'PX', hold)
-          if ARGV[9] == '1' then redis.call('SET', KEYS[5], KEYS[1], 'PX', hold) end
           if ARGV[8] ~= '' then redis.call('SET', KEYS[6], token .. ' ' .. ARGV[8], 'PX', hold) end
           wait = hold
           if ipMax > 0 then
@@ -103,28 +103,6 @@ enum GateScripts {
           redis.call('PEXPIRE', KEYS[4], ARGV[6])
         end
         return {allowed, reason, wait, sends, nextCooldown, now, token, 0}
-        """)
-
-    /// `reserve` for the commonest policy, a single cooldown and nothing counted (no
-    /// window, no IP cap, no idempotency key), with the same answer. Redis spends most
-    /// of a short script on its arguments: this one takes 2 keys and 2 arguments where
-    /// `reserve` takes 5 and 10, and costs Redis about a quarter less CPU.
-    /// KEYS: 1 cooldown, 2 countdown token. ARGV: 1 fresh countdown token, 2 cooldown ms.
-    static let reserveCooldown = RedisScript("""
-        local t = redis.call('TIME')
-        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-        local cooldown = tonumber(ARGV[2])
-        local remaining = redis.call('PTTL', KEYS[1])
-        if remaining == -1 then
-          remaining = cooldown
-          redis.call('PEXPIRE', KEYS[1], ARGV[2])
-        end
-        if remaining > 0 then
-          return {0, 'cooldown', remaining, 0, cooldown, now, redis.call('GET', KEYS[1]) or '', 0}
-        end
-        redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-        redis.call('SET', KEYS[2], KEYS[1], 'PX', ARGV[2])
-        return {1, '', cooldown, 1, cooldown, now, ARGV[1], 0}
         """)
 
     /// KEYS: cooldown, sends. ARGV: window ms, max sends (0: none). Returns {wait ms,
@@ -153,7 +131,7 @@ enum GateScripts {
     /// the ladder step and the count go back by one) unless the window already holds
     /// `max refunds` refunds; the refund is recorded, so at most that many sends are
     /// given back per window. Also voids the idempotency record of the refunded send.
-    /// Publishes the value the cooldown key held (today its countdown token) on the channel,
+    /// Publishes the value the cooldown key held (the nonce its countdown tokens carry) on the channel,
     /// in the same script, so every gate ends the event streams that follow it.
     /// Returns {1, 0, voided record name or ''} refunded, {0, 0, ''} when no cooldown
     /// runs (nothing is consumed), {-1, ms until the oldest refund leaves the window, ''}
@@ -185,24 +163,6 @@ enum GateScripts {
           redis.call('DEL', KEYS[4])
         end
         return {1, 0, voided}
-        """)
-
-    /// KEYS: countdown token. ARGV: the token. Returns {remaining ms, Redis time ms,
-    /// the cooldown key's value (what a release publishes)}, or {-2, Redis time ms} when
-    /// the token is unknown, expired or stale (released, or replaced by a later cooldown
-    /// of the same number).
-    /// Reads the cooldown key named by the token key's value, which is not in KEYS: fine on
-    /// one Redis; cluster mode will need the token key to share the number's hash tag.
-    static let countdown = RedisScript("""
-        local t = redis.call('TIME')
-        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-        local cooldown = redis.call('GET', KEYS[1])
-        if not cooldown then return {-2, now} end
-        local value = redis.call('GET', cooldown)
-        if value ~= ARGV[1] then return {-2, now} end
-        local remaining = redis.call('PTTL', cooldown)
-        if remaining < 1 then return {-2, now} end
-        return {remaining, now, value}
         """)
 
     // MARK: Redis Cluster: the steps that live in slots of their own
@@ -247,9 +207,10 @@ enum GateScripts {
         return 1
         """)
 
-    /// KEYS: a cooldown. ARGV: a countdown token. Like `countdown`, once the token
-    /// key has named the cooldown: {remaining ms, Redis time ms, the cooldown's value}
-    /// or {-2, Redis time ms}.
+    /// KEYS: a cooldown (which a countdown token names). ARGV: the nonce the token holds.
+    /// {remaining ms, Redis time ms, the cooldown's value (what a release publishes)}, or
+    /// {-2, ...} when the cooldown is gone or holds another nonce (it was released, or
+    /// replaced by a later send).
     static let countdownOfCooldown = RedisScript("""
         local t = redis.call('TIME')
         local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -260,5 +221,5 @@ enum GateScripts {
         return {remaining, now, value}
         """)
 
-    static let all = [reserve, reserveCooldown, peek, release, countdown, ipTake, idempotencyGet, idempotencyPut, countdownOfCooldown]
+    static let all = [reserve, peek, release, ipTake, idempotencyGet, idempotencyPut, countdownOfCooldown]
 }

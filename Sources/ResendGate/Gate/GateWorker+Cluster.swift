@@ -1,16 +1,16 @@
-/// The reserve and countdown paths on a Redis Cluster, where one script may touch
+/// The reserve path on a Redis Cluster, where one script may touch
 /// keys of one slot only. The number's decision stays one atomic script on the
 /// number's master; what lives in other slots takes steps around it:
 ///
 /// 1. with an `Idempotency-Key`: read the record on its own slot (a stored answer is
 ///    replayed, another request's is 422);
 /// 2. with a per-IP cap: take a share of the IP's cap on the IP's slot (its member is
-///    the send's own countdown token, so no two sends share one);
+///    the send's own nonce, so no two sends share one);
 /// 3. decide the number (cooldown, ladder, max-sends) on its slot; when the IP's cap
 ///    refused in step 2, the number is still asked, without reserving, so the answer
 ///    gives the longest wait of both;
-/// 4. give the IP's share back if the number was refused or Redis failed; write the
-///    countdown token key after an allowed send; store the idempotency record.
+/// 4. give the IP's share back if the number was refused or Redis failed; store the
+///    idempotency record. (A countdown token needs no key: it names the number's slot.)
 ///
 /// Steps 2-4 are not one transaction: a refused number briefly holds an IP share (a
 /// concurrent request from that IP may be refused for it), and two concurrent retries
@@ -18,13 +18,14 @@
 /// only one send; the first answer stored is the one replayed).
 extension GateWorker {
     func reserveOnCluster(
-        _ request: SendRequest, policy: CompiledPolicy, completion: @escaping (Result<Decision, GateError>) -> Void
+        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
+        completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
         let prefix = configuration.keyPrefix
         let number = keys.keyText(for: request.phone.e164)
         let token = tokens.next()
         guard let idempotencyKey = request.idempotencyKey else {
-            return takeIPShareThenDecide(request, policy: policy, number: number, token: token, idempotency: nil, completion: completion)
+            return takeIPShareThenDecide(request, policy: policy, number: number, token: token, cipher: cipher, idempotency: nil, completion: completion)
         }
         let recordKey = "\(prefix):idem:{\(SHA1.hexDigest(Array(idempotencyKey.utf8)))}"
         let fingerprint = fingerprint(request, number: number)
@@ -36,10 +37,12 @@ extension GateWorker {
             switch result {
             case .success(.array(let items)) where items.isEmpty:
                 self.takeIPShareThenDecide(
-                    request, policy: policy, number: number, token: token, idempotency: (recordKey, fingerprint),
+                    request, policy: policy, number: number, token: token, cipher: cipher, idempotency: (recordKey, fingerprint),
                     completion: completion)
             case .success(let reply):
-                completion(Result { () throws(GateError) in try Self.decision(from: reply, request: request, policy: policy) })
+                completion(Result { () throws(GateError) in
+                    try Self.decision(from: reply, request: request, policy: policy, number: number, cipher: cipher)
+                })
             case .failure(let error):
                 completion(.failure(.storeUnavailable(error.description)))
             }
@@ -47,11 +50,11 @@ extension GateWorker {
     }
 
     private func takeIPShareThenDecide(
-        _ request: SendRequest, policy: CompiledPolicy, number: String, token: CountdownToken,
+        _ request: SendRequest, policy: CompiledPolicy, number: String, token: CooldownNonce, cipher: CountdownTokenCipher,
         idempotency: (key: String, fingerprint: String)?, completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
         guard let cap = policy.rules.ipMaxSends, let address = request.clientAddress else {
-            return decideNumber(request, policy: policy, number: number, token: token, ip: .none, idempotency: idempotency, completion: completion)
+            return decideNumber(request, policy: policy, number: number, token: token, cipher: cipher, ip: .none, idempotency: idempotency, completion: completion)
         }
         let ipKey = "\(configuration.keyPrefix):ip:{\(address.text)}:sends"
         store.evaluate(GateScripts.ipTake, slotKey: ipKey, { args in
@@ -68,7 +71,7 @@ extension GateWorker {
                 }
                 let step: IPStep = taken == 1 ? .taken(key: ipKey, waitAfter: Int64(wait)) : .refused(wait: Int64(wait))
                 self.decideNumber(
-                    request, policy: policy, number: number, token: token, ip: step, idempotency: idempotency,
+                    request, policy: policy, number: number, token: token, cipher: cipher, ip: step, idempotency: idempotency,
                     completion: completion)
             case .success(let reply):
                 completion(.failure(Self.unexpected(reply)))
@@ -89,17 +92,17 @@ extension GateWorker {
     }
 
     private func decideNumber(
-        _ request: SendRequest, policy: CompiledPolicy, number: String, token: CountdownToken, ip: IPStep,
+        _ request: SendRequest, policy: CompiledPolicy, number: String, token: CooldownNonce, cipher: CountdownTokenCipher, ip: IPStep,
         idempotency: (key: String, fingerprint: String)?, completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
         var script = ReserveArguments(
-            prefix: configuration.keyPrefix, purpose: request.purpose, number: number, policy: policy, token: token,
-            ipKey: nil, ipCap: 0, idempotencyKey: nil, fingerprint: nil, idempotencyLifetime: 0, writesTokenKey: false)
+            prefix: configuration.keyPrefix, purpose: request.purpose, number: number, policy: policy, nonce: token,
+            ipKey: nil, ipCap: 0, idempotencyKey: nil, fingerprint: nil, idempotencyLifetime: 0)
         script.linkedRecord = idempotency?.key
         if case .refused(let wait) = ip { script.outsideWaitMilliseconds = max(1, wait) }
         store.evaluate(GateScripts.reserve, slotKey: script.slotKey, script.write, completion: { [unowned self] result in
             var outcome = Self.decode(result) { reply throws(GateError) in
-                try Self.decision(from: reply, request: request, policy: policy)
+                try Self.decision(from: reply, request: request, policy: policy, number: number, cipher: cipher)
             }
             let allowed = (try? outcome.get())?.allowed == true
             if case .taken(let ipKey, _) = ip, !allowed {
@@ -110,29 +113,29 @@ extension GateWorker {
                 }, completion: { _ in })
             }
             if case .success(let decision) = outcome {
-                if decision.allowed {
-                    let tokenKey = token.key(prefix: self.configuration.keyPrefix)
-                    let cooldownKey = "\(self.configuration.keyPrefix):{\(script.slotKey)}:cooldown"
-                    self.store.send(slotKey: tokenKey, { args in
-                        args.append("SET")
-                        args.append(tokenKey)
-                        args.append(cooldownKey)
-                        args.append("PX")
-                        args.append(Int(decision.retryAfterMilliseconds))
-                    }, completion: { _ in })
-                }
                 // The send that filled the IP's cap: the next send from it waits for the IP too.
                 if case .taken(_, let waitAfter) = ip, decision.allowed {
                     outcome = .success(decision.waiting(atLeast: waitAfter))
                 }
-                if case .success(let answer) = outcome { self.storeAnswer(answer, idempotency: idempotency) }
+                if case .success(let answer) = outcome {
+                    self.storeAnswer(answer, cooldownValue: Self.cooldownValue(result), idempotency: idempotency)
+                }
             }
             self.awaitReplicas(for: outcome, slotKey: script.slotKey, completion: completion)
         })
     }
 
-    /// Keeps the first answer under its `Idempotency-Key`.
-    private func storeAnswer(_ decision: Decision, idempotency: (key: String, fingerprint: String)?) {
+    /// The nonce a reserve script's reply names (field 7), or "".
+    private static func cooldownValue(_ result: Result<RedisReply, RedisError>) -> String {
+        guard case .success(.array(let items)) = result, items.count == 8 else { return "" }
+        return items[6].string ?? ""
+    }
+
+    /// Keeps the first answer under its `Idempotency-Key`, with the cooldown's nonce, of
+    /// which a replay makes the same countdown token again.
+    private func storeAnswer(
+        _ decision: Decision, cooldownValue: String, idempotency: (key: String, fingerprint: String)?
+    ) {
         guard let idempotency else { return }
         let lifetime = configuration.idempotencyLifetime.wholeMilliseconds
         store.evaluate(GateScripts.idempotencyPut, slotKey: idempotency.key, { args in
@@ -146,36 +149,7 @@ extension GateWorker {
             args.append(decision.sendsInWindow)
             args.append(Int(decision.nextRetryAfterMilliseconds))
             args.append(Int(decision.serverTimeMilliseconds))
-            args.append(decision.countdownToken?.text ?? "")
+            args.append(cooldownValue)
         }, completion: { _ in })
     }
-
-    /// The token key names the cooldown; the cooldown, in another slot, is read next.
-    func countdownOnCluster(
-        _ token: CountdownToken, tokenKey: String, completion: @escaping (Result<CountdownReading?, GateError>) -> Void
-    ) {
-        store.send(slotKey: tokenKey, { args in
-            args.append("GET")
-            args.append(tokenKey)
-        }, completion: { [unowned self] result in
-            switch result {
-            case .success(.null):
-                completion(.success(nil))
-            case .success(.bulk(let bytes)):
-                let cooldownKey = String(decoding: bytes, as: UTF8.self)
-                self.store.evaluate(GateScripts.countdownOfCooldown, slotKey: cooldownKey, { args in
-                    args.append(1)
-                    args.append(cooldownKey)
-                    args.append(token.text)
-                }, completion: { result in
-                    completion(Self.decode(result, Self.reading))
-                })
-            case .success(let reply):
-                completion(.failure(Self.unexpected(reply)))
-            case .failure(let error):
-                completion(.failure(.storeUnavailable(error.description)))
-            }
-        })
-    }
-
 }

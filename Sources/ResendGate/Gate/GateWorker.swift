@@ -10,6 +10,10 @@ public final class GateWorker {
     public let parser: PhoneNumberParser
     let keys: NumberKeyHasher
     let tokens = CountdownTokenSource()
+    /// Seals and opens countdown tokens; nil until the deployment's secret is known
+    /// (`withTokenCipher`).
+    var tokenCipher: CountdownTokenCipher?
+    var waitingForSecret: [(Result<CountdownTokenCipher, GateError>) -> Void] = []
     let compiled: [String: CompiledPolicy]
     let fallback: CompiledPolicy
     /// Releases announced by any gate, once `followReleases` was called.
@@ -26,6 +30,7 @@ public final class GateWorker {
         keys = NumberKeyHasher(secret: configuration.keySecret)
         fallback = CompiledPolicy(configuration.policies.fallback)
         compiled = configuration.policies.purposes.mapValues(CompiledPolicy.init)
+        tokenCipher = configuration.tokenSecret.map { CountdownTokenCipher(secret: Array($0.utf8)) }
     }
 
     /// Canonicalises `text` with the configured default region.
@@ -37,11 +42,12 @@ public final class GateWorker {
         }
     }
 
-    /// Reserves a send if every rule of the purpose's policy allows it, in one
-    /// atomic script call. An allowed send starts a cooldown with a fresh countdown
-    /// token; a send denied by a cooldown carries the running cooldown's token.
-    /// On a Redis Cluster the per-IP cap, the idempotency record and the token key
-    /// live in slots of their own and take steps of their own (`reserveOnCluster`).
+    /// Reserves a send if every rule of the purpose's policy allows it, atomically: the
+    /// default policy (one cooldown, nothing counted) as one `SET ... NX PX ... GET`
+    /// (`reserveCooldown`), any other as one script call. An allowed send starts a
+    /// cooldown whose key holds a fresh nonce; a send denied by a cooldown carries the
+    /// running cooldown's token. On a Redis Cluster the per-IP cap and the idempotency
+    /// record live in slots of their own and take steps of their own (`reserveOnCluster`).
     public func reserve(_ request: SendRequest, completion: @escaping (Result<Decision, GateError>) -> Void) {
         let policy = compiled[request.purpose.name] ?? fallback
         if let regions = policy.rules.allowedRegions, !regions.contains(request.phone.region) {
@@ -50,38 +56,37 @@ public final class GateWorker {
         guard policy.rules.allowedNumberTypes.contains(request.phone.type) else {
             return completion(.failure(.numberTypeNotAllowed(request.phone.type)))
         }
-        if store.isCluster { return reserveOnCluster(request, policy: policy, completion: completion) }
-        let prefix = configuration.keyPrefix
-        let number = keys.keyText(for: request.phone.e164)
-        let token = tokens.next()
+        guard let cipher = tokenCipher else {
+            return withTokenCipher { [unowned self] result in
+                if case .failure(let error) = result { return completion(.failure(error)) }
+                self.reserve(request, completion: completion)
+            }
+        }
         let ip = policy.rules.ipMaxSends != nil ? request.clientAddress?.text : nil
         let idempotencyKey = request.idempotencyKey
+        // One slot only: the same two commands on one Redis and on a cluster.
         if let milliseconds = policy.plainCooldownMilliseconds, ip == nil, idempotencyKey == nil {
-            let script = CooldownArguments(prefix: prefix, purpose: request.purpose, number: number, token: token, milliseconds: milliseconds)
-            return decide(GateScripts.reserveCooldown, slotKey: { script.slotKey }, script.write, request, policy, completion)
+            return reserveCooldown(
+                request, policy: policy, number: keys.keyText(for: request.phone.e164), nonce: tokens.next(),
+                milliseconds: milliseconds, cipher: cipher, completion: completion)
         }
+        if store.isCluster { return reserveOnCluster(request, policy: policy, cipher: cipher, completion: completion) }
+        let prefix = configuration.keyPrefix
+        let number = keys.keyText(for: request.phone.e164)
+        let nonce = tokens.next()
         let recordKey = idempotencyKey.map { "\(prefix):idem:{\(SHA1.hexDigest(Array($0.utf8)))}" }
         var script = ReserveArguments(
-            prefix: prefix, purpose: request.purpose, number: number, policy: policy, token: token,
+            prefix: prefix, purpose: request.purpose, number: number, policy: policy, nonce: nonce,
             ipKey: ip, ipCap: ip == nil ? 0 : policy.rules.ipMaxSends ?? 0,
             idempotencyKey: recordKey,
             fingerprint: idempotencyKey.map { _ in fingerprint(request, number: number) },
-            idempotencyLifetime: configuration.idempotencyLifetime.wholeMilliseconds, writesTokenKey: true)
+            idempotencyLifetime: configuration.idempotencyLifetime.wholeMilliseconds)
         script.linkedRecord = recordKey
-        decide(GateScripts.reserve, slotKey: { script.slotKey }, script.write, request, policy, completion)
-    }
-
-    /// Runs a reserve script and answers with its decision. `slotKey` is built only
-    /// where it is needed (a cluster, or waiting for replicas).
-    private func decide(
-        _ script: RedisScript, slotKey: @escaping () -> String, _ write: @escaping (inout RedisArguments) -> Void,
-        _ request: SendRequest, _ policy: CompiledPolicy, _ completion: @escaping (Result<Decision, GateError>) -> Void
-    ) {
-        store.evaluate(script, slotKey: slotKey(), write, completion: { [unowned self] result in
+        store.evaluate(GateScripts.reserve, slotKey: script.slotKey, script.write, completion: { [unowned self] result in
             let outcome = Self.decode(result) { reply throws(GateError) in
-                try Self.decision(from: reply, request: request, policy: policy)
+                try Self.decision(from: reply, request: request, policy: policy, number: number, cipher: cipher)
             }
-            self.awaitReplicas(for: outcome, slotKey: slotKey(), completion: completion)
+            self.awaitReplicas(for: outcome, slotKey: script.slotKey, completion: completion)
         })
     }
 
@@ -121,7 +126,9 @@ public final class GateWorker {
     }
 
     /// A reserve script's answer as a decision.
-    static func decision(from reply: RedisReply, request: SendRequest, policy: CompiledPolicy) throws(GateError) -> Decision {
+    static func decision(
+        from reply: RedisReply, request: SendRequest, policy: CompiledPolicy, number: String, cipher: CountdownTokenCipher
+    ) throws(GateError) -> Decision {
         guard case .array(let items) = reply else { throw Self.unexpected(reply) }
         if items.count == 1, items[0].integer == -1 { throw .idempotencyKeyReused }
         guard items.count == 8, let allowed = items[0].integer, let wait = items[2].integer,
@@ -134,21 +141,30 @@ public final class GateWorker {
             retryAfterMilliseconds: Int64(wait), serverTimeMilliseconds: Int64(now), sendsInWindow: sends,
             sendsLeft: policy.rules.maxSends.map { max(0, $0 - sends) },
             nextRetryAfterMilliseconds: Int64(next), replayed: items[7].integer == 1,
-            countdownToken: items[6].string.flatMap { CountdownToken(validating: $0) })
+            countdownToken: items[6].string.flatMap { CooldownNonce(text: Substring($0)) }.map {
+                cipher.seal(purpose: request.purpose, number: number, nonce: $0)
+            })
     }
 
     /// The remaining time of the cooldown that issued `token`, or nil when the token is
-    /// unknown, expired or stale (the cooldown was released or replaced). One script call
-    /// (two on a cluster, where the token key and the cooldown live in different slots).
+    /// not one of this deployment's (malformed, forged, altered, or sealed under a rotated
+    /// secret: then Redis is not asked), or its cooldown ended, was released or replaced.
+    /// One script call on the number's slot, which the token names.
     public func countdown(
         _ token: CountdownToken, completion: @escaping (Result<CountdownReading?, GateError>) -> Void
     ) {
-        let tokenKey = token.key(prefix: configuration.keyPrefix)
-        if store.isCluster { return countdownOnCluster(token, tokenKey: tokenKey, completion: completion) }
-        store.evaluate(GateScripts.countdown, slotKey: tokenKey, { args in
+        guard let cipher = tokenCipher else {
+            return withTokenCipher { [unowned self] result in
+                if case .failure(let error) = result { return completion(.failure(error)) }
+                self.countdown(token, completion: completion)
+            }
+        }
+        guard let contents = cipher.open(token) else { return completion(.success(nil)) }
+        let prefix = configuration.keyPrefix
+        store.evaluate(GateScripts.countdownOfCooldown, slotKey: contents.purpose.slotKey(for: contents.number), { args in
             args.append(1)
-            args.append(tokenKey)
-            args.append(token.text)
+            args.appendNumberKey(prefix: prefix, purpose: contents.purpose, number: contents.number, suffix: "cooldown")
+            args.append(contents.cooldownValue)
         }, completion: { result in
             completion(Self.decode(result, Self.reading))
         })

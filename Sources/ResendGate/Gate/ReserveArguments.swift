@@ -6,14 +6,14 @@ struct ReserveArguments {
     let purpose: Purpose
     let number: String
     let policy: CompiledPolicy
-    let token: CountdownToken
+    /// The value an allowed send's cooldown key takes.
+    let nonce: CooldownNonce
     /// The client's address when the per-IP cap is checked in this call.
     let ipKey: String?
     let ipCap: Int
     let idempotencyKey: String?
     let fingerprint: String?
     let idempotencyLifetime: Int64
-    let writesTokenKey: Bool
     /// The idempotency record an allowed send links to its cooldown, so that a refund
     /// can void it (on a cluster the record is written apart, in its own slot).
     var linkedRecord: String? = nil
@@ -38,11 +38,7 @@ struct ReserveArguments {
         } else {
             args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "no-idem")
         }
-        if writesTokenKey {
-            args.append(concatenating: prefix, ":countdown:{", token.text, "}")
-        } else {
-            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "no-token")
-        }
+        args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "no-token")
         args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "idem")
         args.append(Int(policy.windowMilliseconds))
         args.append(policy.rules.maxSends ?? 0)
@@ -50,30 +46,10 @@ struct ReserveArguments {
         args.append(Int(policy.ipWindowMilliseconds))
         args.append(fingerprint ?? "")
         args.append(Int(idempotencyLifetime))
-        args.append(token.text)
+        args.append(nonce.text)
         args.append(linkedRecord ?? "")
-        args.append(writesTokenKey ? 1 : 0)
+        args.append(0)
         args.append(Int(outsideWaitMilliseconds))
         for step in policy.ladderMilliseconds { args.append(Int(step)) }
-    }
-}
-
-/// The keys and arguments of a `reserveCooldown` script call: a policy of one cooldown
-/// that counts nothing, for a request without an idempotency key.
-struct CooldownArguments {
-    let prefix: String
-    let purpose: Purpose
-    let number: String
-    let token: CountdownToken
-    let milliseconds: Int64
-
-    var slotKey: String { purpose.slotKey(for: number) }
-
-    func write(_ args: inout RedisArguments) {
-        args.append(2)
-        args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
-        args.append(concatenating: prefix, ":countdown:{", token.text, "}")
-        args.append(token.text)
-        args.append(Int(milliseconds))
     }
 }

@@ -225,8 +225,10 @@ enum OpenAPIDocument {
                 Needs no API key: a thin client re-renders "Resend in 42s" after a
                 reload. The token reveals nothing about the number; it counts as long as
                 the number's cooldown, which lasts until the number's own limits
-                (cooldown, max_sends) allow the next send. Once that ends, or the send
-                is refunded, it is 404.
+                (cooldown, max_sends) allow the next send. Once that ends, the send is
+                refunded, a later send replaced the cooldown, or the deployment's token
+                secret was rotated, it is 404; a malformed, forged or altered token is
+                404 without Redis being asked.
               security: []
               responses:
                 '200':
@@ -376,11 +378,17 @@ enum OpenAPIDocument {
               name: token
               in: path
               required: true
-              description: The countdown_token of a POST /v1/sends answer (22 characters).
+              description: >-
+                The countdown_token of a POST /v1/sends answer: 44 to 128 characters of
+                base64url (A-Z a-z 0-9 - _), no padding. It is sealed with AES-256-GCM
+                under the deployment's token secret (12-byte random nonce, which the
+                cooldown's Redis key also holds, then the encrypted purpose and the
+                number's key text, then a 16-byte tag), so it holds no readable number
+                and cannot be forged or altered.
               schema:
                 type: string
-                pattern: '^[A-Za-z0-9_-]{22}$'
-              example: 6hUNhuObrx_gGYjfmWOiIg
+                pattern: '^[A-Za-z0-9_-]{44,128}$'
+              example: yzYt0BYlh5CdsSM9XQyZ1ynq3SxOR1iGMHc0tnXJsDW4kiRkqD_9GE3jn1qnGxRR0PS5JQ
             Phone:
               name: phone
               in: path
@@ -477,7 +485,11 @@ enum OpenAPIDocument {
                 server_time:
                   type: string
                   format: date-time
-                  description: RFC 3339 UTC with milliseconds (Redis's clock), for correcting the client's clock skew.
+                  description: >-
+                    RFC 3339 UTC with milliseconds, for correcting the client's clock
+                    skew: Redis's clock, except for a policy of one cooldown that counts
+                    nothing, decided without a script, where it is the gate's clock (it
+                    only stamps the answer; the cooldown's length is Redis's PTTL).
                   example: '2025-01-01T00:00:00.000Z'
                 next_retry_after:
                   type: integer
@@ -494,8 +506,9 @@ enum OpenAPIDocument {
                   description: >-
                     The unguessable handle of the cooldown this answer started (or, on
                     a cooldown or max_sends denial, the one running), for GET
-                    /v1/countdowns/{token}.
-                  example: 6hUNhuObrx_gGYjfmWOiIg
+                    /v1/countdowns/{token}. Sealed, not stored: it needs no Redis key
+                    of its own (see the token parameter).
+                  example: yzYt0BYlh5CdsSM9XQyZ1ynq3SxOR1iGMHc0tnXJsDW4kiRkqD_9GE3jn1qnGxRR0PS5JQ
             Countdown:
               type: object
               required:

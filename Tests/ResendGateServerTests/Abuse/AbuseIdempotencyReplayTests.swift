@@ -23,8 +23,10 @@ struct AbuseIdempotencyReplayTests {
             // The record now holds the retry's answer, and replays it.
             let records = try #require(try gate.redis.client().command("KEYS", "rg:idem:*").array).compactMap(\.string)
             #expect(records.count == 1)
-            let token = try gate.redis.client().command("HGET", try #require(records.first), "tok").string
-            #expect(token == retried["countdown_token"] as? String)
+            // Its cooldown's nonce, which the retry's token names: the cooldown key holds it.
+            let nonce = try gate.redis.client().command("HGET", try #require(records.first), "tok").string
+            #expect(nonce?.utf8.count == 16)
+            #expect(try gate.redis.client().command("GET", "rg:{default:\(Abuse.number)}:cooldown").string == nonce)
             let replay = try gate.client().send(#"{"phone": "\#(Abuse.number)"}"#, headers: [("Content-Type", "application/json")] + key)
             #expect(replay.status == 200)
             #expect(replay.header("Idempotent-Replayed") == "true")

@@ -1,0 +1,143 @@
+import CCrypto
+
+/// Seals and opens countdown tokens with AES-256-GCM (OpenSSL's libcrypto). A token is
+/// `nonce (12 bytes, the IV) ‖ ciphertext ‖ tag (16 bytes)` in base64url, where the
+/// plaintext is `1 (version) ‖ purpose length ‖ purpose ‖ form ‖ number`: the number's key
+/// text as is (form 0: the E.164 number) or, when it is an HMAC under `--key-secret`
+/// (64 hex digits), its 32 bytes (form 1). The nonce is also the value the cooldown's key
+/// holds, so a token is live exactly while that key holds it.
+///
+/// The AES key is HMAC-SHA256(secret, "resendgate countdown token v1"): every gate given
+/// the same secret opens every other gate's tokens, and a new secret makes every
+/// outstanding token unreadable (404), nothing else. IVs are random (96 bits), so one
+/// secret should seal well under 2^32 tokens; rotate it long before.
+/// Confined to one loop: it reuses its two OpenSSL contexts, whose key schedule is set once.
+public final class CountdownTokenCipher {
+    private static let tagSize = 16
+    private static let version: UInt8 = 1
+    private let sealer: OpaquePointer
+    private let opener: OpaquePointer
+
+    /// `secret`: any bytes; the deployment's `--token-secret`, or the one kept in Redis.
+    public init(secret: [UInt8]) {
+        var key = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let label = Array("resendgate countdown token v1".utf8)
+        _ = secret.withUnsafeBytes { secretBytes in
+            HMAC(EVP_sha256(), secretBytes.baseAddress, Int32(secretBytes.count), label, label.count, &key, &length)
+        }
+        sealer = EVP_CIPHER_CTX_new()
+        opener = EVP_CIPHER_CTX_new()
+        EVP_EncryptInit_ex(sealer, EVP_aes_256_gcm(), nil, key, nil)
+        EVP_DecryptInit_ex(opener, EVP_aes_256_gcm(), nil, key, nil)
+        for index in key.indices { key[index] = 0 }
+    }
+
+    deinit {
+        EVP_CIPHER_CTX_free(sealer)
+        EVP_CIPHER_CTX_free(opener)
+    }
+
+    /// What a token names.
+    public struct Contents: Equatable {
+        public let purpose: Purpose
+        /// The number's key text (the E.164 number, or its HMAC in hex).
+        public let number: String
+        let nonce: CooldownNonce
+        /// The value the cooldown's Redis key holds while this token is live.
+        public var cooldownValue: String { nonce.text }
+    }
+
+    /// The token of the cooldown of `number` (its key text) for `purpose` whose key holds `nonce`.
+    func seal(purpose: Purpose, number: String, nonce: CooldownNonce) -> CountdownToken {
+        var plain: [UInt8] = [Self.version, UInt8(purpose.name.utf8.count)]
+        plain.append(contentsOf: purpose.name.utf8)
+        if let packed = Self.packHex(number) {
+            plain.append(1)
+            plain.append(contentsOf: packed)
+        } else {
+            plain.append(0)
+            plain.append(contentsOf: number.utf8)
+        }
+        var out = nonce.bytes
+        out.append(contentsOf: [UInt8](repeating: 0, count: plain.count + Self.tagSize))
+        out.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            var written: Int32 = 0
+            EVP_EncryptInit_ex(sealer, nil, nil, nil, base)
+            EVP_EncryptUpdate(sealer, base + CooldownNonce.byteCount, &written, plain, Int32(plain.count))
+            var final: Int32 = 0
+            EVP_EncryptFinal_ex(sealer, base + CooldownNonce.byteCount + Int(written), &final)
+            EVP_CIPHER_CTX_ctrl(
+                sealer, EVP_CTRL_AEAD_GET_TAG, Int32(Self.tagSize), base + CooldownNonce.byteCount + plain.count)
+        }
+        return CountdownToken(uncheckedText: CountdownToken.base64URL(out))
+    }
+
+    /// What `token` names, or nil when it was not sealed with this secret, was altered, or
+    /// is not a token at all. Touches no Redis.
+    public func open(_ token: CountdownToken) -> Contents? {
+        guard let sealed = CountdownToken.bytes(base64URL: Substring(token.text)),
+              sealed.count >= CooldownNonce.byteCount + 5 + Self.tagSize else { return nil }
+        let plainCount = sealed.count - CooldownNonce.byteCount - Self.tagSize
+        var plain = [UInt8](repeating: 0, count: plainCount)
+        var tag = Array(sealed.suffix(Self.tagSize))
+        let authentic = sealed.withUnsafeBufferPointer { input -> Bool in
+            let base = input.baseAddress!
+            var written: Int32 = 0, final: Int32 = 0
+            guard EVP_DecryptInit_ex(opener, nil, nil, nil, base) == 1,
+                  EVP_DecryptUpdate(opener, &plain, &written, base + CooldownNonce.byteCount, Int32(plainCount)) == 1,
+                  EVP_CIPHER_CTX_ctrl(opener, EVP_CTRL_AEAD_SET_TAG, Int32(Self.tagSize), &tag) == 1
+            else { return false }
+            return plain.withUnsafeMutableBufferPointer { EVP_DecryptFinal_ex(opener, $0.baseAddress! + Int(written), &final) } == 1
+        }
+        guard authentic, plain[0] == Self.version else { return nil }
+        let purposeLength = Int(plain[1])
+        guard plainCount >= 2 + purposeLength + 2,
+              let purpose = try? Purpose(String(decoding: plain[2..<2 + purposeLength], as: UTF8.self)) else { return nil }
+        let form = plain[2 + purposeLength]
+        let numberBytes = plain[(3 + purposeLength)...]
+        let number: String
+        switch form {
+        case 0: number = String(decoding: numberBytes, as: UTF8.self)
+        case 1 where numberBytes.count == 32: number = Self.hex(numberBytes)
+        default: return nil
+        }
+        let nonce = CooldownNonce(bytes: Array(sealed.prefix(CooldownNonce.byteCount)))
+        return Contents(purpose: purpose, number: number, nonce: nonce)
+    }
+
+    /// 64 lowercase hex digits (an HMAC-SHA256 key text) as their 32 bytes; nil otherwise.
+    static func packHex(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count == 64 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(32)
+        var index = 0
+        while index < 64 {
+            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            out.append(high << 4 | low)
+            index += 2
+        }
+        return out
+    }
+
+    private static func nibble(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        default: nil
+        }
+    }
+
+    static func hex(_ bytes: ArraySlice<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

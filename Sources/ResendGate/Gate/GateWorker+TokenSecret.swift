@@ -1,0 +1,47 @@
+/// The secret countdown tokens are sealed with. Given (`--token-secret`), every worker
+/// makes its cipher at once. Otherwise the deployment keeps one in Redis at
+/// `<prefix>:token-secret`: each worker asks `SET key <32 random bytes in hex> NX GET`
+/// once, so the first gate ever to ask creates it atomically and every later one reads
+/// it. Calls that need the cipher before it is known wait for that one reply (bounded);
+/// if Redis cannot answer they fail as store unavailable, and the next call asks again.
+extension GateWorker {
+    /// At most this many calls wait for the secret; more fail at once.
+    static let maximumWaitingForSecret = 65_536
+
+    /// Runs `body` with the token cipher, at once when it is known.
+    func withTokenCipher(_ body: @escaping (Result<CountdownTokenCipher, GateError>) -> Void) {
+        if let tokenCipher { return body(.success(tokenCipher)) }
+        guard waitingForSecret.count < Self.maximumWaitingForSecret else {
+            return body(.failure(.storeUnavailable("too many calls waiting for the token secret from Redis")))
+        }
+        waitingForSecret.append(body)
+        guard waitingForSecret.count == 1 else { return }
+        let key = configuration.keyPrefix + ":token-secret"
+        var fresh = [UInt8](repeating: 0, count: 32)
+        fresh.withUnsafeMutableBytes { CountdownTokenSource.fill($0) }
+        let candidate = CountdownTokenCipher.hex(fresh[...])
+        store.send(slotKey: key, { args in
+            args.append("SET")
+            args.append(key)
+            args.append(candidate)
+            args.append("NX")
+            args.append("GET")
+        }, completion: { [unowned self] result in
+            let outcome: Result<CountdownTokenCipher, GateError>
+            switch result {
+            case .success(.null):
+                outcome = .success(CountdownTokenCipher(secret: Array(candidate.utf8)))
+            case .success(.bulk(let stored)) where !stored.isEmpty:
+                outcome = .success(CountdownTokenCipher(secret: stored))
+            case .success(let reply):
+                outcome = .failure(Self.unexpected(reply))
+            case .failure(let error):
+                outcome = .failure(.storeUnavailable(error.description))
+            }
+            if case .success(let cipher) = outcome { self.tokenCipher = cipher }
+            let waiting = self.waitingForSecret
+            self.waitingForSecret.removeAll()
+            for body in waiting { body(outcome) }
+        })
+    }
+}
