@@ -48,7 +48,7 @@ struct BrowserGuardTests {
         #expect(throws: ConfigurationError.self) { try ServerConfiguration(allowOrigins: ["https://app.example.com/login"]) }
         // Host is checked only without keys on loopback.
         #expect(try ServerConfiguration().checksHost)
-        #expect(try !ServerConfiguration(apiKeys: ["a-key-of-sixteen-chars"]).checksHost)
+        #expect(try !ServerConfiguration(apiKeys: [APIKey("a-key-of-sixteen-chars")]).checksHost)
         #expect(try !ServerConfiguration(host: "0.0.0.0", insecureNoAuth: true).checksHost)
     }
 }
