@@ -3,8 +3,10 @@ import Testing
 
 @Suite("CountdownToken: 128 random bits, base64url, strictly validated")
 struct CountdownTokenTests {
-    @Test func randomTokensAre22URLSafeCharactersAndDistinct() {
-        let tokens = (0..<1_000).map { _ in CountdownToken.random().text }
+    /// Each worker loop has its own source: fresh sources (each with its own block from
+    /// OpenSSL) never hand out the same token either.
+    @Test func tokensOfSeparateSourcesAre22URLSafeCharactersAndDistinct() {
+        let tokens = (0..<1_000).map { _ in CountdownTokenSource().next().text }
         #expect(Set(tokens).count == 1_000)
         for token in tokens {
             #expect(token.utf8.count == 22)
@@ -23,9 +25,10 @@ struct CountdownTokenTests {
     }
 
     @Test func base64URLUsesTheURLSafeAlphabetWithoutPadding() {
-        #expect(CountdownToken.base64URL([0xFB, 0xFF]) == "-_8")
-        #expect(CountdownToken.base64URL(Array("hello".utf8)) == "aGVsbG8")
-        #expect(CountdownToken.base64URL([UInt8](repeating: 0, count: 16)) == "AAAAAAAAAAAAAAAAAAAAAA")
+        func base64URL(_ bytes: [UInt8]) -> String { bytes.withUnsafeBytes { CountdownToken.base64URL($0) } }
+        #expect(base64URL([0xFB, 0xFF]) == "-_8")
+        #expect(base64URL(Array("hello".utf8)) == "aGVsbG8")
+        #expect(base64URL([UInt8](repeating: 0, count: 16)) == "AAAAAAAAAAAAAAAAAAAAAA")
     }
 
     @Test(arguments: ["", "abc", "AAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAA=",

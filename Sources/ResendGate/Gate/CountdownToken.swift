@@ -1,5 +1,3 @@
-import CCrypto
-
 /// The unguessable handle of one running cooldown, returned by a reserve as
 /// `countdown_token`: 16 random bytes (128 bits, from OpenSSL's DRBG, which the
 /// kernel's CSPRNG seeds) in base64url without padding, so always 22 characters
@@ -11,16 +9,7 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
     /// The length of every token.
     public static let length = 22
 
-    /// A fresh random token, from OpenSSL's DRBG (seeded by the kernel's CSPRNG).
-    /// The server draws from a `CountdownTokenSource` instead, which asks OpenSSL
-    /// once per 256 tokens.
-    public static func random() -> CountdownToken {
-        var bytes = (UInt64(0), UInt64(0))
-        withUnsafeMutableBytes(of: &bytes) { CountdownTokenSource.fill($0) }
-        return withUnsafeBytes(of: &bytes) { CountdownToken(uncheckedText: Self.base64URL($0)) }
-    }
-
-    /// The token of 16 random bytes.
+    /// The token of 16 random bytes (a `CountdownTokenSource` cuts them from its block).
     init(randomBytes: UnsafeRawBufferPointer) {
         precondition(randomBytes.count == 16)
         text = Self.base64URL(randomBytes)
@@ -37,10 +26,6 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
         self.init(validating: Substring(text))
     }
 
-    private init(uncheckedText: String) {
-        text = uncheckedText
-    }
-
     public var description: String { text }
 
     /// The Redis key that maps this token to its cooldown key: `<prefix>:countdown:{<token>}`.
@@ -53,10 +38,6 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// base64url without padding.
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        bytes.withUnsafeBytes { base64URL($0) }
-    }
-
     static func base64URL(_ input: UnsafeRawBufferPointer) -> String {
         let length = (input.count * 4 + 2) / 3
         return String(unsafeUninitializedCapacity: length) { out in
