@@ -6,7 +6,7 @@ import PackagePlugin
 /// reader (server, tests, scripts) reads the same file from the repository.
 ///
 /// A target that uses this plugin holds one `EmbeddedFiles.txt` (see
-/// `Plugins/EmbedFilesTool/main.swift` for its format); `EmbedFilesTool` turns the files
+/// `Plugins/EmbedFilesTool/EmbedFilesTool.swift` for its format); `EmbedFilesTool` turns the files
 /// it lists into `EmbeddedFiles.<name>: [UInt8]`, rebuilt whenever a listed file changes.
 @main
 struct EmbedFiles: BuildToolPlugin {
