@@ -13,10 +13,9 @@ struct EmbedFiles: BuildToolPlugin {
     static let manifestName = "EmbeddedFiles.txt"
 
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
-        guard let module = target as? SourceModuleTarget,
-            let manifest = module.sourceFiles.first(where: { $0.url.lastPathComponent == Self.manifestName })?.url
-        else {
-            throw EmbedFilesError("target \(target.name) uses EmbedFiles but holds no \(Self.manifestName)")
+        let manifests = (target as? SourceModuleTarget)?.sourceFiles.filter { $0.url.lastPathComponent == Self.manifestName } ?? []
+        guard manifests.count == 1, let manifest = manifests.first?.url else {
+            throw EmbedFilesError("target \(target.name) uses EmbedFiles and must hold one \(Self.manifestName), not \(manifests.count)")
         }
         let root = context.package.directoryURL
         let output = context.pluginWorkDirectoryURL.appending(path: "EmbeddedFiles.swift")
