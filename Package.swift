@@ -37,11 +37,19 @@ let package = Package(
         // The app-side kit: Foundation's URLSession and Countdown only (no UIKit/AppKit/SwiftUI).
         .target(name: "ResendGateClient", dependencies: ["Countdown"]),
         .target(name: "ResendGate", dependencies: ["CHiredis", "CRedisEvents", "CPhoneNumber", "CCrypto", "Countdown"]),
-        .target(name: "ResendGateServer", dependencies: ["ResendGate", "Countdown", "CHiredis", "CHTTPConnection"]),
+        .target(
+            name: "ResendGateServer", dependencies: ["ResendGate", "Countdown", "CHiredis", "CHTTPConnection"],
+            plugins: ["EmbedFiles"]),
         .executableTarget(name: "resendgate", dependencies: ["ResendGate", "ResendGateServer", "Countdown"]),
         .target(name: "ResendGateTestSupport", dependencies: ["ResendGate"]),
         .executableTarget(name: "CountdownBench", dependencies: ["Countdown"]),
         .executableTarget(name: "GateBench", dependencies: ["ResendGate", "ResendGateTestSupport"]),
+
+        // MARK: Build tools
+        // Data files (Content/EmbeddedFiles.txt lists them) compiled into their module as byte
+        // arrays, so the one binary carries them and the repository holds them as files.
+        .executableTarget(name: "EmbedFilesTool", path: "Plugins/EmbedFilesTool"),
+        .plugin(name: "EmbedFiles", capability: .buildTool(), dependencies: ["EmbedFilesTool"]),
 
         // MARK: Fuzzers (built only by deploy/fuzz with --sanitize fuzzer: libFuzzer brings main)
         .executableTarget(

@@ -21,12 +21,14 @@ struct OperationalRouteTests {
         }
     }
 
-    @Test func theDemoPageIsHTML() throws {
+    @Test func theDemoPageIsHTMLServedFromItsFile() throws {
+        let file = try OpenAPIDocumentTests.packageFile("Sources/ResendGateServer/Content/DemoPage.html")
         try withRunningGate { gate in
             let page = try gate.client().get("/")
             #expect(page.status == 200)
             #expect(page.header("Content-Type") == "text/html; charset=utf-8")
             #expect(page.text.lowercased().hasPrefix("<!doctype html>"))
+            #expect(page.body == Array(file.utf8), "the served page is not Content/DemoPage.html")
         }
     }
 

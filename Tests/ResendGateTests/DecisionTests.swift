@@ -76,11 +76,6 @@ struct ConfigurationTests {
         }
     }
 
-    @Test func namesScriptsByTheirSHA1AsRedisDoes() {
-        #expect(SHA1.hexDigest([]) == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
-        #expect(RedisScript("return 1").sha1 == "e0e1f9fabfc9d4800c877a703b823ac0578ff8db")
-    }
-
     @Test func validatesPurposes() throws {
         #expect(try Purpose("login_2fa-sms").name == "login_2fa-sms")
         for bad in ["", "Login", "a b", "x{y}", String(repeating: "a", count: 33), "ü"] {

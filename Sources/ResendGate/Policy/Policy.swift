@@ -77,11 +77,6 @@ public struct Policy: Sendable, Equatable {
         }
         guard !allowedNumberTypes.isEmpty else { throw fail("allow-number-types", "needs at least one type") }
     }
-
-    /// The cooldown after the `count`-th send in the window (1-based).
-    func cooldown(afterSend count: Int) -> Duration {
-        ladder[min(max(count, 1), ladder.count) - 1]
-    }
 }
 
 extension Policy {

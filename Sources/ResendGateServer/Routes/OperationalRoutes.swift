@@ -10,9 +10,9 @@ extension Worker {
             respond(exchange, status: 200, body: Array(shared.prometheusText().utf8),
                     contentType: "text/plain; version=0.0.4; charset=utf-8")
         case "/openapi.yaml":
-            respond(exchange, status: 200, body: Array(OpenAPIDocument.yaml.utf8), contentType: "application/yaml; charset=utf-8")
+            respond(exchange, status: 200, body: EmbeddedFiles.openAPIDocument, contentType: "application/yaml; charset=utf-8")
         default:
-            respond(exchange, status: 200, body: Array(DemoPage.html.utf8), contentType: "text/html; charset=utf-8")
+            respond(exchange, status: 200, body: EmbeddedFiles.demoPage, contentType: "text/html; charset=utf-8")
         }
     }
 }

@@ -1,0 +1,28 @@
+import CCrypto
+
+/// SHA-1 from libcrypto, only to name things the way Redis does (a script's `EVALSHA`
+/// name, an idempotency key's slot in a key name): not for security.
+enum SHA1 {
+    static let digestLength = 20
+
+    /// The SHA-1 of `message` in lower-case hex (40 characters), as `SCRIPT LOAD` answers.
+    static func hexDigest(_ message: [UInt8]) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: digestLength) { digest in
+            let done = message.withUnsafeBytes { bytes in
+                EVP_Digest(bytes.baseAddress, bytes.count, digest.baseAddress, nil, EVP_sha1(), nil)
+            }
+            // Only a libcrypto without SHA-1 or out of memory fails: nothing a caller could handle.
+            precondition(done == 1, "libcrypto could not compute a SHA-1")
+            return String(unsafeUninitializedCapacity: digestLength * 2) { hex in
+                for (index, byte) in digest.enumerated() {
+                    hex[2 * index] = hexDigit(byte >> 4)
+                    hex[2 * index + 1] = hexDigit(byte & 0x0F)
+                }
+                return digestLength * 2
+            }
+        }
+    }
+
+    /// The ASCII lower-case hex digit of `value` (0...15).
+    private static func hexDigit(_ value: UInt8) -> UInt8 { value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10 }
+}
