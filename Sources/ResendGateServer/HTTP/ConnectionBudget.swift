@@ -23,7 +23,7 @@ public struct ConnectionBudget: Sendable, Equatable {
     /// masters. Measured: 22 descriptors in all for 2 workers on one Redis.
     public var reserved: Int { 32 + 16 * workers }
 
-    /// The default `--max-connections`: what the limit leaves after `reserved`, shared
+    /// The default connection cap per worker: what the limit leaves after `reserved`, shared
     /// evenly among the workers (each worker has its own cap), at least 1.
     public var defaultPerWorker: Int {
         min(1_000_000, max(1, (openFileLimit - reserved) / workers))
@@ -40,10 +40,10 @@ public struct ConnectionBudget: Sendable, Equatable {
         if derived {
             text += " (RLIMIT_NOFILE \(openFileLimit), less \(reserved) kept for Redis, listeners and logs)"
         } else if !fits(perWorker: perWorker) {
-            text += " (--max-connections); RLIMIT_NOFILE \(openFileLimit) leaves room for about \(defaultPerWorker) per worker:"
+            text += " (as configured); RLIMIT_NOFILE \(openFileLimit) leaves room for about \(defaultPerWorker) per worker:"
                 + " past that, accepting pauses and idle connections are closed"
         } else {
-            text += " (--max-connections; RLIMIT_NOFILE \(openFileLimit))"
+            text += " (as configured; RLIMIT_NOFILE \(openFileLimit))"
         }
         return text
     }
