@@ -12,22 +12,26 @@ struct NumberCommand {
     /// Reads the command line; nil when it only asked for `--help` (printed).
     static func make(
         name: String, arguments: [String], environment: [String: String], summary: String,
-        extraOptions: [Settings.Option] = []
+        extraOptions: [Option] = []
     ) throws -> NumberCommand? {
         let options = Settings.common + Settings.perNumber + extraOptions
-        let settings = try Settings(arguments: arguments, environment: environment, options: options)
-        if settings.helpRequested {
-            print(Settings.help(usage: "resendgate \(name) PHONE [options]", summary: summary, options: options))
+        let reading = try CommandLineReading(arguments: arguments, environment: environment, options: options)
+        switch reading.help {
+        case .text?:
+            print(OptionHelp.text(usage: "resendgate \(name) PHONE [options]", summary: summary, options: options))
             return nil
+        case .markdown?:
+            print(OptionHelp.markdownTable(options))
+            return nil
+        case nil: break
         }
-        guard settings.positional.count == 1 else {
-            throw UsageError("\(name) takes exactly one phone number, got \(settings.positional.count) (see --help)")
+        guard reading.positional.count == 1 else {
+            throw UsageError("\(name) takes exactly one phone number, got \(reading.positional.count) (see --help)")
         }
+        let settings = try reading.settings()
         return NumberCommand(
-            phone: settings.positional[0],
-            purpose: settings["purpose"] ?? Purpose.default.name,
-            gate: Gate(configuration: try settings.gateConfiguration()),
-            settings: settings)
+            phone: reading.positional[0], purpose: settings.purpose,
+            gate: Gate(configuration: try settings.gateConfiguration()), settings: settings)
     }
 }
 
