@@ -37,6 +37,8 @@ public struct ServerConfiguration: Sendable {
     /// Loopback: without API keys nothing else is allowed.
     public static let defaultHost = "127.0.0.1"
     public static let defaultPort = 8080
+    /// 0 picks a free port.
+    public static let portRange = 0...65535
     /// One event loop per core.
     public static let defaultWorkers = ProcessInfo.processInfo.activeProcessorCount
     public static let workersRange = 1...256
@@ -57,7 +59,9 @@ public struct ServerConfiguration: Sendable {
         logLevel: LogLevel = ServerConfiguration.defaultLogLevel, drainTimeout: Duration = ServerConfiguration.defaultDrainTimeout,
         onStoreFailure: StoreFailureMode = ServerConfiguration.defaultOnStoreFailure, allowOrigins: [String]? = nil
     ) throws(ConfigurationError) {
-        guard (0...65535).contains(port) else { throw ConfigurationError(field: "port", message: "must be 0...65535") }
+        guard Self.portRange.contains(port) else {
+            throw ConfigurationError(field: "port", message: "must be \(Self.portRange.lowerBound)...\(Self.portRange.upperBound)")
+        }
         guard Self.workersRange.contains(workers) else {
             throw ConfigurationError(field: "workers", message: "must be \(Self.workersRange.lowerBound)...\(Self.workersRange.upperBound)")
         }

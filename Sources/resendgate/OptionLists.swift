@@ -69,7 +69,7 @@ extension Settings {
     static var serve: [Option] {
         [
             .text("host", \.host, placeholder: "H", help: "where `serve` listens"),
-            .count("port", \.port, in: 0...65535, help: "the port `serve` listens on (`0` picks a free one)"),
+            .count("port", \.port, in: ServerConfiguration.portRange, help: "the port `serve` listens on (`0` picks a free one)"),
             Option.count("workers", \.workers, in: ServerConfiguration.workersRange,
                          help: "event loops, each with its own listener (`SO_REUSEPORT`) and Redis connection; the default is this machine's number of cores")
                 .with(documentedDefault: "cores"),
@@ -87,7 +87,7 @@ extension Settings {
             Option.value("max-connections", \.maxConnections, placeholder: "N",
                          help: "open connections per worker; past it the oldest idle one is closed. `auto`: what the open-file limit (`RLIMIT_NOFILE`) leaves after Redis, listeners and logs, shared among the workers ([HTTP details](#http-details))",
                          parse: { text throws(ConfigurationError) in
-                             text == "auto" ? nil : try Option.wholeNumber(text, in: 1...1_000_000, field: "max-connections")
+                             text == "auto" ? nil : try Option.wholeNumber(text, in: 1...ConnectionBudget.maximumPerWorker, field: "max-connections")
                          }, render: { $0.map { "\($0)" } ?? "auto" }),
             .duration("connection-timeout", \.connectionTimeout,
                       help: "how long a connection may be silent (sending, reading, or idle) or stuck with an answer or stream its client does not read"),

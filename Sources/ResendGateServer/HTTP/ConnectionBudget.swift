@@ -9,6 +9,8 @@ public struct ConnectionBudget: Sendable, Equatable {
     /// The soft `RLIMIT_NOFILE` the budget was made for.
     public let openFileLimit: Int
     public let workers: Int
+    /// The largest cap per worker anyone may set or derive.
+    public static let maximumPerWorker = 1_000_000
 
     /// A budget for `workers` under `openFileLimit` (by default this process's own).
     public init(workers: Int, openFileLimit: Int = ConnectionBudget.currentOpenFileLimit()) {
@@ -26,7 +28,7 @@ public struct ConnectionBudget: Sendable, Equatable {
     /// The default connection cap per worker: what the limit leaves after `reserved`, shared
     /// evenly among the workers (each worker has its own cap), at least 1.
     public var defaultPerWorker: Int {
-        min(1_000_000, max(1, (openFileLimit - reserved) / workers))
+        min(Self.maximumPerWorker, max(1, (openFileLimit - reserved) / workers))
     }
 
     /// Whether `perWorker` connections on every worker fit under the limit.
