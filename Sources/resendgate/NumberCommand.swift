@@ -16,15 +16,7 @@ struct NumberCommand {
     ) throws -> NumberCommand? {
         let options = Settings.common + Settings.perNumber + extraOptions
         let reading = try CommandLineReading(arguments: arguments, environment: environment, options: options)
-        switch reading.help {
-        case .text?:
-            print(OptionHelp.text(usage: "resendgate \(name) PHONE [options]", summary: summary, options: options))
-            return nil
-        case .markdown?:
-            print(OptionHelp.markdownTable(options))
-            return nil
-        case nil: break
-        }
+        if reading.printHelpIfAsked(usage: "resendgate \(name) PHONE [options]", summary: summary) { return nil }
         guard reading.positional.count == 1 else {
             throw UsageError("\(name) takes exactly one phone number, got \(reading.positional.count) (see --help)")
         }

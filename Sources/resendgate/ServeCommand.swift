@@ -19,15 +19,7 @@ enum ServeCommand {
 
     static func run(_ arguments: [String], environment: [String: String]) async throws -> ExitCode {
         let reading = try CommandLineReading(arguments: arguments, environment: environment, options: options)
-        switch reading.help {
-        case .text?:
-            print(OptionHelp.text(usage: "resendgate serve [options]", summary: summary, options: options))
-            return .success
-        case .markdown?:
-            print(OptionHelp.markdownTable(options))
-            return .success
-        case nil: break
-        }
+        if reading.printHelpIfAsked(usage: "resendgate serve [options]", summary: summary) { return .success }
         guard reading.positional.isEmpty else { throw UsageError("serve takes no arguments, got \(reading.positional[0])") }
         let settings = try reading.settings()
         let budget = ConnectionBudget(workers: settings.workers)

@@ -123,6 +123,17 @@ struct CommandLineReading {
         }
     }
 
+    /// Prints the help asked for (`--help`, or the README's table for `--help-markdown`);
+    /// true when it did, and the command has nothing more to do.
+    func printHelpIfAsked(usage: String, summary: String) -> Bool {
+        switch help {
+        case .text?: print(OptionHelp.text(usage: usage, summary: summary, options: options))
+        case .markdown?: print(OptionHelp.markdownTable(options))
+        case nil: return false
+        }
+        return true
+    }
+
     /// The typed settings: the defaults, overwritten by every option given.
     func settings() throws(ConfigurationError) -> Settings {
         var settings = Settings()

@@ -13,10 +13,7 @@ enum WatchCommand {
 
     static func run(_ arguments: [String], environment: [String: String]) async throws -> ExitCode {
         let reading = try CommandLineReading(arguments: arguments, environment: environment, options: Settings.watch)
-        if reading.help != nil {
-            print(OptionHelp.text(usage: "resendgate watch TOKEN [--server URL]", summary: summary, options: Settings.watch))
-            return .success
-        }
+        if reading.printHelpIfAsked(usage: "resendgate watch TOKEN [--server URL]", summary: summary) { return .success }
         let settings = try reading.settings()
         guard reading.positional.count == 1 else { throw UsageError("watch takes one countdown token") }
         guard let token = CountdownToken(validating: reading.positional[0]) else {
