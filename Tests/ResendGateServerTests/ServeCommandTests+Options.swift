@@ -88,5 +88,12 @@ extension ServeCommandTests {
             timeout: .seconds(10))
         #expect(timeout.status == .exited(2), "\(timeout)")
         #expect(timeout.stderr.hasPrefix("resendgate: --connection-timeout: \"soon\" is not a duration"), "\(timeout.stderr)")
+        // A flag replaces the environment's text before anything is read, so a bad value
+        // there is never seen: the run gets as far as the host rule.
+        let overridden = try CommandRunner.run(
+            try Self.executable(), ["serve", "--port", "0", "--connection-timeout", "5s", "--host", "192.0.2.10"],
+            environment: ["RESENDGATE_CONNECTION_TIMEOUT": "soon"], timeout: .seconds(10))
+        #expect(overridden.status == .exited(2), "\(overridden)")
+        #expect(overridden.stderr.hasPrefix("resendgate: --host: "), "\(overridden.stderr)")
     }
 }
