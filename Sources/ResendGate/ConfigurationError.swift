@@ -1,18 +1,28 @@
 /// A setting that cannot be used, naming the setting so the message can say which.
+/// The library names settings by field, never by how a caller spells them: the command
+/// line maps a field to its flag (`cooldown` to `--cooldown`).
 public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The option's name as a user writes it (`cooldown`, `redis`, `region`), or a
-    /// policy file's field path (`purposes.login.max-sends`).
+    /// The setting's name (`cooldown`, `redis`, `region`), or a policy file's field
+    /// path (`purposes.login.max-sends`).
     public let field: String
     public let message: String
+    /// Other settings whose change would resolve the error (`insecure-no-auth` for a
+    /// public host without keys), so a caller can point at them in its own words.
+    public let remedies: [String]
 
-    public init(field: String, message: String) {
+    public init(field: String, message: String, remedies: [String] = []) {
         self.field = field
         self.message = message
+        self.remedies = remedies
     }
 
-    /// `--cooldown: ...` for a flag, `policy file, purposes.login.max-sends: ...` for a
+    /// Whether `field` is a path into a policy file rather than a setting.
+    public var isPolicyFileField: Bool { field.contains(".") }
+
+    /// `cooldown: ...` for a setting, `policy file, purposes.login.max-sends: ...` for a
     /// field of the policy file.
     public var description: String {
-        field.contains(".") ? "policy file, \(field): \(message)" : "--\(field): \(message)"
+        let remedy = remedies.isEmpty ? "" : " (see \(remedies.joined(separator: ", ")))"
+        return (isPolicyFileField ? "policy file, \(field): " : "\(field): ") + message + remedy
     }
 }

@@ -22,6 +22,16 @@ public enum DurationParser {
         }
         return duration
     }
+
+    /// Writes `duration` as `parse` reads it, in the largest unit that keeps it whole
+    /// (hours, then seconds, then milliseconds): `24h`, `1h`, `60s`, `250ms`.
+    public static func format(_ duration: Duration) -> String {
+        let milliseconds = duration.wholeMilliseconds
+        guard milliseconds > 0 else { return "0s" }
+        if milliseconds % 3_600_000 == 0 { return "\(milliseconds / 3_600_000)h" }
+        if milliseconds % 1000 == 0 { return "\(milliseconds / 1000)s" }
+        return "\(milliseconds)ms"
+    }
 }
 
 extension Duration {

@@ -85,7 +85,7 @@ struct APIError: Error, Equatable {
     /// A valid API key that lacks the scope the route needs.
     static func forbidden(_ scope: APIScopes) -> APIError {
         let name = APIScopes.names.first { $0.scope == scope }?.name ?? "another"
-        return .forbidden("this API key may not do this: it needs the \(name) scope (see --api-keys-file)")
+        return .forbidden("this API key may not do this: it needs the \(name) scope, which the gate's API key list gives it")
     }
 
     static func notFound(_ path: Substring) -> APIError {

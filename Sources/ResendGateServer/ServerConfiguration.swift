@@ -1,3 +1,4 @@
+import Foundation
 import ResendGate
 
 /// How the HTTP server listens, authenticates and protects itself.
@@ -31,17 +32,39 @@ public struct ServerConfiguration: Sendable {
     public var allowOrigins: [String]?
     /// How often an open event stream gets a `: heartbeat` comment line, which keeps
     /// proxies from closing a quiet stream. Not a command-line option (tests shorten it).
-    public var streamHeartbeatInterval: Duration = .seconds(15)
+    public var streamHeartbeatInterval: Duration = ServerConfiguration.defaultStreamHeartbeatInterval
+
+    /// Loopback: without API keys nothing else is allowed.
+    public static let defaultHost = "127.0.0.1"
+    public static let defaultPort = 8080
+    /// 0 picks a free port.
+    public static let portRange = 0...65535
+    /// One event loop per core.
+    public static let defaultWorkers = ProcessInfo.processInfo.activeProcessorCount
+    public static let workersRange = 1...256
+    public static let defaultMaxBodyBytes = 16 * 1024
+    public static let defaultMaxHeaderBytes = 8 * 1024
+    public static let defaultConnectionTimeout: Duration = .seconds(10)
+    public static let defaultLogLevel = LogLevel.info
+    public static let defaultDrainTimeout: Duration = .seconds(5)
+    /// Closed: never allow a send Redis did not record.
+    public static let defaultOnStoreFailure = StoreFailureMode.closed
+    public static let defaultStreamHeartbeatInterval: Duration = .seconds(15)
 
     public init(
-        host: String = "127.0.0.1", port: Int = 8080, workers: Int = 1, apiKeys: [APIKey] = [],
-        insecureNoAuth: Bool = false, maxBodyBytes: Int = 16 * 1024, maxHeaderBytes: Int = 8 * 1024,
-        connectionTimeout: Duration = .seconds(10),
-        maxConnectionsPerWorker: Int? = nil, logLevel: LogLevel = .info, drainTimeout: Duration = .seconds(5),
-        onStoreFailure: StoreFailureMode = .closed, allowOrigins: [String]? = nil
+        host: String = ServerConfiguration.defaultHost, port: Int = ServerConfiguration.defaultPort,
+        workers: Int = ServerConfiguration.defaultWorkers, apiKeys: [APIKey] = [], insecureNoAuth: Bool = false,
+        maxBodyBytes: Int = ServerConfiguration.defaultMaxBodyBytes, maxHeaderBytes: Int = ServerConfiguration.defaultMaxHeaderBytes,
+        connectionTimeout: Duration = ServerConfiguration.defaultConnectionTimeout, maxConnectionsPerWorker: Int? = nil,
+        logLevel: LogLevel = ServerConfiguration.defaultLogLevel, drainTimeout: Duration = ServerConfiguration.defaultDrainTimeout,
+        onStoreFailure: StoreFailureMode = ServerConfiguration.defaultOnStoreFailure, allowOrigins: [String]? = nil
     ) throws(ConfigurationError) {
-        guard (0...65535).contains(port) else { throw ConfigurationError(field: "port", message: "must be 0...65535") }
-        guard (1...256).contains(workers) else { throw ConfigurationError(field: "workers", message: "must be 1...256") }
+        guard Self.portRange.contains(port) else {
+            throw ConfigurationError(field: "port", message: "must be \(Self.portRange.lowerBound)...\(Self.portRange.upperBound)")
+        }
+        guard Self.workersRange.contains(workers) else {
+            throw ConfigurationError(field: "workers", message: "must be \(Self.workersRange.lowerBound)...\(Self.workersRange.upperBound)")
+        }
         let maxConnectionsPerWorker = maxConnectionsPerWorker ?? ConnectionBudget(workers: workers).defaultPerWorker
         guard maxConnectionsPerWorker > 0 else {
             throw ConfigurationError(field: "max-connections", message: "must be at least 1")
@@ -49,7 +72,8 @@ public struct ServerConfiguration: Sendable {
         if apiKeys.isEmpty && !insecureNoAuth && !Self.isLoopback(host) {
             throw ConfigurationError(
                 field: "host",
-                message: "\(host) is not a loopback address and no API keys are set: add --api-keys-file or RESENDGATE_API_KEYS, or pass --insecure-no-auth to expose the gate without keys")
+                message: "\(host) is not a loopback address and no API keys are set: add API keys, or expose the gate without keys on purpose",
+                remedies: ["api-keys-file", "api-keys", "insecure-no-auth"])
         }
         for key in apiKeys.map(\.secret) where key.utf8.count < 16 || key.contains(where: { $0 == " " || $0 == "\t" }) {
             throw ConfigurationError(field: "api-keys", message: "every API key needs at least 16 characters and no spaces")

@@ -12,22 +12,18 @@ struct NumberCommand {
     /// Reads the command line; nil when it only asked for `--help` (printed).
     static func make(
         name: String, arguments: [String], environment: [String: String], summary: String,
-        extraOptions: [Settings.Option] = []
+        extraOptions: [Option] = []
     ) throws -> NumberCommand? {
         let options = Settings.common + Settings.perNumber + extraOptions
-        let settings = try Settings(arguments: arguments, environment: environment, options: options)
-        if settings.helpRequested {
-            print(Settings.help(usage: "resendgate \(name) PHONE [options]", summary: summary, options: options))
-            return nil
+        let reading = try CommandLineReading(arguments: arguments, environment: environment, options: options)
+        if reading.printHelpIfAsked(usage: "resendgate \(name) PHONE [options]", summary: summary) { return nil }
+        guard reading.positional.count == 1 else {
+            throw UsageError("\(name) takes exactly one phone number, got \(reading.positional.count) (see --help)")
         }
-        guard settings.positional.count == 1 else {
-            throw UsageError("\(name) takes exactly one phone number, got \(settings.positional.count) (see --help)")
-        }
+        let settings = try reading.settings()
         return NumberCommand(
-            phone: settings.positional[0],
-            purpose: settings["purpose"] ?? Purpose.default.name,
-            gate: Gate(configuration: try settings.gateConfiguration()),
-            settings: settings)
+            phone: reading.positional[0], purpose: settings.purpose,
+            gate: Gate(configuration: try settings.gateConfiguration()), settings: settings)
     }
 }
 

@@ -10,7 +10,7 @@ enum SendCommand {
         else { return .success }
         let decision = try await command.gate.reserve(
             phone: command.phone, purpose: command.purpose,
-            clientIP: command.settings["client-ip"], idempotencyKey: command.settings["idempotency-key"])
+            clientIP: command.settings.clientIP, idempotencyKey: command.settings.idempotencyKey)
         printJSON { decision.writeJSON(to: &$0) }
         return decision.allowed ? .success : .denied
     }

@@ -11,24 +11,17 @@ enum WatchCommand {
         Exit 0 when it may, 1 when the server cannot be reached, 2 for a malformed, unknown or expired token.
         """
 
-    static let options: [Settings.Option] = [
-        Settings.Option(name: "server", defaultValue: "http://127.0.0.1:8080", help: "the resendgate server's base URL (http only)"),
-        Settings.Option(name: "lang", defaultValue: nil, help: "en or zh (default: from LANG)"),
-    ]
-
     static func run(_ arguments: [String], environment: [String: String]) async throws -> ExitCode {
-        let settings = try Settings(arguments: arguments, environment: environment, options: options)
-        if settings.helpRequested {
-            print(Settings.help(usage: "resendgate watch TOKEN [--server URL]", summary: summary, options: options))
-            return .success
-        }
-        guard settings.positional.count == 1 else { throw UsageError("watch takes one countdown token") }
-        guard let token = CountdownToken(validating: settings.positional[0]) else {
-            printError("not a countdown token (44 to 128 characters of A-Z a-z 0-9 - _): \(settings.positional[0])")
+        let reading = try CommandLineReading(arguments: arguments, environment: environment, options: Settings.watch)
+        if reading.printHelpIfAsked(usage: "resendgate watch TOKEN [--server URL]", summary: summary) { return .success }
+        let settings = try reading.settings()
+        guard reading.positional.count == 1 else { throw UsageError("watch takes one countdown token") }
+        guard let token = CountdownToken(validating: reading.positional[0]) else {
+            printError("not a countdown token (44 to 128 characters of A-Z a-z 0-9 - _): \(reading.positional[0])")
             return .badInput
         }
-        let server = try WatchServer(url: settings["server"] ?? "")
-        let chinese = (settings["lang"] ?? environment["LANG"] ?? "").lowercased().hasPrefix("zh")
+        let server = try WatchServer(url: settings.watchServer)
+        let chinese = (settings.language ?? environment["LANG"] ?? "").lowercased().hasPrefix("zh")
         var display = WatchDisplay(isTerminal: isatty(STDOUT_FILENO) != 0, chinese: chinese)
         return WatchSession(server: server, path: "/v1/countdowns/\(token.text)/events").run(&display)
     }

@@ -39,7 +39,7 @@ do {
     printError(error.message)
     code = ExitCode(for: error)
 } catch let error as ConfigurationError {
-    printError(error.description)
+    printError(OptionHelp.describe(error, options: Settings.everyOption))
     code = .badInput
 } catch let error as UsageError {
     printError(error.description)

@@ -45,6 +45,11 @@ struct ConfigurationTests {
         #expect(try DurationParser.parse("5m", field: "x") == .seconds(300))
         #expect(try DurationParser.parse("24h", field: "x") == .seconds(86_400))
         #expect(try DurationParser.parse("250ms", field: "x") == .milliseconds(250))
+        for (duration, text) in [(Duration.seconds(86_400), "24h"), (.seconds(3600), "1h"), (.seconds(60), "60s"),
+                                 (.seconds(1), "1s"), (.milliseconds(250), "250ms"), (.milliseconds(1500), "1500ms")] {
+            #expect(DurationParser.format(duration) == text)
+            #expect(try DurationParser.parse(text, field: "x") == duration)
+        }
         for bad in ["", "0", "-1", "5x", "s", "1.5s", "99999999999999"] {
             #expect(throws: ConfigurationError.self) { try DurationParser.parse(bad, field: "x") }
         }

@@ -103,6 +103,9 @@ struct PolicyLintTests {
             _ = try GateConfiguration(redis: redis, keySecret: "fifteen-chars!!")
         }
         #expect(secret?.field == "key-secret")
+        // The library names the field; only the command line writes it as a flag.
+        #expect(secret?.description == "key-secret: must be at least 16 characters")
+        #expect(error?.description.hasPrefix("policy file, purposes.login.ip-max-sends: ") == true, "\(String(describing: error))")
         _ = try GateConfiguration(redis: redis, keySecret: "sixteen-chars!!!")
     }
 

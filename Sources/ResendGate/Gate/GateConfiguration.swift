@@ -22,18 +22,28 @@ public struct GateConfiguration: Sendable {
     /// replicas acknowledged in time is answered as store unavailable, never allowed.
     public var waitReplicas: Int
 
+    /// The prefix of every Redis key.
+    public static let defaultKeyPrefix = "rg"
+    /// How long an idempotent answer is kept: a day, longer than any client retries.
+    public static let defaultIdempotencyLifetime: Duration = .seconds(86_400)
+    /// No `WAIT`: a single Redis, or a failover may forget the last sends.
+    public static let defaultWaitReplicas = 0
+    /// How many replicas `waitReplicas` may name.
+    public static let waitReplicasRange = 0...16
+
     public init(
         redis: RedisConfiguration,
         policies: PolicySet = PolicySet(),
         defaultRegion: String? = nil,
-        keyPrefix: String = "rg",
+        keyPrefix: String = GateConfiguration.defaultKeyPrefix,
         keySecret: String? = nil,
         tokenSecret: String? = nil,
-        idempotencyLifetime: Duration = .seconds(86_400),
-        waitReplicas: Int = 0
+        idempotencyLifetime: Duration = GateConfiguration.defaultIdempotencyLifetime,
+        waitReplicas: Int = GateConfiguration.defaultWaitReplicas
     ) throws(ConfigurationError) {
-        guard (0...16).contains(waitReplicas) else {
-            throw ConfigurationError(field: "wait-replicas", message: "must be 0 to 16")
+        guard Self.waitReplicasRange.contains(waitReplicas) else {
+            throw ConfigurationError(
+                field: "wait-replicas", message: "must be \(Self.waitReplicasRange.lowerBound) to \(Self.waitReplicasRange.upperBound)")
         }
         if let region = defaultRegion, !PhoneNumber.isKnownRegion(region) {
             throw ConfigurationError(field: "region", message: "\"\(region)\" is not a known region (two letters, such as CN or GB)")

@@ -49,7 +49,7 @@ public struct PhoneNumberError: Error, Sendable, Hashable, CustomStringConvertib
         case .invalidForRegion: "the phone number is not a valid number for its region"
         case .invalidCountryCode: "the phone number has an unknown country code"
         case .missingRegion:
-            "the phone number has no country code and no default region is set (use +CC or --region)"
+            "the phone number has no country code and no default region is set (write it with +CC, or give the gate a default region)"
         case .invalidDefaultRegion: "the default region \"\(region ?? "")\" is not a known region"
         case .tooManyCharacters: "the phone number is longer than \(PhoneNumberParser.maximumInputBytes) bytes"
         }

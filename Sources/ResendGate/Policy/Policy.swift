@@ -26,15 +26,23 @@ public struct Policy: Sendable, Equatable {
     /// this many times.
     public var maxRefunds: Int
 
+    /// The cooldown after a send when no ladder is set: 60 s.
+    public static let defaultCooldown: Duration = .seconds(60)
+    /// The window of sends and refunds: a day.
+    public static let defaultWindow: Duration = .seconds(86_400)
+    /// The window of `ipMaxSends`: an hour.
+    public static let defaultIPWindow: Duration = .seconds(3600)
+    /// One refund a window: enough for one failed SMS, too few to reset a ladder at will.
+    public static let defaultMaxRefunds = 1
     public static let defaultNumberTypes: Set<PhoneNumberType> = [.mobile, .fixedLineOrMobile]
 
     /// A flat 60 s cooldown, mobiles only, no caps, one refund a day.
     public static let `default` = Policy()
 
     public init(
-        ladder: [Duration] = [.seconds(60)], window: Duration = .seconds(86_400), maxSends: Int? = nil,
-        ipMaxSends: Int? = nil, ipWindow: Duration = .seconds(3600), allowedRegions: Set<String>? = nil,
-        allowedNumberTypes: Set<PhoneNumberType> = Policy.defaultNumberTypes, maxRefunds: Int = 1
+        ladder: [Duration] = [Policy.defaultCooldown], window: Duration = Policy.defaultWindow, maxSends: Int? = nil,
+        ipMaxSends: Int? = nil, ipWindow: Duration = Policy.defaultIPWindow, allowedRegions: Set<String>? = nil,
+        allowedNumberTypes: Set<PhoneNumberType> = Policy.defaultNumberTypes, maxRefunds: Int = Policy.defaultMaxRefunds
     ) {
         self.ladder = ladder
         self.window = window

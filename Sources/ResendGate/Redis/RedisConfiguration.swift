@@ -50,14 +50,20 @@ public struct RedisConfiguration: Sendable, Equatable {
 
     /// The default local Redis: `redis://127.0.0.1:6379/0`.
     public static let defaultURL = "redis://127.0.0.1:6379/0"
+    /// The connect and command timeout: past it a decision is "store unavailable".
+    public static let defaultTimeout: Duration = .seconds(1)
+    /// The first and the longest wait between reconnection attempts.
+    public static let defaultReconnectBackoff: ClosedRange<Duration> = .milliseconds(25) ... .milliseconds(500)
+    /// The master name Sentinels are asked for unless told otherwise (Redis's own example name).
+    public static let defaultSentinelMaster = "mymaster"
 
     /// Reads `redis://[user:password@]host:port/db` or `unix:///path/to/redis.sock`
     /// (`unix:///path?db=1` selects a database).
     public init(
         url: String,
-        connectTimeout: Duration = .seconds(1),
-        commandTimeout: Duration = .seconds(1),
-        reconnectBackoff: ClosedRange<Duration> = .milliseconds(25) ... .milliseconds(500)
+        connectTimeout: Duration = RedisConfiguration.defaultTimeout,
+        commandTimeout: Duration = RedisConfiguration.defaultTimeout,
+        reconnectBackoff: ClosedRange<Duration> = RedisConfiguration.defaultReconnectBackoff
     ) throws(ConfigurationError) {
         self.connectTimeout = connectTimeout
         self.commandTimeout = commandTimeout

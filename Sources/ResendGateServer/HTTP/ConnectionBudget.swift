@@ -9,6 +9,8 @@ public struct ConnectionBudget: Sendable, Equatable {
     /// The soft `RLIMIT_NOFILE` the budget was made for.
     public let openFileLimit: Int
     public let workers: Int
+    /// The largest cap per worker anyone may set or derive.
+    public static let maximumPerWorker = 1_000_000
 
     /// A budget for `workers` under `openFileLimit` (by default this process's own).
     public init(workers: Int, openFileLimit: Int = ConnectionBudget.currentOpenFileLimit()) {
@@ -23,10 +25,10 @@ public struct ConnectionBudget: Sendable, Equatable {
     /// masters. Measured: 22 descriptors in all for 2 workers on one Redis.
     public var reserved: Int { 32 + 16 * workers }
 
-    /// The default `--max-connections`: what the limit leaves after `reserved`, shared
+    /// The default connection cap per worker: what the limit leaves after `reserved`, shared
     /// evenly among the workers (each worker has its own cap), at least 1.
     public var defaultPerWorker: Int {
-        min(1_000_000, max(1, (openFileLimit - reserved) / workers))
+        min(Self.maximumPerWorker, max(1, (openFileLimit - reserved) / workers))
     }
 
     /// Whether `perWorker` connections on every worker fit under the limit.
@@ -40,10 +42,10 @@ public struct ConnectionBudget: Sendable, Equatable {
         if derived {
             text += " (RLIMIT_NOFILE \(openFileLimit), less \(reserved) kept for Redis, listeners and logs)"
         } else if !fits(perWorker: perWorker) {
-            text += " (--max-connections); RLIMIT_NOFILE \(openFileLimit) leaves room for about \(defaultPerWorker) per worker:"
+            text += " (as configured); RLIMIT_NOFILE \(openFileLimit) leaves room for about \(defaultPerWorker) per worker:"
                 + " past that, accepting pauses and idle connections are closed"
         } else {
-            text += " (--max-connections; RLIMIT_NOFILE \(openFileLimit))"
+            text += " (as configured; RLIMIT_NOFILE \(openFileLimit))"
         }
         return text
     }

@@ -27,7 +27,7 @@ enum PrometheusText {
         metric("resendgate_http_connections_open", "gauge", "Client connections open now.", [
             ("", "\(sum(.openConnections))"),
         ])
-        metric("resendgate_http_connections_evicted_total", "counter", "Idle connections closed to make room at --max-connections or when file descriptors ran out.", [
+        metric("resendgate_http_connections_evicted_total", "counter", "Idle connections closed to make room at the connection cap or when file descriptors ran out.", [
             ("", "\(sum(.evictedConnections))"),
         ])
         metric("resendgate_http_accept_failures_total", "counter", "accept() calls that failed (out of file descriptors): each paused the listener for a moment.", [

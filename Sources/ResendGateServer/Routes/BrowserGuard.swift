@@ -52,7 +52,7 @@ extension APIError {
     static let misdirected = APIError.misdirectedRequest(
         "this gate has no API keys and answers only requests addressed to localhost, 127.0.0.1 or [::1]")
     static let foreignOrigin = APIError.forbidden(
-        "requests from a web page of this origin are not accepted (see --allow-origins)")
+        "requests from a web page of this origin are not accepted (it is not among the gate's allowed origins)")
 }
 
 extension [[UInt8]] {

@@ -1,0 +1,116 @@
+import ResendGate
+import ResendGateServer
+
+/// Every option of every command, one entry each: the flag, the field of `Settings` it
+/// sets (whose initial value is its default), and the help that `--help` prints and the
+/// README's table shows (`serve --help-markdown` prints that table; a test compares
+/// them). Adding an option is one entry here and one field in `Settings`.
+extension Settings {
+    /// The options of every command that reaches the gate: Redis and the policy.
+    static var common: [Option] {
+        [
+            Option.text("redis", \.redisURL, placeholder: "URL",
+                        help: "`redis://[user:password@]host:port/db` or `unix:///path/redis.sock[?db=N]`")
+                .with(environmentSuffix: "REDIS_URL"),
+            Option.value("redis-cluster", \.redisCluster, placeholder: "H:P,...",
+                         help: "a Redis Cluster, found from these nodes; password and timeouts from `--redis` ([Beyond one machine](#beyond-one-machine))",
+                         parse: { text throws(ConfigurationError) in try hostPorts(text, field: "redis-cluster") }, render: { _ in nil }),
+            Option.value("redis-sentinel", \.redisSentinels, placeholder: "H:P,...",
+                         help: "Sentinels that name the master (`--sentinel-master`); password and db from `--redis`",
+                         parse: { text throws(ConfigurationError) in try hostPorts(text, field: "redis-sentinel") }, render: { _ in nil }),
+            .text("sentinel-master", \.sentinelMaster, placeholder: "NAME", help: "the master's name at the Sentinels"),
+            .count("wait-replicas", \.waitReplicas, in: GateConfiguration.waitReplicasRange,
+                   help: "answer an allowed send only once N replicas have it (`WAIT`), so a failover cannot forget it"),
+            .duration("redis-timeout", \.redisTimeout,
+                      help: "connect and command timeout; past it the answer is 503 `store_unavailable`"),
+            .text("region", \.region, placeholder: "CC", help: "default region (two letters, such as `CN`) for numbers without a country code"),
+            Option.value("cooldown", \.policy.ladder, placeholder: "D[,D...]",
+                         help: "cooldown, or an escalation ladder (`60,120,300`: 1st send in the window 60 s, 2nd 120 s, then 300 s)",
+                         parse: { text throws(ConfigurationError) in try Policy.parseLadder(text) },
+                         render: { $0.map(DurationParser.format).joined(separator: ",") }),
+            .duration("window", \.policy.window,
+                      help: "the sliding window in which sends (ladder and `--max-sends`) and refunds (`--max-refunds`) are counted"),
+            .count("max-sends", \.policy.maxSends, in: 1...1_000_000,
+                   help: "at most N sends per number and purpose in the window: over it, 429 `max_sends`"),
+            .count("max-refunds", \.policy.maxRefunds, in: 0...1_000_000,
+                   help: "at most N refunds (`DELETE /v1/cooldowns`, `resendgate release`) per number and purpose in `--window`, also with a flat cooldown: over it, 429 `refund_limit`; 0 disables refunds (403 `forbidden`)"),
+            .count("ip-max-sends", \.policy.ipMaxSends, in: 1...1_000_000_000,
+                   help: "at most N sends per client IP (IPv6: per /64) in `--ip-window`: over it, 429 `ip_limit`"),
+            .duration("ip-window", \.policy.ipWindow, help: "the sliding window of `--ip-max-sends`"),
+            Option.value("allow-regions", \.policy.allowedRegions, placeholder: "CC,...",
+                         help: "only these regions may receive codes; others get 403 `region_not_allowed`",
+                         parse: { text in text.isEmpty ? nil : Policy.parseRegions(text) }, render: { $0.map { $0.sorted().joined(separator: ",") } })
+                .with(documentedDefault: "every region"),
+            Option.value("allow-number-types", \.policy.allowedNumberTypes, placeholder: "T,...",
+                         help: "line types that may receive codes (`premium_rate`, `shared_cost`, `voip`, `toll_free`, `fixed_line`, ...); others get 403 `number_type_not_allowed`",
+                         parse: { text throws(ConfigurationError) in try Policy.parseNumberTypes(text) },
+                         render: { types in PhoneNumberType.allCases.filter(types.contains).map(\.rawValue).joined(separator: ",") }),
+            .text("policy", \.policyFile, placeholder: "FILE", help: "per-purpose policies in JSON, on top of the flags ([Anti-abuse policies](#anti-abuse-policies))"),
+            .text("key-secret", \.keySecret, placeholder: "S",
+                  help: "Redis keys hold an HMAC-SHA256 of each number instead of the number (16 or more characters)"),
+            .text("token-secret", \.tokenSecret, placeholder: "S",
+                  help: "secret that seals countdown tokens (16 or more characters), the same on every gate; unset: one kept in Redis at `PREFIX:token-secret`, made by the first gate; changing it voids outstanding tokens (404) ([the token format](#the-token-format))"),
+            .text("key-prefix", \.keyPrefix, placeholder: "P", help: "prefix of every Redis key"),
+        ]
+    }
+
+    /// `send`, `status` and `release`: which purpose's cooldown.
+    static var perNumber: [Option] {
+        [.text("purpose", \.purpose, placeholder: "P", help: "what the code is for: `[a-z0-9_-]{1,32}`")]
+    }
+
+    /// `send` only.
+    static var perSend: [Option] {
+        [
+            .text("client-ip", \.clientIP, placeholder: "IP", help: "the end user's IP address, for `--ip-max-sends`"),
+            .text("idempotency-key", \.idempotencyKey, placeholder: "K", help: "retries with the same key get the first answer"),
+        ]
+    }
+
+    /// `serve`: where it listens, who may call it, how it protects itself.
+    static var serve: [Option] {
+        [
+            .text("host", \.host, placeholder: "H", help: "where `serve` listens"),
+            .count("port", \.port, in: ServerConfiguration.portRange, help: "the port `serve` listens on (`0` picks a free one)"),
+            Option.count("workers", \.workers, in: ServerConfiguration.workersRange,
+                         help: "event loops, each with its own listener (`SO_REUSEPORT`) and Redis connection; the default is this machine's number of cores")
+                .with(documentedDefault: "cores"),
+            .text("api-keys-file", \.apiKeysFile, placeholder: "F",
+                  help: "bearer keys, compared in constant time, one a line (`#` starts a comment): `KEY` may send and read; `KEY send,read,release` names its scopes (send: POST /v1/sends, read: GET /v1/cooldowns, release: DELETE /v1/cooldowns) ([API keys](#api-keys-and-scopes))"),
+            .list("api-keys", \.apiKeys, placeholder: "K1,K2",
+                  help: "bare bearer keys: each may send and read, not release (scopes only in `--api-keys-file`)"),
+            .toggle("insecure-no-auth", \.insecureNoAuth,
+                    help: "allow a non-loopback `--host` without keys (anyone who reaches it can reserve and release)"),
+            Option.list("allow-origins", \.allowOrigins, placeholder: "O,...",
+                        help: "web origins (`scheme://host[:port]`) whose pages may send anything but GET and HEAD; any other `Origin` gets 403 `forbidden` ([what the gate refuses from a browser](#what-the-gate-refuses-from-a-browser))")
+                .with(documentedDefault: "the gate's own origins"),
+            .choice("log-level", \.logLevel, placeholder: "L",
+                    help: "`debug`, `info`, `warning`, `error`, `off`: access lines and the library's Redis events (reconnects, master switches, slot re-maps, script reloads); no level logs a phone number"),
+            Option.value("max-connections", \.maxConnections, placeholder: "N",
+                         help: "open connections per worker; past it the oldest idle one is closed. `auto`: what the open-file limit (`RLIMIT_NOFILE`) leaves after Redis, listeners and logs, shared among the workers ([HTTP details](#http-details))",
+                         parse: { text throws(ConfigurationError) in
+                             text == "auto" ? nil : try Option.wholeNumber(text, in: 1...ConnectionBudget.maximumPerWorker, field: "max-connections")
+                         }, render: { $0.map { "\($0)" } ?? "auto" }),
+            .duration("connection-timeout", \.connectionTimeout,
+                      help: "how long a connection may be silent (sending, reading, or idle) or stuck with an answer or stream its client does not read"),
+            .choice("on-store-failure", \.onStoreFailure, placeholder: "M",
+                    help: "what a send gets while Redis cannot record it: `closed` answers 503 `store_unavailable`; `open` allows it unrecorded (RISK: no cooldown or caps while Redis is down)"),
+        ]
+    }
+
+    /// `watch`: which server to ask, in which language to show the countdown.
+    static var watch: [Option] {
+        [
+            .text("server", \.watchServer, placeholder: "URL", help: "the resendgate server's base URL (http only)"),
+            .text("lang", \.language, placeholder: "L", help: "`en` or `zh` (default: from `LANG`)"),
+        ]
+    }
+
+    /// Every option of any command, for naming a setting's flag in an error.
+    static var everyOption: [Option] { common + perNumber + perSend + serve + watch }
+
+    /// `--redis-cluster` and `--redis-sentinel`: an empty value means none.
+    private static func hostPorts(_ text: String, field: String) throws(ConfigurationError) -> [RedisConfiguration.HostPort]? {
+        text.isEmpty ? nil : try RedisConfiguration.HostPort.parseList(text, field: field)
+    }
+}
