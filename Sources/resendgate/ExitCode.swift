@@ -1,6 +1,6 @@
 import ResendGate
 
-/// The exit codes of `resendgate`, as CONTRACT.md promises them.
+/// The exit codes of `resendgate`, as docs/API.md and `resendgate --help` promise them.
 enum ExitCode: Int32 {
     /// Allowed, or the command did what it was asked.
     case success = 0

@@ -5,8 +5,9 @@ import ResendGateServer
 /// `resendgate serve`: the HTTP server.
 enum ServeCommand {
     static let summary = """
-        Run the HTTP server (CONTRACT.md). Without API keys it listens on loopback only, and answers
-        only requests whose Host is localhost, 127.0.0.1 or [::1] (else 421: DNS rebinding).
+        Run the HTTP server (its API: docs/API.md, deploy/openapi.yaml, GET /openapi.yaml).
+        Without API keys it listens on loopback only, and answers only requests whose Host
+        is localhost, 127.0.0.1 or [::1] (else 421: DNS rebinding).
         A POST or DELETE from a web page whose Origin is not in --allow-origins is 403, with or
         without API keys; POST /v1/sends needs Content-Type: application/json (else 415).
         SIGTERM or SIGINT stops accepting, ends every event stream with a shutdown event (retry: 1000),

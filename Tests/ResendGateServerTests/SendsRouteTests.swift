@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `POST /v1/sends` over a real socket against a real Redis: the 200 and 429 answers
-/// of CONTRACT.md, field by field and header by header.
+/// of docs/API.md, field by field and header by header.
 @Suite("POST /v1/sends")
 struct SendsRouteTests {
     static let decisionKeys: Set<String> = [

@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Phone numbers")
 struct PhoneNumberTests {
-    /// Every spelling that CONTRACT.md lists, with CN as the default region.
+    /// Every spelling that docs/API.md lists, with CN as the default region.
     static let spellings = [
         "+86 138 0013 8000",
         "+86-138-0013-8000",

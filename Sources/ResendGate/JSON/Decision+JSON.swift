@@ -1,5 +1,5 @@
 extension Decision {
-    /// The decision as the HTTP API and the command line print it (CONTRACT.md);
+    /// The decision as the HTTP API and the command line print it (docs/API.md);
     /// `countdownToken` overrides the decision's own token.
     public func writeJSON(to json: inout JSONWriter, countdownToken: String? = nil) {
         json.beginObject()
