@@ -66,6 +66,7 @@ enum ServeCommand {
         let displayHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         printError("listening on http://\(displayHost):\(server.port) with \(configuration.workers) workers, Redis \(settings["redis"] ?? "")")
         printError(budget.summary(perWorker: maxConnections, derived: derivedCap))
+        printError(ConnectionMemoryBudget(workers: workers).summary)
         let origins = server.allowedOrigins.isEmpty ? "none" : server.allowedOrigins.joined(separator: ", ")
         printError("web pages allowed to send POST or DELETE: \(origins)")
         await waitForTermination()

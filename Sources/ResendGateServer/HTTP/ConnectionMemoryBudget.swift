@@ -1,0 +1,33 @@
+/// What every worker's client connections may make the server hold in memory, together:
+/// every byte libevent keeps for them (connection and request state, parsed headers,
+/// bodies, unread input, unsent answers and stream frames), counted as it is allocated.
+/// One connection is bounded on its own (64 KiB ahead, one answer unsent), but headers
+/// and bodies that are read and not yet served are not: 1 500 header lines of 5 bytes
+/// take about 170 KB, so 2 000 slow clients took 300 MB. Each worker gets an even share;
+/// past it, it stops reading the connections stuck with unsent bytes and closes the ones
+/// holding the most, then the oldest that are not being served, down to three quarters
+/// of its share. A request being served is never cut, and a new client (a `/healthz`)
+/// is the last one closed.
+public struct ConnectionMemoryBudget: Sendable, Equatable {
+    /// All workers' connections together. With the ~35 MB a started server takes, and
+    /// what glibc keeps of freed memory until it is trimmed, RSS stays under 64 MB.
+    public static let total = 16 << 20
+
+    public let workers: Int
+
+    public init(workers: Int) {
+        self.workers = max(1, workers)
+    }
+
+    /// One worker's share: past it, it closes connections.
+    public var perWorker: Int { Self.total / workers }
+
+    /// Where closing stops: room for new clients before the next shedding.
+    public var lowWater: Int { perWorker / 4 * 3 }
+
+    /// What the server says at start.
+    public var summary: String {
+        "connection memory budget: \(Self.total >> 20) MiB in all, \(perWorker >> 10) KiB per worker"
+            + " (past it, the connections holding the most and the oldest idle ones are closed)"
+    }
+}
