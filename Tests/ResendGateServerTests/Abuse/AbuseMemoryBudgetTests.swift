@@ -27,6 +27,11 @@ struct AbuseMemoryBudgetTests {
         defer { server.stop() }
         let budget = ConnectionMemoryBudget(workers: 2)
         #expect(server.process.stderr.contains(budget.summary), "\(server.process.stderr)")
+        // The open-file limit would allow 4 064 connections a worker; the budget, 2 048.
+        let cap = ConnectionBudget(workers: 2, openFileLimit: 8_192)
+        #expect(cap.descriptorsPerWorker == 4_064 && cap.defaultPerWorker == budget.connectionsPerWorker && cap.defaultPerWorker == 2_048)
+        #expect(server.process.stderr.contains("connection cap: 2048 per worker, 4096 in all (the connection memory budget"),
+                "\(server.process.stderr)")
         let before = try server.residentMiB()
 
         let asking = Array([[UInt8]](repeating: server.client().requestBytes("GET", "/openapi.yaml", keepAlive: true), count: 20).joined())
