@@ -19,8 +19,12 @@ public struct ServerConfiguration: Sendable {
     /// It pauses while the request is served (each Redis step bounded by Redis's timeout).
     public var connectionTimeout: Duration
     /// Open connections per worker; past it the oldest idle one is closed to make room.
-    /// By default what the open-file limit leaves (``ConnectionBudget``).
+    /// By default the lower of what the open-file limit and the connection memory budget
+    /// allow (``ConnectionBudget``).
     public var maxConnectionsPerWorker: Int
+    /// What all workers' connections may make the server hold together, in bytes
+    /// (``ConnectionMemoryBudget``): past a worker's share, it closes connections.
+    public var connectionMemoryBytes: Int
     public var logLevel: LogLevel
     /// How long SIGTERM waits for requests in flight.
     public var drainTimeout: Duration
@@ -37,12 +41,17 @@ public struct ServerConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int = 8080, workers: Int = 1, apiKeys: [APIKey] = [],
         insecureNoAuth: Bool = false, maxBodyBytes: Int = 16 * 1024, maxHeaderBytes: Int = 8 * 1024,
         connectionTimeout: Duration = .seconds(10),
-        maxConnectionsPerWorker: Int? = nil, logLevel: LogLevel = .info, drainTimeout: Duration = .seconds(5),
+        maxConnectionsPerWorker: Int? = nil, connectionMemoryBytes: Int = ConnectionMemoryBudget.defaultTotal,
+        logLevel: LogLevel = .info, drainTimeout: Duration = .seconds(5),
         onStoreFailure: StoreFailureMode = .closed, allowOrigins: [String]? = nil
     ) throws(ConfigurationError) {
         guard (0...65535).contains(port) else { throw ConfigurationError(field: "port", message: "must be 0...65535") }
         guard (1...256).contains(workers) else { throw ConfigurationError(field: "workers", message: "must be 1...256") }
-        let maxConnectionsPerWorker = maxConnectionsPerWorker ?? ConnectionBudget(workers: workers).defaultPerWorker
+        guard connectionMemoryBytes >= 1 << 20 else {
+            throw ConfigurationError(field: "max-connection-memory", message: "must be at least 1 (MiB)")
+        }
+        let maxConnectionsPerWorker = maxConnectionsPerWorker
+            ?? ConnectionBudget(workers: workers, connectionMemory: connectionMemoryBytes).defaultPerWorker
         guard maxConnectionsPerWorker > 0 else {
             throw ConfigurationError(field: "max-connections", message: "must be at least 1")
         }
@@ -63,6 +72,7 @@ public struct ServerConfiguration: Sendable {
         self.maxHeaderBytes = maxHeaderBytes
         self.connectionTimeout = connectionTimeout
         self.maxConnectionsPerWorker = maxConnectionsPerWorker
+        self.connectionMemoryBytes = connectionMemoryBytes
         self.logLevel = logLevel
         self.drainTimeout = drainTimeout
         self.onStoreFailure = onStoreFailure

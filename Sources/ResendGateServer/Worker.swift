@@ -74,7 +74,7 @@ final class Worker {
         evhttp_set_default_content_type(http, "application/json; charset=utf-8")
         connections = ConnectionTracker(loop: loop, http: http, limit: configuration.maxConnectionsPerWorker, metrics: metrics)
         memoryGuard = ConnectionMemoryGuard(
-            loop: loop, budget: ConnectionMemoryBudget(workers: configuration.workers), connections: connections!,
+            loop: loop, budget: ConnectionMemoryBudget(workers: configuration.workers, total: configuration.connectionMemoryBytes), connections: connections!,
             metrics: metrics, log: log)
         countdownStreams = CountdownStreams(
             loop: loop, gate: gate, metrics: metrics, connections: connections, connectionTimeout: connectionTimeout,

@@ -28,7 +28,9 @@ enum ServeCommand {
                         help: "web origins (scheme://host[:port], comma-separated) whose pages may send anything but GET and HEAD; others get 403 forbidden; unset, the gate's own: http://127.0.0.1:PORT, http://localhost:PORT, http://[::1]:PORT"),
         Settings.Option(name: "log-level", defaultValue: "info", help: "debug, info, warning, error or off: requests and Redis events (reconnects, failovers), never a phone number"),
         Settings.Option(name: "max-connections", defaultValue: "auto",
-                        help: "open connections per worker, past which the oldest idle one is closed; auto: what RLIMIT_NOFILE leaves after Redis, listeners and logs, shared among the workers"),
+                        help: "open connections per worker, past which the oldest idle one is closed; auto: the lower of what RLIMIT_NOFILE leaves after Redis, listeners and logs and what --max-connection-memory allows (about 2 KiB an idle connection, for half of it), shared among the workers"),
+        Settings.Option(name: "max-connection-memory", defaultValue: "16",
+                        help: "MiB that all client connections may make the server hold together (state, headers, bodies, unsent answers), an even share per worker; past it, connections stuck with unsent bytes (most first), then the oldest idle ones, are closed"),
         Settings.Option(name: "connection-timeout", defaultValue: "10s",
                         help: "how long a connection may stay silent: sending its request, reading its response (or stuck with it unread), or idle"),
         Settings.Option(name: "on-store-failure", defaultValue: "closed",
@@ -50,7 +52,8 @@ enum ServeCommand {
             throw ConfigurationError(field: "on-store-failure", message: "use closed or open")
         }
         let workers = try settings.integer("workers", in: 1...256)
-        let budget = ConnectionBudget(workers: workers)
+        let connectionMemory = try settings.integer("max-connection-memory", in: 1...65_536) << 20
+        let budget = ConnectionBudget(workers: workers, connectionMemory: connectionMemory)
         let derivedCap = settings["max-connections"] == "auto"
         let maxConnections = derivedCap ? budget.defaultPerWorker : try settings.integer("max-connections", in: 1...1_000_000)
         let configuration = try ServerConfiguration(
@@ -60,13 +63,13 @@ enum ServeCommand {
             apiKeys: try apiKeys(settings),
             insecureNoAuth: settings.flag("insecure-no-auth"),
             connectionTimeout: try settings.duration("connection-timeout"),
-            maxConnectionsPerWorker: maxConnections,
+            maxConnectionsPerWorker: maxConnections, connectionMemoryBytes: connectionMemory,
             logLevel: level, onStoreFailure: onStoreFailure, allowOrigins: allowOrigins(settings))
         let server = try HTTPServer(configuration: configuration, gate: try settings.gateConfiguration())
         let displayHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         printError("listening on http://\(displayHost):\(server.port) with \(configuration.workers) workers, Redis \(settings["redis"] ?? "")")
         printError(budget.summary(perWorker: maxConnections, derived: derivedCap))
-        printError(ConnectionMemoryBudget(workers: workers).summary)
+        printError(ConnectionMemoryBudget(workers: workers, total: connectionMemory).summary)
         let origins = server.allowedOrigins.isEmpty ? "none" : server.allowedOrigins.joined(separator: ", ")
         printError("web pages allowed to send POST or DELETE: \(origins)")
         await waitForTermination()

@@ -68,6 +68,11 @@ void rg_http_restore_timeout(struct evhttp_request *request, const struct timeva
 int rg_http_send_reply(struct evhttp_request *request, int status, const char *reason,
                        const struct timeval *timeout);
 
+/// Whether the connection of `bufferevent` has an answer the socket would not take
+/// whole (rg_http_send_reply returned 0) still unsent: its client is slow or reads
+/// nothing. (An answer the socket took, or a stream's frames, waits only for the loop.)
+int rg_http_answer_waits(struct bufferevent *bufferevent);
+
 /// rg_http_restore_timeout, then evhttp_send_reply_start for an event stream; the
 /// connection then reads no more than 4 KiB of whatever its client sends.
 void rg_http_start_stream(struct evhttp_request *request, int status, const char *reason,

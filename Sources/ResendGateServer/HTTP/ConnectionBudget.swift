@@ -11,11 +11,15 @@ public struct ConnectionBudget: Sendable, Equatable {
     /// The soft `RLIMIT_NOFILE` the budget was made for.
     public let openFileLimit: Int
     public let workers: Int
+    /// What all workers' connections may hold (`--max-connection-memory`), in bytes.
+    public let connectionMemory: Int
 
     /// A budget for `workers` under `openFileLimit` (by default this process's own).
-    public init(workers: Int, openFileLimit: Int = ConnectionBudget.currentOpenFileLimit()) {
+    public init(workers: Int, openFileLimit: Int = ConnectionBudget.currentOpenFileLimit(),
+                connectionMemory: Int = ConnectionMemoryBudget.defaultTotal) {
         self.workers = max(1, workers)
         self.openFileLimit = openFileLimit
+        self.connectionMemory = connectionMemory
     }
 
     /// Descriptors kept for everything but client connections: standard streams, the
@@ -32,7 +36,7 @@ public struct ConnectionBudget: Sendable, Equatable {
     }
 
     /// What the connection memory budget allows a worker (``ConnectionMemoryBudget``).
-    public var memoryPerWorker: Int { ConnectionMemoryBudget(workers: workers).connectionsPerWorker }
+    public var memoryPerWorker: Int { ConnectionMemoryBudget(workers: workers, total: connectionMemory).connectionsPerWorker }
 
     /// The default `--max-connections`: the lower of what the open-file limit and the
     /// connection memory budget allow.
@@ -48,7 +52,7 @@ public struct ConnectionBudget: Sendable, Equatable {
     /// What the server says at start about the cap in force.
     public func summary(perWorker: Int, derived: Bool) -> String {
         var text = "connection cap: \(perWorker) per worker, \(perWorker * workers) in all"
-        let memory = "the connection memory budget (\(ConnectionMemoryBudget.total >> 20) MiB in all)"
+        let memory = "the connection memory budget (\(connectionMemory >> 20) MiB in all)"
         if derived && memoryPerWorker < descriptorsPerWorker {
             text += " (\(memory); RLIMIT_NOFILE \(openFileLimit) would allow \(descriptorsPerWorker))"
         } else if derived {

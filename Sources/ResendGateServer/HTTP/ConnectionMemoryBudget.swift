@@ -9,18 +9,21 @@
 /// of its share. A request being served is never cut, and a new client (a `/healthz`)
 /// is the last one closed.
 public struct ConnectionMemoryBudget: Sendable, Equatable {
-    /// All workers' connections together. With the ~35 MB a started server takes, and
+    /// The default `--max-connection-memory`: with the ~34 MB a started server takes, and
     /// what glibc keeps of freed memory until it is trimmed, RSS stays under 64 MB.
-    public static let total = 16 << 20
+    public static let defaultTotal = 16 << 20
 
+    /// All workers' connections together, in bytes.
+    public let total: Int
     public let workers: Int
 
-    public init(workers: Int) {
+    public init(workers: Int, total: Int = ConnectionMemoryBudget.defaultTotal) {
         self.workers = max(1, workers)
+        self.total = max(1 << 20, total)
     }
 
     /// One worker's share: past it, it closes connections.
-    public var perWorker: Int { Self.total / workers }
+    public var perWorker: Int { total / workers }
 
     /// Where closing stops: room for new clients before the next shedding.
     public var lowWater: Int { perWorker / 4 * 3 }
@@ -36,7 +39,7 @@ public struct ConnectionMemoryBudget: Sendable, Equatable {
 
     /// What the server says at start.
     public var summary: String {
-        "connection memory budget: \(Self.total >> 20) MiB in all, \(perWorker >> 10) KiB per worker"
+        "connection memory budget: \(total >> 20) MiB in all, \(perWorker >> 10) KiB per worker"
             + " (past it, the connections holding the most and the oldest idle ones are closed)"
     }
 }

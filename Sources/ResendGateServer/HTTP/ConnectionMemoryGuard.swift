@@ -41,7 +41,7 @@ final class ConnectionMemoryGuard {
     func check() {
         let now = held
         metrics.set(.connectionMemoryBytes, Int64(now))
-        if now > budget.perWorker { relieve() }
+        if now > budget.perWorker { relieve() } else { rg_memory_rearm() }
     }
 
     /// Stops watching; call on the loop before the loop or evhttp is freed.
@@ -53,10 +53,13 @@ final class ConnectionMemoryGuard {
     }
 
     private func relieve() {
-        defer { if pressure != nil { rg_memory_rearm() } }
         let before = held
-        guard before > budget.perWorker else { return }
+        guard before > budget.perWorker else { return rg_memory_rearm() }
         let closed = connections.shed(bytes: before - budget.lowWater)
+        // With nothing left to close (what is held is being served: requests at Redis,
+        // streams whose clients read), the next allocation must not scan again: the
+        // 200 ms check retries, and re-arms once under the budget.
+        if closed > 0 { rg_memory_rearm() }
         metrics.add(.shedConnections, Int64(closed))
         closedSinceLog += closed
         let now = ContinuousClock.now

@@ -138,16 +138,18 @@ final class ConnectionTracker {
 
     /// Closes connections until about `bytes` of what libevent holds for them is freed
     /// (over the memory budget): first every connection stuck with unsent bytes (an
-    /// answer or stream its client does not read) stops reading, and those holding the
-    /// most are closed; then the oldest connections not being served (idle, or still
-    /// sending a request: its headers and body are held). A request being worked on is
-    /// never cut. Returns how many it closed.
+    /// answer the socket would not take, or a stream more than
+    /// `CountdownStreams.maxUnsentBytes` behind: a client that does not read) stops
+    /// reading, and those holding the most are closed; then the oldest connections not
+    /// being served (idle, or still sending a request: its headers and body are held).
+    /// A request being worked on, and a stream whose client reads (its last frame
+    /// waiting for the loop to write it), are never cut. Returns how many it closed.
     func shed(bytes: Int) -> Int {
         var stuck: [(held: Int, connection: OpaquePointer)] = []
         for connection in entries.keys {
             guard let bufferevent = evhttp_connection_get_bufferevent(connection) else { continue }
             let output = evbuffer_get_length(bufferevent_get_output(bufferevent))
-            guard output > 0 else { continue }
+            guard output > CountdownStreams.maxUnsentBytes || rg_http_answer_waits(bufferevent) != 0 else { continue }
             bufferevent_disable(bufferevent, Int16(EV_READ))
             stuck.append((output + evbuffer_get_length(bufferevent_get_input(bufferevent)), connection))
         }

@@ -65,7 +65,7 @@ struct AbuseMemoryBudgetTests {
                 "RSS \(peak) MiB with \(askers + headerSenders) clients that read nothing (\(before) MiB before)")
         #expect(slowestHealthCheck < .seconds(2), "/healthz took \(slowestHealthCheck)")
         #expect(shed > 0, "no connection was closed for the budget: the test does not test")
-        #expect(held >= 0 && held <= Double(ConnectionMemoryBudget.total), "libevent holds \(held) bytes for connections")
+        #expect(held >= 0 && held <= Double(budget.total), "libevent holds \(held) bytes for connections")
 
         clients.removeAll()
         try ServeCommandTests.poll(timeout: .seconds(5)) { try server.metric("resendgate_http_connections_open") ?? 99 <= 1 }
