@@ -109,6 +109,12 @@ static void read_little_until_written(struct bufferevent *bufferevent) {
     bufferevent_setwatermark(bufferevent, EV_READ, 0, READ_LIMIT_WHILE_WRITING);
 }
 
+int rg_http_answer_waits(struct bufferevent *bufferevent) {
+    bufferevent_data_cb write_callback;
+    bufferevent_getcb(bufferevent, NULL, &write_callback, NULL, NULL);
+    return write_callback == on_write_after_waiting && evbuffer_get_length(bufferevent_get_output(bufferevent)) > 0;
+}
+
 void rg_http_start_stream(struct evhttp_request *request, int status, const char *reason,
                           const struct timeval *timeout) {
     struct bufferevent *bufferevent = bufferevent_of(request);

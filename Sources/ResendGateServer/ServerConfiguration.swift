@@ -20,8 +20,12 @@ public struct ServerConfiguration: Sendable {
     /// It pauses while the request is served (each Redis step bounded by Redis's timeout).
     public var connectionTimeout: Duration
     /// Open connections per worker; past it the oldest idle one is closed to make room.
-    /// By default what the open-file limit leaves (``ConnectionBudget``).
+    /// By default the lower of what the open-file limit and the connection memory budget
+    /// allow (``ConnectionBudget``).
     public var maxConnectionsPerWorker: Int
+    /// What all workers' connections may make the server hold together, in bytes
+    /// (``ConnectionMemoryBudget``): past a worker's share, it closes connections.
+    public var connectionMemoryBytes: Int
     public var logLevel: LogLevel
     /// How long SIGTERM waits for requests in flight.
     public var drainTimeout: Duration
@@ -56,6 +60,7 @@ public struct ServerConfiguration: Sendable {
         workers: Int = ServerConfiguration.defaultWorkers, apiKeys: [APIKey] = [], insecureNoAuth: Bool = false,
         maxBodyBytes: Int = ServerConfiguration.defaultMaxBodyBytes, maxHeaderBytes: Int = ServerConfiguration.defaultMaxHeaderBytes,
         connectionTimeout: Duration = ServerConfiguration.defaultConnectionTimeout, maxConnectionsPerWorker: Int? = nil,
+        connectionMemoryBytes: Int = ConnectionMemoryBudget.defaultTotal,
         logLevel: LogLevel = ServerConfiguration.defaultLogLevel, drainTimeout: Duration = ServerConfiguration.defaultDrainTimeout,
         onStoreFailure: StoreFailureMode = ServerConfiguration.defaultOnStoreFailure, allowOrigins: [String]? = nil
     ) throws(ConfigurationError) {
@@ -65,7 +70,11 @@ public struct ServerConfiguration: Sendable {
         guard Self.workersRange.contains(workers) else {
             throw ConfigurationError(field: "workers", message: "must be \(Self.workersRange.lowerBound)...\(Self.workersRange.upperBound)")
         }
-        let maxConnectionsPerWorker = maxConnectionsPerWorker ?? ConnectionBudget(workers: workers).defaultPerWorker
+        guard connectionMemoryBytes >= 1 << 20 else {
+            throw ConfigurationError(field: "max-connection-memory", message: "must be at least 1 (MiB)")
+        }
+        let maxConnectionsPerWorker = maxConnectionsPerWorker
+            ?? ConnectionBudget(workers: workers, connectionMemory: connectionMemoryBytes).defaultPerWorker
         guard maxConnectionsPerWorker > 0 else {
             throw ConfigurationError(field: "max-connections", message: "must be at least 1")
         }
@@ -87,6 +96,7 @@ public struct ServerConfiguration: Sendable {
         self.maxHeaderBytes = maxHeaderBytes
         self.connectionTimeout = connectionTimeout
         self.maxConnectionsPerWorker = maxConnectionsPerWorker
+        self.connectionMemoryBytes = connectionMemoryBytes
         self.logLevel = logLevel
         self.drainTimeout = drainTimeout
         self.onStoreFailure = onStoreFailure

@@ -18,6 +18,8 @@ final class Worker {
     private var boundSocket: OpaquePointer?
     private(set) var connections: ConnectionTracker?
     private var acceptPause: AcceptPause?
+    /// Keeps what this worker's connections hold within its share of the memory budget.
+    private var memoryGuard: ConnectionMemoryGuard?
     private(set) var port = 0
     /// Reused for every request: the body bytes and the JSON being written.
     var bodyBuffer: [UInt8] = []
@@ -53,6 +55,7 @@ final class Worker {
 
     /// Opens this worker's listener and starts serving. Runs on the loop.
     func start(port: Int) throws(ConfigurationError) {
+        rg_memory_count_libevent()  // before evhttp allocates: the memory budget counts it all
         guard let http = evhttp_new(loop.base) else { throw ConfigurationError(field: "port", message: "evhttp_new failed") }
         self.http = http
         // Above the limits we answer 413 and 431 ourselves, in JSON; far above
@@ -70,6 +73,9 @@ final class Worker {
             | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue | EVHTTP_REQ_PATCH.rawValue | 1 << 15))
         evhttp_set_default_content_type(http, "application/json; charset=utf-8")
         connections = ConnectionTracker(loop: loop, http: http, limit: configuration.maxConnectionsPerWorker, metrics: metrics)
+        memoryGuard = ConnectionMemoryGuard(
+            loop: loop, budget: ConnectionMemoryBudget(workers: configuration.workers, total: configuration.connectionMemoryBytes), connections: connections!,
+            metrics: metrics, log: log)
         countdownStreams = CountdownStreams(
             loop: loop, gate: gate, metrics: metrics, connections: connections, connectionTimeout: connectionTimeout,
             heartbeatInterval: configuration.streamHeartbeatInterval)
@@ -130,15 +136,19 @@ final class Worker {
         log.flush()
         acceptPause?.detach()  // evhttp_free frees the listener
         acceptPause = nil
+        memoryGuard?.detach()
+        memoryGuard = nil
         if let http { evhttp_free(http) }
         http = nil
         connections = nil
     }
 
-    /// Housekeeping every 200 ms: the log, and memory given back after a crowd left.
+    /// Housekeeping every 200 ms: the log, the memory budget, and memory given back
+    /// after a crowd left.
     private func flushLog() {
         log.flush()
-        memoryTrim.check(openConnections: metrics.value(.openConnections))
+        memoryGuard?.check()
+        memoryTrim.check(openConnections: metrics.value(.openConnections), held: memoryGuard?.held ?? 0)
         flushTimer.schedule(after: .milliseconds(200))
     }
 

@@ -87,10 +87,14 @@ extension Settings {
             .choice("log-level", \.logLevel, placeholder: "L",
                     help: "`debug`, `info`, `warning`, `error`, `off`: access lines and the library's Redis events (reconnects, master switches, slot re-maps, script reloads); no level logs a phone number"),
             Option.value("max-connections", \.maxConnections, placeholder: "N",
-                         help: "open connections per worker; past it the oldest idle one is closed. `auto`: what the open-file limit (`RLIMIT_NOFILE`) leaves after Redis, listeners and logs, shared among the workers ([HTTP details](#http-details))",
+                         help: "open connections per worker; past it the oldest idle one is closed. `auto`: the lower of what the open-file limit (`RLIMIT_NOFILE`) leaves after Redis, listeners and logs and what `--max-connection-memory` allows (about 2 KiB an idle connection, for half of it), shared among the workers ([HTTP details](#http-details))",
                          parse: { text throws(ConfigurationError) in
                              text == "auto" ? nil : try Option.wholeNumber(text, in: 1...ConnectionBudget.maximumPerWorker, field: "max-connections")
                          }, render: { $0.map { "\($0)" } ?? "auto" }),
+            Option.value("max-connection-memory", \.maxConnectionMemoryMiB, placeholder: "MIB",
+                         help: "MiB that all client connections may make the server hold together (state, headers, bodies, unsent answers), an even share per worker; past it, connections stuck with unsent bytes (most first), then the oldest idle ones, are closed ([HTTP details](#http-details))",
+                         parse: { text throws(ConfigurationError) in try Option.wholeNumber(text, in: 1...65_536, field: "max-connection-memory") },
+                         render: { "\($0)" }),
             .duration("connection-timeout", \.connectionTimeout,
                       help: "how long a connection may be silent (sending, reading, or idle) or stuck with an answer or stream its client does not read"),
             .choice("on-store-failure", \.onStoreFailure, placeholder: "M",

@@ -41,6 +41,8 @@ struct Settings {
     var logLevel = ServerConfiguration.defaultLogLevel
     /// nil: what the open-file limit leaves (`auto`).
     var maxConnections: Int?
+    /// What all client connections may hold together, in MiB.
+    var maxConnectionMemoryMiB = ConnectionMemoryBudget.defaultTotal >> 20
     var connectionTimeout = ServerConfiguration.defaultConnectionTimeout
     var onStoreFailure = ServerConfiguration.defaultOnStoreFailure
 

@@ -160,6 +160,7 @@ struct ServeCommandTests {
             ("allow-origins", nil, "RESENDGATE_ALLOW_ORIGINS"),
             ("log-level", "info", "RESENDGATE_LOG_LEVEL"),
             ("max-connections", "auto", "RESENDGATE_MAX_CONNECTIONS"),
+            ("max-connection-memory", "16", "RESENDGATE_MAX_CONNECTION_MEMORY"),
             ("connection-timeout", "10s", "RESENDGATE_CONNECTION_TIMEOUT"),
             ("on-store-failure", "closed", "RESENDGATE_ON_STORE_FAILURE"),
             ("redis", "redis://127.0.0.1:6379/0", "RESENDGATE_REDIS_URL"),

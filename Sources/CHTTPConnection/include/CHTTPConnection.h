@@ -2,8 +2,10 @@
 #define RESENDGATE_CHTTPCONNECTION_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct bufferevent;
+struct event;
 struct evconnlistener;
 struct evhttp_request;
 struct timeval;
@@ -66,9 +68,34 @@ void rg_http_restore_timeout(struct evhttp_request *request, const struct timeva
 int rg_http_send_reply(struct evhttp_request *request, int status, const char *reason,
                        const struct timeval *timeout);
 
+/// Whether the connection of `bufferevent` has an answer the socket would not take
+/// whole (rg_http_send_reply returned 0) still unsent: its client is slow or reads
+/// nothing. (An answer the socket took, or a stream's frames, waits only for the loop.)
+int rg_http_answer_waits(struct bufferevent *bufferevent);
+
 /// rg_http_restore_timeout, then evhttp_send_reply_start for an event stream; the
 /// connection then reads no more than 4 KiB of whatever its client sends.
 void rg_http_start_stream(struct evhttp_request *request, int status, const char *reason,
                           const struct timeval *timeout);
+
+/// Makes libevent allocate through counting wrappers of malloc, realloc and free (once
+/// per process; call before serving). From then on each thread knows how many bytes
+/// libevent holds for it: on a worker's loop thread, everything its clients make
+/// evhttp keep (connections, requests, parsed headers, bodies, buffers), which no
+/// per-buffer count sees (1 500 header lines of 5 bytes take about 170 KB).
+void rg_memory_count_libevent(void);
+
+/// What libevent holds, in bytes, for the calling thread (counted since
+/// rg_memory_count_libevent).
+int64_t rg_memory_thread_bytes(void);
+
+/// On the calling thread: once what libevent holds passes `limit` bytes, `pressure` is
+/// made active and the loop is told to go on to it as soon as the running callback
+/// returns (give it a higher priority than every other event), once until
+/// rg_memory_rearm. NULL stops watching; call that before freeing `pressure`.
+void rg_memory_watch(struct event *pressure, int64_t limit);
+
+/// After `pressure` ran: the next crossing of the limit activates it again.
+void rg_memory_rearm(void);
 
 #endif

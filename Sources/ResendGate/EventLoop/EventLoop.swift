@@ -20,6 +20,10 @@ public final class EventLoop: Sendable {
         evthread_use_pthreads() == 0
     }()
 
+    /// The priority of an event that must run before the rest of a loop pass once it is
+    /// made active (with `event_base_loopcontinue`): the server's memory budget.
+    package static let urgentPriority: Int32 = 0
+
     /// Creates a loop; call `run()` on the thread that should own it, or use
     /// `EventLoop.startThread(name:)`.
     public init() {
@@ -31,6 +35,9 @@ public final class EventLoop: Sendable {
         let created = event_base_new_with_config(config)
         event_config_free(config)
         guard let base = created else { fatalError("event_base_new failed: out of memory") }
+        // Two priorities: every event gets the lower one (1, the default), so they all
+        // run in arrival order as with one; the higher (0) is for `urgentPriority`.
+        event_base_priority_init(base, 2)
         self.base = base
         let box = WakeBox()
         guard let event = event_new(base, -1, 0, { _, _, context in

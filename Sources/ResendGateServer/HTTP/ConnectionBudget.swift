@@ -2,20 +2,26 @@
 import Glibc
 #endif
 
-/// How many client connections the open-file limit (`RLIMIT_NOFILE`) leaves room for.
-/// Each client connection holds one descriptor; past the limit `accept()` fails
-/// (EMFILE), so a cap above it cannot be reached, only run into.
+/// How many client connections the open-file limit (`RLIMIT_NOFILE`) and the connection
+/// memory budget leave room for. Each client connection holds one descriptor; past the
+/// limit `accept()` fails (EMFILE), so a cap above it cannot be reached, only run into.
+/// Each also costs about 2 KiB idle: past what the memory budget allows, the budget
+/// would close connections instead of the cap.
 public struct ConnectionBudget: Sendable, Equatable {
     /// The soft `RLIMIT_NOFILE` the budget was made for.
     public let openFileLimit: Int
     public let workers: Int
     /// The largest cap per worker anyone may set or derive.
     public static let maximumPerWorker = 1_000_000
+    /// What all workers' connections may hold (`--max-connection-memory`), in bytes.
+    public let connectionMemory: Int
 
     /// A budget for `workers` under `openFileLimit` (by default this process's own).
-    public init(workers: Int, openFileLimit: Int = ConnectionBudget.currentOpenFileLimit()) {
+    public init(workers: Int, openFileLimit: Int = ConnectionBudget.currentOpenFileLimit(),
+                connectionMemory: Int = ConnectionMemoryBudget.defaultTotal) {
         self.workers = max(1, workers)
         self.openFileLimit = openFileLimit
+        self.connectionMemory = connectionMemory
     }
 
     /// Descriptors kept for everything but client connections: standard streams, the
@@ -25,25 +31,40 @@ public struct ConnectionBudget: Sendable, Equatable {
     /// masters. Measured: 22 descriptors in all for 2 workers on one Redis.
     public var reserved: Int { 32 + 16 * workers }
 
-    /// The default connection cap per worker: what the limit leaves after `reserved`, shared
-    /// evenly among the workers (each worker has its own cap), at least 1.
-    public var defaultPerWorker: Int {
+    /// What the open-file limit leaves after `reserved`, shared evenly among the workers
+    /// (each worker has its own cap), at least 1.
+    public var descriptorsPerWorker: Int {
         min(Self.maximumPerWorker, max(1, (openFileLimit - reserved) / workers))
     }
 
-    /// Whether `perWorker` connections on every worker fit under the limit.
+    /// What the connection memory budget allows a worker (``ConnectionMemoryBudget``).
+    public var memoryPerWorker: Int { ConnectionMemoryBudget(workers: workers, total: connectionMemory).connectionsPerWorker }
+
+    /// The default `--max-connections`: the lower of what the open-file limit and the
+    /// connection memory budget allow.
+    public var defaultPerWorker: Int {
+        min(descriptorsPerWorker, memoryPerWorker)
+    }
+
+    /// Whether `perWorker` connections on every worker fit under the open-file limit.
     public func fits(perWorker: Int) -> Bool {
-        perWorker <= defaultPerWorker
+        perWorker <= descriptorsPerWorker
     }
 
     /// What the server says at start about the cap in force.
     public func summary(perWorker: Int, derived: Bool) -> String {
         var text = "connection cap: \(perWorker) per worker, \(perWorker * workers) in all"
-        if derived {
+        let memory = "the connection memory budget (\(connectionMemory >> 20) MiB in all)"
+        if derived && memoryPerWorker < descriptorsPerWorker {
+            text += " (\(memory); RLIMIT_NOFILE \(openFileLimit) would allow \(descriptorsPerWorker))"
+        } else if derived {
             text += " (RLIMIT_NOFILE \(openFileLimit), less \(reserved) kept for Redis, listeners and logs)"
         } else if !fits(perWorker: perWorker) {
             text += " (as configured); RLIMIT_NOFILE \(openFileLimit) leaves room for about \(defaultPerWorker) per worker:"
                 + " past that, accepting pauses and idle connections are closed"
+        } else if perWorker > memoryPerWorker {
+            text += " (--max-connections; RLIMIT_NOFILE \(openFileLimit)); past about \(memoryPerWorker) per worker, \(memory)"
+                + " closes the oldest idle ones"
         } else {
             text += " (as configured; RLIMIT_NOFILE \(openFileLimit))"
         }

@@ -136,11 +136,53 @@ final class ConnectionTracker {
         return closed
     }
 
-    /// Closes the oldest connection that is not being served; if every one is
-    /// busy, none is closed (false) and the cap is exceeded briefly rather than
-    /// cutting a response.
-    @discardableResult
-    private func evictOldestIdle() -> Bool {
+    /// Closes connections until about `bytes` of what libevent holds for them is freed
+    /// (over the memory budget): first every connection stuck with unsent bytes (an
+    /// answer the socket would not take, or a stream more than
+    /// `CountdownStreams.maxUnsentBytes` behind: a client that does not read) stops
+    /// reading, and those holding the most are closed; then the oldest connections not
+    /// being served (idle, or still sending a request: its headers and body are held).
+    /// A request being worked on, and a stream whose client reads (its last frame
+    /// waiting for the loop to write it), are never cut. Returns how many it closed.
+    func shed(bytes: Int) -> Int {
+        var stuck: [(held: Int, connection: OpaquePointer)] = []
+        for connection in entries.keys {
+            guard let bufferevent = evhttp_connection_get_bufferevent(connection) else { continue }
+            let output = evbuffer_get_length(bufferevent_get_output(bufferevent))
+            guard output > CountdownStreams.maxUnsentBytes || rg_http_answer_waits(bufferevent) != 0 else { continue }
+            bufferevent_disable(bufferevent, Int16(EV_READ))
+            stuck.append((output + evbuffer_get_length(bufferevent_get_input(bufferevent)), connection))
+        }
+        stuck.sort { $0.held > $1.held }
+        var freed = 0
+        var closed = 0
+        for candidate in stuck where freed < bytes {
+            freed += close(candidate.connection, holding: candidate.held)
+            closed += 1
+        }
+        while freed < bytes, let oldest = oldestIdle() {
+            freed += close(oldest, holding: buffered(oldest))
+            closed += 1
+        }
+        return closed
+    }
+
+    /// What a connection's bufferevent holds, in and out.
+    private func buffered(_ connection: OpaquePointer) -> Int {
+        guard let bufferevent = evhttp_connection_get_bufferevent(connection) else { return 0 }
+        return evbuffer_get_length(bufferevent_get_input(bufferevent)) + evbuffer_get_length(bufferevent_get_output(bufferevent))
+    }
+
+    /// Closes `connection`; returns what that freed: the request state libevent frees
+    /// at once, and its buffers (`holding`), which it frees at the end of the loop pass.
+    private func close(_ connection: OpaquePointer, holding: Int) -> Int {
+        let before = Int(rg_memory_thread_bytes())
+        evhttp_connection_free(connection)  // its close callback forgets it
+        return max(0, before - Int(rg_memory_thread_bytes())) + holding
+    }
+
+    /// The oldest connection not being served, or nil.
+    private func oldestIdle() -> OpaquePointer? {
         var skippedBusy: [(sequence: UInt64, connection: OpaquePointer)] = []
         defer { for entry in skippedBusy.reversed() { order.prepend(entry) } }
         while let candidate = order.popFirst() {
@@ -149,11 +191,20 @@ final class ConnectionTracker {
                 skippedBusy.append(candidate)
                 continue
             }
-            metrics.add(.evictedConnections)
-            evhttp_connection_free(candidate.connection)  // its close callback forgets it
-            return true
+            return candidate.connection
         }
-        return false
+        return nil
+    }
+
+    /// Closes the oldest connection that is not being served; if every one is
+    /// busy, none is closed (false) and the cap is exceeded briefly rather than
+    /// cutting a response.
+    @discardableResult
+    private func evictOldestIdle() -> Bool {
+        guard let oldest = oldestIdle() else { return false }
+        metrics.add(.evictedConnections)
+        evhttp_connection_free(oldest)  // its close callback forgets it
+        return true
     }
 }
 

@@ -9,6 +9,10 @@ final class WorkerMetrics: Sendable {
         case requests2xx, requests4xx, requests5xx
         case inFlight
         case openConnections, evictedConnections
+        /// Connections closed because the worker's connections held more than its memory budget.
+        case shedConnections
+        /// What libevent holds for the worker's connections, in bytes (set every 200 ms).
+        case connectionMemoryBytes
         /// accept() calls that failed (out of descriptors): each paused the listener.
         case acceptPauses
         /// Answers the socket could not take at once (a slow or pipelining client).
@@ -31,6 +35,10 @@ final class WorkerMetrics: Sendable {
 
     func add(_ counter: Counter, _ amount: Int64 = 1) {
         counters[counter.rawValue].wrappingAdd(amount, ordering: .relaxed)
+    }
+
+    func set(_ counter: Counter, _ value: Int64) {
+        counters[counter.rawValue].store(value, ordering: .relaxed)
     }
 
     func value(_ counter: Counter) -> Int64 {
