@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "ResendGate", dependencies: ["CHiredis", "CRedisEvents", "CPhoneNumber", "CCrypto", "Countdown"]),
         .target(name: "ResendGateServer", dependencies: ["ResendGate", "Countdown", "CHiredis", "CHTTPConnection"]),
         .executableTarget(name: "resendgate", dependencies: ["ResendGate", "ResendGateServer", "Countdown"]),
-        .target(name: "ResendGateTestSupport", dependencies: ["ResendGate"]),
+        .target(name: "ResendGateTestSupport", dependencies: ["ResendGate", "ResendGateClient"]),
         .executableTarget(name: "CountdownBench", dependencies: ["Countdown"]),
         .executableTarget(name: "GateBench", dependencies: ["ResendGate", "ResendGateTestSupport"]),
 
@@ -64,7 +64,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ResendGateServerTests",
-            dependencies: ["ResendGateServer", "ResendGate", "ResendGateTestSupport"]
+            dependencies: ["ResendGateServer", "ResendGate", "ResendGateClient", "ResendGateTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import ResendGateClient
 import ResendGateTestSupport
 
 #if canImport(Glibc)
@@ -45,12 +46,9 @@ final class ReleaseTestGates {
         }
     }
 
-    static func request(port: Int, _ method: String, _ path: String, body: String? = nil) throws -> CountdownTestResponse {
-        let socket = try CountdownTestSocket(port: port)
-        defer { socket.close() }
-        let headers = body == nil ? [:] : ["Content-Type": "application/json"]
-        try socket.send(CountdownTestServer.head(method, path, body: body, headers: headers))
-        return try CountdownTestResponse(reading: socket)
+    static func request(port: Int, _ method: String, _ path: String, body: String? = nil) throws -> RawHTTPResponse {
+        let headers = body == nil ? [] : [("Content-Type", "application/json")]
+        return try HTTPTestClient(port: port, timeout: .seconds(5)).request(method, path, headers: headers, body: body)
     }
 
     /// `POST /v1/sends` on gate `gate`: the countdown token of an allowed send.
@@ -69,13 +67,10 @@ final class ReleaseTestGates {
     }
 
     /// A stream of `token` on gate `gate`, its first tick read.
-    func openStream(_ token: String, on gate: Int) throws -> CountdownEventReader {
-        let socket = try CountdownTestSocket(port: ports[gate])
-        try socket.send(CountdownTestServer.head(
-            "GET", "/v1/countdowns/\(token)/events", body: nil, headers: ["Accept": "text/event-stream"]))
-        let reader = CountdownEventReader(socket)
-        guard let first = try reader.next(), first.name == "tick" else {
-            throw CountdownTestError("no first tick: \(reader.head ?? "no head")")
+    func openStream(_ token: String, on gate: Int) throws -> EventStreamReader {
+        let reader = try HTTPTestClient(port: ports[gate], timeout: .seconds(5)).openStream("/v1/countdowns/\(token)/events")
+        guard let first = try reader.next(), first.event == "tick" else {
+            throw CountdownTestError("no first tick: \(reader.head?.statusLine ?? "no head")")
         }
         return reader
     }
@@ -93,13 +88,13 @@ final class ReleaseTestGates {
     }
 }
 
-extension CountdownEventReader {
+extension EventStreamReader {
     /// Reads past ticks and heartbeats to the next `done`; nil when the stream ended without
     /// one or none came within `limit` (so a missed release fails fast, not after 60 s).
-    func nextDone(within limit: Duration = .seconds(3)) throws -> Event? {
+    func nextDone(within limit: Duration = .seconds(3)) throws -> ServerSentEvent? {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline, let event = try next() {
-            if event.name == "done" { return event }
+            if event.event == "done" { return event }
         }
         return nil
     }
