@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "ResendGateClient", dependencies: ["Countdown"]),
         .target(name: "ResendGate", dependencies: ["CHiredis", "CRedisEvents", "CPhoneNumber", "CCrypto", "Countdown"]),
         .target(name: "ResendGateServer", dependencies: ["ResendGate", "Countdown", "CHiredis", "CHTTPConnection"]),
-        .executableTarget(name: "resendgate", dependencies: ["ResendGate", "ResendGateServer", "Countdown"]),
+        .executableTarget(name: "resendgate", dependencies: ["ResendGate", "ResendGateServer", "ResendGateClient", "Countdown"]),
         .target(name: "ResendGateTestSupport", dependencies: ["ResendGate", "ResendGateClient"]),
         .executableTarget(name: "CountdownBench", dependencies: ["Countdown"]),
         .executableTarget(name: "GateBench", dependencies: ["ResendGate", "ResendGateTestSupport"]),
