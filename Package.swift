@@ -40,6 +40,8 @@ let package = Package(
         .target(name: "ResendGateServer", dependencies: ["ResendGate", "Countdown", "CHiredis", "CHTTPConnection"]),
         .executableTarget(name: "resendgate", dependencies: ["ResendGate", "ResendGateServer", "ResendGateClient", "Countdown"]),
         .target(name: "ResendGateTestSupport", dependencies: ["ResendGate", "ResendGateClient"]),
+        // The "Redis plus gate" fixture: apart, so that ResendGateTestSupport needs no server.
+        .target(name: "ResendGateServerTestSupport", dependencies: ["ResendGateServer", "ResendGateTestSupport"]),
         .executableTarget(name: "CountdownBench", dependencies: ["Countdown"]),
         .executableTarget(name: "GateBench", dependencies: ["ResendGate", "ResendGateTestSupport"]),
 
@@ -56,7 +58,7 @@ let package = Package(
         .testTarget(name: "ResendGateTests", dependencies: ["ResendGate"]),
         .testTarget(
             name: "ResendGateClientTests",
-            dependencies: ["ResendGateClient", "Countdown", "ResendGateTestSupport"]
+            dependencies: ["ResendGateClient", "Countdown", "ResendGateTestSupport", "ResendGateServerTestSupport"]
         ),
         .testTarget(
             name: "ResendGateIntegrationTests",
@@ -64,7 +66,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ResendGateServerTests",
-            dependencies: ["ResendGateServer", "ResendGate", "ResendGateClient", "ResendGateTestSupport"]
+            dependencies: ["ResendGateServer", "ResendGate", "ResendGateClient", "ResendGateTestSupport", "ResendGateServerTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

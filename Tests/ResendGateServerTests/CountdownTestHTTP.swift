@@ -1,31 +1,26 @@
 import Foundation
 import ResendGate
 import ResendGateServer
+import ResendGateServerTestSupport
 import ResendGateTestSupport
 
 /// A real redis-server and an in-process HTTP server on port 0, for the countdown tests.
 /// (Named apart from other suites' helpers; another engineer adds files here too.)
 final class CountdownTestServer {
-    let redis: RedisServer
-    let server: HTTPServer
-    var port: Int { server.port }
+    let gate: TestGate
+    var redis: RedisServer { gate.redis }
+    var port: Int { gate.port }
 
     init(cooldown: String = "60s", apiKeys: [String] = [], workers: Int = 1) throws {
-        redis = try RedisServer()
-        do {
+        gate = try TestGate(waitUntilReady: false) { redis in
             let gate = try GateConfiguration(
                 redis: try RedisConfiguration(url: redis.url), policies: PolicySet(fallback: Policy(ladder: try Policy.parseLadder(cooldown))))
-            let configuration = try ServerConfiguration(port: 0, workers: workers, apiKeys: apiKeys.map { APIKey($0) }, logLevel: .off)
-            server = try HTTPServer(configuration: configuration, gate: gate)
-        } catch {
-            redis.stop()
-            throw error
+            return (try ServerConfiguration(port: 0, workers: workers, apiKeys: apiKeys.map { APIKey($0) }, logLevel: .off), gate)
         }
     }
 
     func stop() {
-        server.shutdown()
-        redis.stop()
+        gate.stop()
     }
 
     private var client: HTTPTestClient { HTTPTestClient(port: port, timeout: .seconds(5)) }

@@ -1,6 +1,7 @@
 import Foundation
 import ResendGate
 import ResendGateServer
+import ResendGateServerTestSupport
 import ResendGateTestSupport
 import Testing
 
@@ -368,22 +369,13 @@ struct PolicyRoutesTests {
 
 /// A real Redis and an in-process server with a policy set (and key secret) of the test's choosing.
 private final class PolicyServer: Sendable {
-    let redis: RedisServer
-    let server: HTTPServer
-    var port: Int { server.port }
+    let gate: TestGate
+    var redis: RedisServer { gate.redis }
+    var port: Int { gate.port }
 
     init(policies: PolicySet, keySecret: String?, workers: Int) throws {
-        redis = try RedisServer()
-        do {
-            let redisConfiguration = try RedisConfiguration(
-                url: redis.url, connectTimeout: .seconds(5), commandTimeout: .seconds(5))
-            server = try HTTPServer(
-                configuration: ServerConfiguration(host: "127.0.0.1", port: 0, workers: workers, logLevel: .off),
-                gate: GateConfiguration(redis: redisConfiguration, policies: policies, defaultRegion: "CN", keySecret: keySecret))
-        } catch {
-            redis.stop()
-            throw error
-        }
+        gate = try RunningGate(
+            workers: workers, redisTimeout: .seconds(5), policies: policies, keySecret: keySecret, waitUntilReady: true)
     }
 
     func client() -> HTTPTestClient { HTTPTestClient(port: port) }
@@ -408,8 +400,7 @@ private final class PolicyServer: Sendable {
     }
 
     func stop() {
-        server.shutdown()
-        redis.stop()
+        gate.stop()
     }
 }
 
@@ -418,12 +409,6 @@ private func withPolicyServer(
 ) throws {
     let server = try PolicyServer(policies: policies, keySecret: keySecret, workers: workers)
     defer { server.stop() }
-    let client = server.client()
-    let deadline = ContinuousClock.now + .seconds(5)
-    while (try? client.get("/readyz").status) != 200 {
-        guard ContinuousClock.now < deadline else { throw RawHTTPError.malformed("the gate never became ready") }
-        usleep(20_000)
-    }
     try body(server)
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ResendGateClient
+import ResendGateServerTestSupport
 import ResendGateTestSupport
 import Testing
 
@@ -11,57 +12,35 @@ import Glibc
 /// tests: they attack it from this process and read what it costs the child from
 /// `/proc/<pid>` (its RSS, its CPU time) and from what it wrote on stderr.
 final class AbuseServeProcess {
-    let redis: RedisServer
-    let process: ServerProcess
-    let port: Int
+    let gate: TestGate
+    var redis: RedisServer { gate.redis }
+    var port: Int { gate.port }
+    /// The child `resendgate serve`.
+    var process: ServerProcess { gate.process! }
 
     /// Starts `resendgate serve --port 0 --redis <its own Redis> --region CN` with
-    /// `arguments`, under a soft and hard RLIMIT_NOFILE of `openFileLimit` when given
-    /// (set by `sh -c 'ulimit -n N; exec ...'`, so the pid is the server's), and
-    /// waits until every worker is ready.
+    /// `arguments`, under a soft and hard RLIMIT_NOFILE of `openFileLimit` when given,
+    /// and waits until every worker is ready.
     init(_ arguments: [String] = [], openFileLimit: Int? = nil) throws {
-        redis = try RedisServer()
-        do {
-            let binary = try BuiltProducts.executable(named: "resendgate")
-            let serve = ["serve", "--port", "0", "--redis", redis.url, "--region", "CN", "--log-level", "warning"] + arguments
-            if let openFileLimit {
-                process = try ServerProcess("/bin/sh", ["-c", "ulimit -n \(openFileLimit) && exec \"$0\" \"$@\"", binary] + serve)
-            } else {
-                process = try ServerProcess(binary, serve)
-            }
-            port = try process.waitForListeningPort()
-            let client = HTTPTestClient(port: port, timeout: .seconds(3))
-            try ServeCommandTests.poll(timeout: .seconds(5)) { try client.get("/readyz").status == 200 }
-        } catch {
-            redis.stop()
-            throw error
-        }
+        gate = try TestGate(serve: ["--region", "CN", "--log-level", "warning"] + arguments, openFileLimit: openFileLimit)
     }
 
     func stop() {
-        process.stop(grace: .seconds(2))
-        redis.stop()
+        gate.stop(grace: .seconds(2))
     }
 
     func client(timeout: Duration = .seconds(3)) -> HTTPTestClient {
-        HTTPTestClient(port: port, timeout: timeout)
+        gate.client(timeout: timeout)
     }
 
     /// The child's resident memory now, in MiB (VmRSS of /proc/<pid>/status).
     func residentMiB() throws -> Double {
-        let status = try String(contentsOfFile: "/proc/\(process.pid)/status", encoding: .utf8)
-        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
-        let kibibytes = try #require(line.split(whereSeparator: \.isWhitespace).dropFirst().first.flatMap { Double($0) })
-        return kibibytes / 1024
+        Double(try gate.residentBytes()) / (1024 * 1024)
     }
 
     /// CPU time the child has used so far, user and system, in seconds (/proc/<pid>/stat).
     func cpuSeconds() throws -> Double {
-        let stat = try String(contentsOfFile: "/proc/\(process.pid)/stat", encoding: .utf8)
-        // After the command name in parentheses: state is field 3, utime 14, stime 15.
-        let fields = try #require(stat.split(separator: ")").last).split(separator: " ")
-        let ticks = try #require(Double(fields[11])) + (try #require(Double(fields[12])))
-        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+        try gate.cpuSeconds()
     }
 
     /// How long `GET /healthz` takes on a new connection; fails the test if it is not 200.

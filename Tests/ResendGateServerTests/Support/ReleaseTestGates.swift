@@ -1,5 +1,6 @@
 import Foundation
 import ResendGateClient
+import ResendGateServerTestSupport
 import ResendGateTestSupport
 
 #if canImport(Glibc)
@@ -9,41 +10,32 @@ import Glibc
 /// `resendgate serve` processes (two workers each) on one Redis or one Redis Cluster, for
 /// the tests of releases reaching open event streams on every gate.
 final class ReleaseTestGates {
-    let gates: [ServerProcess]
-    let ports: [Int]
+    let gates: [TestGate]
+    var ports: [Int] { gates.map(\.port) }
 
     /// `redis` is `["--redis", url]` or `["--redis-cluster", seeds]`.
     init(count: Int, redis: [String], cooldown: String = "60s", workers: Int = 2) throws {
-        var gates: [ServerProcess] = []
-        var ports: [Int] = []
+        var gates: [TestGate] = []
         do {
             for _ in 0..<count {
-                let gate = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), [
-                    "serve", "--port", "0", "--workers", "\(workers)", "--region", "CN", "--cooldown", cooldown,
+                gates.append(try TestGate(serve: [
+                    "--workers", "\(workers)", "--region", "CN", "--cooldown", cooldown,
                     "--log-level", "warning", "--redis-timeout", "1s",
-                ] + redis)
-                gates.append(gate)
-                ports.append(try gate.waitForListeningPort())
+                ] + redis, ownRedis: false))
             }
-            self.gates = gates
-            self.ports = ports
-            for port in ports { try Self.waitUntilReady(port: port) }
         } catch {
-            for gate in gates { _ = gate.stop(grace: .seconds(2)) }
+            for gate in gates { gate.stop(grace: .seconds(2)) }
             throw error
         }
+        self.gates = gates
     }
 
     func stop() {
-        for gate in gates { _ = gate.stop(grace: .seconds(2)) }
+        for gate in gates { gate.stop(grace: .seconds(2)) }
     }
 
     static func waitUntilReady(port: Int, timeout: Duration = .seconds(20)) throws {
-        let deadline = ContinuousClock.now + timeout
-        while (try? request(port: port, "GET", "/readyz").status) != 200 {
-            guard ContinuousClock.now < deadline else { throw CountdownTestError("gate on \(port) never became ready") }
-            usleep(20_000)
-        }
+        try HTTPTestClient(port: port, timeout: .seconds(3)).waitUntilReady(timeout: timeout)
     }
 
     static func request(port: Int, _ method: String, _ path: String, body: String? = nil) throws -> RawHTTPResponse {
