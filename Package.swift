@@ -43,7 +43,7 @@ let package = Package(
         // The "Redis plus gate" fixture: apart, so that ResendGateTestSupport needs no server.
         .target(name: "ResendGateServerTestSupport", dependencies: ["ResendGateServer", "ResendGateTestSupport"]),
         .executableTarget(name: "CountdownBench", dependencies: ["Countdown"]),
-        .executableTarget(name: "GateBench", dependencies: ["ResendGate", "ResendGateTestSupport"]),
+        .executableTarget(name: "GateBench", dependencies: ["Countdown", "ResendGate", "ResendGateTestSupport"]),
 
         // MARK: Fuzzers (built only by deploy/fuzz with --sanitize fuzzer: libFuzzer brings main)
         .executableTarget(
