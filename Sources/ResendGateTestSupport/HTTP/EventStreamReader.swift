@@ -32,6 +32,12 @@ public final class EventStreamReader {
     /// Decodes what the buffer holds, or waits for more.
     private func readBody() throws {
         guard let head else { return }
+        if !head.isChunked && head.header("Content-Length") != nil {
+            // Not a stream (an error answer): its whole body, then the end.
+            pending += try parser.feed(try connection.readBody(of: head))
+            ended = true
+            return
+        }
         if head.isChunked {
             guard let decoded = ChunkedBody.decode(connection.buffer) else { throw RawHTTPError.malformed("chunk size") }
             connection.buffer.removeFirst(decoded.consumed)

@@ -58,10 +58,11 @@ public struct HTTPTestClient: Sendable {
         return try send(json + "}")
     }
 
-    /// Opens `GET target` as an event stream and returns its reader once the request is written.
+    /// Opens `GET target` as an event stream (`Connection: close`, so the connection ends
+    /// with the stream) and returns its reader once the request is written.
     public func openStream(_ target: String) throws -> EventStreamReader {
         let connection = try RawHTTPConnection(port: port, timeout: timeout)
-        try connection.write(requestBytes("GET", target, headers: [("Accept", "text/event-stream")], keepAlive: true))
+        try connection.write(requestBytes("GET", target, headers: [("Accept", "text/event-stream")]))
         return EventStreamReader(connection)
     }
 

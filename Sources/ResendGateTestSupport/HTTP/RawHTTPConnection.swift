@@ -69,27 +69,30 @@ public final class RawHTTPConnection {
     /// Reads one response. `bodyless` for the answer to a HEAD request.
     public func readResponse(bodyless: Bool = false) throws(RawHTTPError) -> RawHTTPResponse {
         let head = try readHead()
+        return RawHTTPResponse(head: head, body: try readBody(of: head, bodyless: bodyless))
+    }
+
+    /// Reads the body that follows `head`, by its framing.
+    func readBody(of head: RawHTTPHead, bodyless: Bool = false) throws(RawHTTPError) -> [UInt8] {
         let status = head.status
-        if bodyless || status == 204 || status == 304 || (100..<200).contains(status) { return RawHTTPResponse(head: head, body: []) }
+        if bodyless || status == 204 || status == 304 || (100..<200).contains(status) { return [] }
         if head.isChunked {
             let decoded = try fill { buffer throws(RawHTTPError) -> ChunkedBody.Decoded? in
                 guard let decoded = ChunkedBody.decode(buffer) else { throw .malformed("chunk size in \(buffer.prefix(80))") }
                 return decoded.isComplete ? decoded : nil
             }
             buffer.removeFirst(decoded.consumed)
-            return RawHTTPResponse(head: head, body: decoded.body)
+            return decoded.body
         }
         if let lengthText = head.header("Content-Length") {
             guard let length = Int(lengthText), length >= 0 else { throw .malformed("Content-Length \(lengthText)") }
             _ = try fill { $0.count >= length ? length : nil }
-            let body = Array(buffer[..<length])
-            buffer.removeFirst(length)
-            return RawHTTPResponse(head: head, body: body)
+            defer { buffer.removeFirst(length) }
+            return Array(buffer[..<length])
         }
         // Neither: the body runs until the server closes.
         while (try? readMore()) != nil {}
-        defer { buffer.removeAll() }
-        return RawHTTPResponse(head: head, body: buffer)
+        return takeBuffer()
     }
 
     /// Reads a status line and headers, up to and including the blank line.
