@@ -271,16 +271,12 @@ struct PolicyRoutesTests {
     /// `resendgate serve` at log level info, after sends, peeks and releases of a number:
     /// its stderr names no phone number.
     @Test func serveInfoLogNamesNoPhoneNumber() throws {
-        let redis = try RedisServer()
-        defer { redis.stop() }
-        let server = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), [
-            "serve", "--port", "0", "--workers", "1", "--redis", redis.url, "--log-level", "info",
-            "--region", "CN", "--allow-regions", "CN", "--key-secret", "0123456789abcdef-secret",
+        let gate = try TestGate(serve: [
+            "--workers", "1", "--log-level", "info", "--region", "CN", "--allow-regions", "CN", "--key-secret", "0123456789abcdef-secret",
         ])
-        defer { server.stop(grace: .seconds(2)) }
-        let port = try server.waitForListeningPort()
-        let client = HTTPTestClient(port: port)
-        try pollUntil { try client.get("/readyz").status == 200 }
+        defer { gate.stop(grace: .seconds(2)) }
+        let server = try #require(gate.process)
+        let client = gate.client()
         #expect(try client.send(phone: "+86 138 0013 8000", purpose: "login").status == 200)
         #expect(try client.send(phone: "13800138000", purpose: "login").status == 429)
         #expect(try client.send(phone: "+44 7400 123456").status == 403)
@@ -299,20 +295,15 @@ struct PolicyRoutesTests {
     // MARK: - resendgate serve --policy
 
     @Test func servePolicyFileGivesPurposesTheirOwnLadders() throws {
-        let redis = try RedisServer()
-        defer { redis.stop() }
         let file = try PolicyFile(#"""
             {"default": {"cooldown": "2s"},
              "purposes": {"login": {"cooldown": "1s,2s", "window": "60s"},
                           "signup": {"cooldown": "1500ms", "max_sends": 1, "window": "60s"}}}
             """#)
         defer { file.remove() }
-        let server = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), [
-            "serve", "--port", "0", "--workers", "1", "--redis", redis.url, "--log-level", "off", "--policy", file.path,
-        ])
-        defer { server.stop(grace: .seconds(2)) }
-        let client = HTTPTestClient(port: try server.waitForListeningPort())
-        try pollUntil { try client.get("/readyz").status == 200 }
+        let gate = try TestGate(serve: ["--workers", "1", "--log-level", "off", "--policy", file.path])
+        defer { gate.stop(grace: .seconds(2)) }
+        let client = gate.client()
         let login = try object(try client.send(phone: Self.number, purpose: "login"))
         let signup = try object(try client.send(phone: Self.number, purpose: "signup"))
         let reset = try object(try client.send(phone: Self.number, purpose: "reset"))
