@@ -39,7 +39,7 @@ public final class TestGate: @unchecked Sendable {
         if case .inProcess(let server) = server { server } else { nil }
     }
 
-    /// The child process (nil in process mode).
+    /// The child process (nil for an in-process gate).
     public var process: ServerProcess? {
         if case .process(let process) = server { process } else { nil }
     }
@@ -150,8 +150,9 @@ public final class TestGate: @unchecked Sendable {
         _ = process.waitForExit(timeout: .seconds(5))
     }
 
-    /// Starts the gate again on the same port and Redis (after `kill()`), and waits until ready.
+    /// Starts a child gate again on the same port and Redis (after `kill()`), and waits until ready.
     public func restart() throws {
+        guard process != nil else { preconditionFailure("restart() is for a child gate") }
         stopServer(grace: .seconds(1))
         server = try launch(port)
         _ = try Self.port(of: server)
