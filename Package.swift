@@ -40,10 +40,12 @@ let package = Package(
         .target(
             name: "ResendGateServer", dependencies: ["ResendGate", "Countdown", "CHiredis", "CHTTPConnection"],
             plugins: ["EmbedFiles"]),
-        .executableTarget(name: "resendgate", dependencies: ["ResendGate", "ResendGateServer", "Countdown"]),
-        .target(name: "ResendGateTestSupport", dependencies: ["ResendGate"]),
+        .executableTarget(name: "resendgate", dependencies: ["ResendGate", "ResendGateServer", "ResendGateClient", "Countdown"]),
+        .target(name: "ResendGateTestSupport", dependencies: ["ResendGate", "ResendGateClient"]),
+        // The "Redis plus gate" fixture: apart, so that ResendGateTestSupport needs no server.
+        .target(name: "ResendGateServerTestSupport", dependencies: ["ResendGateServer", "ResendGateTestSupport"]),
         .executableTarget(name: "CountdownBench", dependencies: ["Countdown"]),
-        .executableTarget(name: "GateBench", dependencies: ["ResendGate", "ResendGateTestSupport"]),
+        .executableTarget(name: "GateBench", dependencies: ["Countdown", "ResendGate", "ResendGateTestSupport"]),
 
         // MARK: Build tools
         // Data files (Content/EmbeddedFiles.txt lists them) compiled into their module as byte
@@ -64,7 +66,7 @@ let package = Package(
         .testTarget(name: "ResendGateTests", dependencies: ["ResendGate"]),
         .testTarget(
             name: "ResendGateClientTests",
-            dependencies: ["ResendGateClient", "Countdown", "ResendGateTestSupport"]
+            dependencies: ["ResendGateClient", "Countdown", "ResendGateTestSupport", "ResendGateServerTestSupport"]
         ),
         .testTarget(
             name: "ResendGateIntegrationTests",
@@ -72,7 +74,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ResendGateServerTests",
-            dependencies: ["ResendGateServer", "ResendGate", "ResendGateTestSupport"]
+            dependencies: ["ResendGateServer", "ResendGate", "ResendGateClient", "ResendGateTestSupport", "ResendGateServerTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Countdown
 import Foundation
 
 /// Process CPU time and resident memory, read the same way for both phases.
@@ -62,13 +63,6 @@ struct PhaseResult {
 
 /// Deadlines spread over 1–120 s with random milliseconds, the same for both phases.
 func benchRemainingMilliseconds(count: Int, seed: UInt64) -> [Int64] {
-    var state = seed
-    return (0..<count).map { _ in
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        return 1_000 + Int64(z % 119_001)
-    }
+    var random = SplitMix64(seed: seed)
+    return (0..<count).map { _ in 1_000 + Int64(random.next() % 119_001) }
 }

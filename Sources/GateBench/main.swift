@@ -1,4 +1,5 @@
 import Foundation
+import Countdown
 import ResendGate
 
 /// `GateBench`: decisions per second through the library from one process.
@@ -127,19 +128,6 @@ func callers(
             group.addTask { await caller(gate, seed: callerSeed, repeatShare: repeatShare, countFrom: countFrom, end: end) }
         }
         return await group.reduce(Tally()) { $0 + $1 }
-    }
-}
-
-/// A small, fast, seedable generator (Vigna's SplitMix64), so callers never share state.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -9,15 +9,28 @@ import Darwin
 #if canImport(Glibc)
 private let streamType = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
 private let sendFlags = Int32(MSG_NOSIGNAL)
+private let shutdownWrite = Int32(SHUT_WR)
 #else
 private let streamType = SOCK_STREAM
 private let sendFlags: Int32 = 0
+private let shutdownWrite = SHUT_WR
 #endif
 
-/// A blocking stream socket with read/write deadlines, owned by one caller at a time.
+/// Why a socket call failed: the call, its `errno` and its text.
+struct SocketFailure: Error, CustomStringConvertible {
+    let call: String
+    let code: Int32
+
+    var isRefused: Bool { code == ECONNREFUSED }
+    var isTimeout: Bool { code == EAGAIN || code == EWOULDBLOCK }
+    var description: String { "\(call): \(errnoText(code))" }
+}
+
+/// The one blocking stream socket of the test support (the RESP client and the HTTP test
+/// connection both sit on it), with read/write deadlines, owned by one caller at a time.
 /// Never raises SIGPIPE; created close-on-exec so child processes do not inherit it.
 final class BlockingSocket {
-    private var fd: Int32
+    private(set) var fd: Int32
 
     private init(fd: Int32) {
         self.fd = fd
@@ -25,24 +38,30 @@ final class BlockingSocket {
 
     deinit { close() }
 
-    /// Connects to `127.0.0.1:port` (or another IPv4 literal).
-    static func connect(host: String, port: Int, timeout: Duration) throws -> BlockingSocket {
+    /// Connects to `host:port` (an IPv4 literal). `receiveBuffer` and `sendBuffer` shrink the
+    /// socket's buffers (so the window a peer may fill) to about that many bytes.
+    static func open(
+        host: String = "127.0.0.1", port: Int, timeout: Duration, receiveBuffer: Int32? = nil, sendBuffer: Int32? = nil
+    ) -> Result<BlockingSocket, SocketFailure> {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            throw TestSupportError.connection.with("\(host) is not an IPv4 address")
-        }
-        let socket = try open(family: AF_INET, timeout: timeout)
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                systemConnect(socket.fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { return .failure(SocketFailure(call: "inet_pton(\(host))", code: EINVAL)) }
+        return open(family: AF_INET, timeout: timeout, receiveBuffer: receiveBuffer, sendBuffer: sendBuffer) { fd in
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
         }
-        guard result == 0 else {
-            throw TestSupportError.connection.with("cannot connect to \(host):\(port): \(errnoText())")
+    }
+
+    /// Connects to `host:port`, or throws `TestSupportError.connection`.
+    static func connect(host: String, port: Int, timeout: Duration) throws -> BlockingSocket {
+        switch open(host: host, port: port, timeout: timeout) {
+        case .success(let socket): return socket
+        case .failure(let failure): throw TestSupportError.connection.with("cannot connect to \(host):\(port): \(failure)")
         }
-        return socket
     }
 
     /// Connects to a unix domain socket.
@@ -58,28 +77,38 @@ final class BlockingSocket {
             raw.copyBytes(from: bytes)
             raw[bytes.count] = 0
         }
-        let socket = try open(family: AF_UNIX, timeout: timeout)
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                systemConnect(socket.fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        let opened = open(family: AF_UNIX, timeout: timeout, receiveBuffer: nil, sendBuffer: nil) { fd in
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
             }
         }
-        guard result == 0 else {
-            throw TestSupportError.connection.with("cannot connect to unix:\(path): \(errnoText())")
+        switch opened {
+        case .success(let socket): return socket
+        case .failure(let failure): throw TestSupportError.connection.with("cannot connect to unix:\(path): \(failure)")
         }
-        return socket
     }
 
-    private static func open(family: Int32, timeout: Duration) throws -> BlockingSocket {
+    private static func open(
+        family: Int32, timeout: Duration, receiveBuffer: Int32?, sendBuffer: Int32?, connect: (Int32) -> Int32
+    ) -> Result<BlockingSocket, SocketFailure> {
         let fd = socket(family, streamType, 0)
-        guard fd >= 0 else { throw TestSupportError.connection.with("socket(): \(errnoText())") }
+        guard fd >= 0 else { return .failure(SocketFailure(call: "socket()", code: errno)) }
         let socket = BlockingSocket(fd: fd)
         #if canImport(Darwin)
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
         #endif
+        for (option, size) in [(SO_RCVBUF, receiveBuffer), (SO_SNDBUF, sendBuffer)] {
+            guard var bytes = size else { continue }
+            if setsockopt(fd, SOL_SOCKET, option, &bytes, socklen_t(MemoryLayout<Int32>.size)) != 0 {
+                return .failure(SocketFailure(call: "setsockopt(buffer size)", code: errno))
+            }
+        }
         socket.setTimeout(timeout)
-        return socket
+        guard connect(fd) == 0 else { return .failure(SocketFailure(call: "connect()", code: errno)) }
+        return .success(socket)
     }
 
     /// Sets the send, receive (and, on Linux, connect) deadline.
@@ -93,31 +122,71 @@ final class BlockingSocket {
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    /// Writes every byte or throws.
-    func sendAll(_ bytes: [UInt8]) throws {
+    /// Writes as much of `bytes` as the peer takes before a write fails or waits past the
+    /// deadline; returns how many bytes that was and why it stopped early, if it did.
+    func write(_ bytes: some Collection<UInt8>) -> (written: Int, failure: SocketFailure?) {
+        let bytes = Array(bytes)
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, sendFlags) }
             if written > 0 {
                 offset += written
-            } else if written < 0 && errno == EINTR {
-                continue
-            } else {
-                throw transportError("send")
+            } else if !(written < 0 && errno == EINTR) {
+                return (offset, SocketFailure(call: "send()", code: written == 0 ? EPIPE : errno))
             }
+        }
+        return (offset, nil)
+    }
+
+    /// Writes every byte or throws.
+    func sendAll(_ bytes: [UInt8]) throws {
+        if let failure = write(bytes).failure { throw Self.supportError(failure) }
+    }
+
+    /// Appends what is available (at least one byte) to `buffer` and returns how many bytes
+    /// that was; 0 at the end of the stream. Throws past the deadline or on an error.
+    func read(into buffer: inout [UInt8], maximum: Int = 16 * 1024) throws(SocketFailure) -> Int {
+        var chunk = [UInt8](repeating: 0, count: maximum)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, maximum, 0) }
+            if count >= 0 {
+                buffer += chunk[..<count]
+                return count
+            }
+            if errno != EINTR { throw SocketFailure(call: "recv()", code: errno) }
         }
     }
 
     /// Reads what is available (at least one byte), or throws on EOF, error or deadline.
     func receive(maximum: Int = 16 * 1024) throws -> [UInt8] {
-        var chunk = [UInt8](repeating: 0, count: maximum)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, maximum, 0) }
-            if count > 0 { return Array(chunk[..<count]) }
-            if count == 0 { throw TestSupportError.connection.with("the peer closed the connection") }
-            if errno == EINTR { continue }
-            throw transportError("recv")
+        var bytes: [UInt8] = []
+        do {
+            guard try read(into: &bytes, maximum: maximum) > 0 else {
+                throw TestSupportError.connection.with("the peer closed the connection")
+            }
+        } catch let failure as SocketFailure {
+            throw Self.supportError(failure)
         }
+        return bytes
+    }
+
+    /// Whether there is something to read (or the end of the stream) within `milliseconds`.
+    func isReadable(within milliseconds: Int32) -> Bool {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&poller, 1, milliseconds) > 0
+    }
+
+    /// Half-closes: the peer reads end-of-file, and may still answer.
+    func shutdownWriting() {
+        if fd >= 0 { _ = shutdown(fd, shutdownWrite) }
+    }
+
+    /// Closes with a reset (SO_LINGER 0) instead of a FIN: the peer's next read fails.
+    func reset() {
+        guard fd >= 0 else { return }
+        var value = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &value, socklen_t(MemoryLayout<linger>.size))
+        close()
     }
 
     func close() {
@@ -127,11 +196,11 @@ final class BlockingSocket {
         }
     }
 
-    private func transportError(_ call: String) -> TestSupportError {
-        if errno == EAGAIN || errno == EWOULDBLOCK {
-            return TestSupportError.timeout.with("\(call) timed out (is the server paused or busy?)")
+    private static func supportError(_ failure: SocketFailure) -> TestSupportError {
+        if failure.isTimeout {
+            return TestSupportError.timeout.with("\(failure.call) timed out (is the server paused or busy?)")
         }
-        return TestSupportError.connection.with("\(call): \(errnoText())")
+        return TestSupportError.connection.with(failure.description)
     }
 }
 

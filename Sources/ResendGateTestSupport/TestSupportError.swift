@@ -30,7 +30,7 @@ public struct TestSupportError: Error, Sendable, Equatable, CustomStringConverti
     public static let invalidState = TestSupportError(.invalidState, "invalid state")
 
     /// The same kind of error with a specific message.
-    func with(_ message: String) -> TestSupportError { TestSupportError(code, message) }
+    package func with(_ message: String) -> TestSupportError { TestSupportError(code, message) }
 
     /// Errors are equal when their kind is; the message is for humans.
     public static func == (lhs: TestSupportError, rhs: TestSupportError) -> Bool { lhs.code == rhs.code }

@@ -1,4 +1,5 @@
 import Foundation
+import ResendGateTestSupport
 import Testing
 
 /// Many clients racing for one number: the reservation is atomic in Redis, so exactly

@@ -168,7 +168,7 @@ struct ConnectionHandlingTests {
         gate.redis.pause()
         try Self.send(phone: "+8613800200015", on: connection, to: gate)
         try Self.waitFor("the request to be in flight") { try Self.inFlight(gate) == 1 }
-        gate.server.shutdown()
+        gate.httpServer?.shutdown()
         let answer = try connection.readResponse()
         #expect(answer.status == 503 && answer.errorCode == "store_unavailable", "\(answer)")
     }

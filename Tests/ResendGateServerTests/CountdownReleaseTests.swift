@@ -36,7 +36,7 @@ struct CountdownReleaseTests {
         }
         // The other cooldown's stream was not touched: its next event is a tick, and only
         // it is still open on gate B.
-        #expect(try bystander.next()?.name == "tick")
+        #expect(try bystander.next()?.event == "tick")
         try waitUntilTrue("gate B has only the bystander's stream open", timeout: .seconds(3)) {
             try gates.openStreams(on: 1) == 1
         }
@@ -64,7 +64,7 @@ struct CountdownReleaseTests {
         let done = try #require(try stream.nextDone())
         #expect(done.data == Self.released)
         #expect(ContinuousClock.now - releasing < .seconds(1))
-        #expect(try newStream.next()?.name == "tick")
+        #expect(try newStream.next()?.event == "tick")
         #expect(try ReleaseTestGates.request(port: gates.ports[0], "GET", "/v1/countdowns/\(old)").status == 404)
     }
 
@@ -105,7 +105,7 @@ struct CountdownReleaseTests {
         try redis.restart()
         try waitUntilTrue("the worker subscribed again") { try subscribers() == 1 }
         try ReleaseTestGates.waitUntilReady(port: gates.ports[0])
-        #expect(try stream.next()?.name == "tick")  // the cooldown is still there: not ended
+        #expect(try stream.next()?.event == "tick")  // the cooldown is still there: not ended
         let releasing = ContinuousClock.now
         #expect(try gates.release(Self.phone, on: 0) == 204)
         let done = try #require(try stream.nextDone())
@@ -131,11 +131,11 @@ struct CountdownReleaseTests {
         }
         // A fresh subscription re-checks the streams' cooldowns at once: let that check
         // pass (a tick comes after it) before the key goes, or it would see the delete.
-        #expect(try stream.next()?.name == "tick")
+        #expect(try stream.next()?.event == "tick")
         guard case .array(let keys) = try client.command("KEYS", "*:cooldown"), keys.count == 1,
               let cooldown = keys[0].string else { throw CountdownTestError("no single cooldown key") }
         #expect(try client.command("DEL", cooldown).integer == 1)
-        #expect(try stream.next()?.name == "tick")  // nothing was published: still counting
+        #expect(try stream.next()?.event == "tick")  // nothing was published: still counting
         let killing = ContinuousClock.now
         #expect(try client.command("CLIENT", "KILL", "TYPE", "pubsub").integer == 1)
         let done = try #require(try stream.nextDone())
@@ -162,10 +162,10 @@ struct CountdownReleaseTests {
         let followed = { try gates.sample("resendgate_sse_followed_cooldowns", on: 0) }
         #expect(try gates.openStreams(on: 0) == 9)
         #expect(try followed() == 6)
-        for stream in shared.dropLast() { stream.socket.close() }
+        for stream in shared.dropLast() { stream.connection.close() }
         try waitUntilTrue("three streams closed", timeout: .seconds(3)) { try gates.openStreams(on: 0) == 6 }
         #expect(try followed() == 6)  // the cooldown still has a stream
-        shared.last!.socket.close()
+        shared.last!.connection.close()
         try waitUntilTrue("its last stream closed", timeout: .seconds(3)) { try gates.openStreams(on: 0) == 5 }
         #expect(try followed() == 5)
         #expect(try gates.release(phones[1], on: 0) == 204)
@@ -173,7 +173,7 @@ struct CountdownReleaseTests {
         try waitUntilTrue("the released stream is gone", timeout: .seconds(3)) { try gates.openStreams(on: 0) == 4 }
         #expect(try followed() == 4)
         #expect(try gates.sample("resendgate_sse_released_total", on: 0) == 1)
-        for stream in single { stream.socket.close() }
+        for stream in single { stream.connection.close() }
         try waitUntilTrue("every stream closed", timeout: .seconds(3)) { try gates.openStreams(on: 0) == 0 }
         #expect(try followed() == 0)
     }

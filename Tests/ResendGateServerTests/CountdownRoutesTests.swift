@@ -1,4 +1,5 @@
 import Foundation
+import ResendGateTestSupport
 import Testing
 
 @Suite("Countdown tokens and their SSE stream over HTTP", .serialized)
@@ -30,7 +31,7 @@ struct CountdownRoutesTests {
         let token = try #require(try server.send("+8613800138000", key: Self.key).json()["countdown_token"] as? String)
         let response = try server.request("GET", "/v1/countdowns/\(token)")
         #expect(response.status == 200)
-        #expect(response.headers["cache-control"] == "no-store")
+        #expect(response.header("cache-control") == "no-store")
         let body = try response.json()
         #expect(body["active"] as? Bool == true)
         #expect(body["retry_after"] as? Int == 60)
@@ -83,26 +84,26 @@ struct CountdownRoutesTests {
         defer { server.stop() }
         let token = try #require(try server.send("+8613800138000").json()["countdown_token"] as? String)
         let opened = ContinuousClock.now
-        let reader = CountdownEventReader(try server.openStream("/v1/countdowns/\(token)/events"))
+        let reader = try server.openStream("/v1/countdowns/\(token)/events")
         let first = try #require(try reader.next())
         #expect(ContinuousClock.now - opened < .milliseconds(300))
         let head = try #require(reader.head)
-        #expect(head.hasPrefix("HTTP/1.1 200"))
-        #expect(head.contains("Content-Type: text/event-stream"))
-        #expect(head.contains("Cache-Control: no-store"))
-        #expect(first.name == "tick")
+        #expect(head.statusLine.hasPrefix("HTTP/1.1 200"))
+        #expect(head.header("Content-Type")?.hasPrefix("text/event-stream") == true)
+        #expect(head.header("Cache-Control") == "no-store")
+        #expect(first.event == "tick")
         let firstData = try #require(try JSONSerialization.jsonObject(with: Data(first.data.utf8)) as? [String: Int])
         #expect(firstData["retry_after"] == 2)
         #expect((1_001...1_500).contains(firstData["retry_after_ms"] ?? 0))
 
         let second = try #require(try reader.next())
-        #expect(second.name == "tick")
+        #expect(second.event == "tick")
         let secondData = try #require(try JSONSerialization.jsonObject(with: Data(second.data.utf8)) as? [String: Int])
         #expect(secondData["retry_after"] == 1)
         #expect((900...1_000).contains(secondData["retry_after_ms"] ?? 0))
 
         let done = try #require(try reader.next())
-        #expect(done == .init(name: "done", data: "{\"retry_after\": 0, \"retry_after_ms\": 0}"))
+        #expect(done == .init(event: "done", data: "{\"retry_after\": 0, \"retry_after_ms\": 0}"))
         let elapsed = ContinuousClock.now - opened
         #expect(elapsed > .milliseconds(1_200) && elapsed < .milliseconds(2_500))
         #expect(try reader.next() == nil)  // the response ends and the connection closes
@@ -113,14 +114,14 @@ struct CountdownRoutesTests {
         let server = try CountdownTestServer(workers: 2)
         defer { server.stop() }
         let token = try #require(try server.send("+8613800138000").json()["countdown_token"] as? String)
-        var readers: [CountdownEventReader] = []
+        var readers: [EventStreamReader] = []
         for _ in 0..<5 {
-            let reader = CountdownEventReader(try server.openStream("/v1/countdowns/\(token)/events"))
-            #expect(try reader.next()?.name == "tick")
+            let reader = try server.openStream("/v1/countdowns/\(token)/events")
+            #expect(try reader.next()?.event == "tick")
             readers.append(reader)
         }
         #expect(try server.openStreams() == 5)
-        for reader in readers { reader.socket.close() }
+        for reader in readers { reader.connection.close() }
         let deadline = ContinuousClock.now + .seconds(3)
         var open = try server.openStreams()
         while open != 0 && ContinuousClock.now < deadline {
@@ -137,8 +138,8 @@ struct CountdownRoutesTests {
         }
         #expect(connections == 1)
         // The server is unharmed: a new stream still ticks.
-        let again = CountdownEventReader(try server.openStream("/v1/countdowns/\(token)/events"))
-        #expect(try again.next()?.name == "tick")
+        let again = try server.openStream("/v1/countdowns/\(token)/events")
+        #expect(try again.next()?.event == "tick")
     }
 
     @Test func streamAcceptsOnlyGet() throws {
@@ -147,6 +148,6 @@ struct CountdownRoutesTests {
         let token = try #require(try server.send("+8613800138000").json()["countdown_token"] as? String)
         let response = try server.request("POST", "/v1/countdowns/\(token)/events", body: "{}")
         #expect(response.status == 405)
-        #expect(response.headers["allow"] == "GET")
+        #expect(response.header("allow") == "GET")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ResendGateTestSupport
 import Testing
 
 /// Every error answer of the HTTP API: its status, its stable code, and a JSON body

@@ -1,6 +1,7 @@
 import Foundation
 import ResendGate
 import ResendGateServer
+import ResendGateServerTestSupport
 import ResendGateTestSupport
 import Testing
 
@@ -460,16 +461,12 @@ struct HostileInputTests {
     /// against the built `resendgate serve` in a process of its own: it must still
     /// run afterwards and exit 0 on SIGTERM.
     @Test func theServeProcessSurvivesAndExitsZero() throws {
-        let redis = try RedisServer()
-        defer { redis.stop() }
-        let server = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), [
-            "serve", "--port", "0", "--workers", "2", "--redis", redis.url, "--region", "CN",
-            "--max-connections", "100", "--connection-timeout", "1s", "--log-level", "warning",
+        let gate = try TestGate(serve: [
+            "--workers", "2", "--region", "CN", "--max-connections", "100", "--connection-timeout", "1s", "--log-level", "warning",
         ])
-        defer { server.stop(grace: .seconds(2)) }
-        let port = try server.waitForListeningPort()
-        let client = HTTPTestClient(port: port, timeout: .seconds(3))
-        try ServeCommandTests.poll(timeout: .seconds(5)) { try client.get("/readyz").status == 200 }
+        defer { gate.stop(grace: .seconds(2)) }
+        let (server, port) = (try #require(gate.process), gate.port)
+        let client = gate.client(timeout: .seconds(3))
         let phones = PhoneSequence()
         let check = { (context: String) throws in
             let started = ContinuousClock.now

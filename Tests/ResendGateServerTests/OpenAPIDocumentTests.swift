@@ -1,4 +1,5 @@
 import Foundation
+import ResendGateTestSupport
 @testable import ResendGateServer
 import ResendGate
 import Testing

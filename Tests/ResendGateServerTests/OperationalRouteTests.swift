@@ -1,4 +1,5 @@
 import Foundation
+import ResendGateTestSupport
 import Testing
 
 /// `/healthz`, `/readyz`, `/metrics` and `/`, and how the gate behaves when Redis

@@ -1,6 +1,7 @@
 import Foundation
 import ResendGate
 import ResendGateServer
+import ResendGateServerTestSupport
 import ResendGateTestSupport
 import Testing
 
@@ -270,16 +271,12 @@ struct PolicyRoutesTests {
     /// `resendgate serve` at log level info, after sends, peeks and releases of a number:
     /// its stderr names no phone number.
     @Test func serveInfoLogNamesNoPhoneNumber() throws {
-        let redis = try RedisServer()
-        defer { redis.stop() }
-        let server = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), [
-            "serve", "--port", "0", "--workers", "1", "--redis", redis.url, "--log-level", "info",
-            "--region", "CN", "--allow-regions", "CN", "--key-secret", "0123456789abcdef-secret",
+        let gate = try TestGate(serve: [
+            "--workers", "1", "--log-level", "info", "--region", "CN", "--allow-regions", "CN", "--key-secret", "0123456789abcdef-secret",
         ])
-        defer { server.stop(grace: .seconds(2)) }
-        let port = try server.waitForListeningPort()
-        let client = HTTPTestClient(port: port)
-        try pollUntil { try client.get("/readyz").status == 200 }
+        defer { gate.stop(grace: .seconds(2)) }
+        let server = try #require(gate.process)
+        let client = gate.client()
         #expect(try client.send(phone: "+86 138 0013 8000", purpose: "login").status == 200)
         #expect(try client.send(phone: "13800138000", purpose: "login").status == 429)
         #expect(try client.send(phone: "+44 7400 123456").status == 403)
@@ -298,20 +295,15 @@ struct PolicyRoutesTests {
     // MARK: - resendgate serve --policy
 
     @Test func servePolicyFileGivesPurposesTheirOwnLadders() throws {
-        let redis = try RedisServer()
-        defer { redis.stop() }
         let file = try PolicyFile(#"""
             {"default": {"cooldown": "2s"},
              "purposes": {"login": {"cooldown": "1s,2s", "window": "60s"},
                           "signup": {"cooldown": "1500ms", "max_sends": 1, "window": "60s"}}}
             """#)
         defer { file.remove() }
-        let server = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), [
-            "serve", "--port", "0", "--workers", "1", "--redis", redis.url, "--log-level", "off", "--policy", file.path,
-        ])
-        defer { server.stop(grace: .seconds(2)) }
-        let client = HTTPTestClient(port: try server.waitForListeningPort())
-        try pollUntil { try client.get("/readyz").status == 200 }
+        let gate = try TestGate(serve: ["--workers", "1", "--log-level", "off", "--policy", file.path])
+        defer { gate.stop(grace: .seconds(2)) }
+        let client = gate.client()
         let login = try object(try client.send(phone: Self.number, purpose: "login"))
         let signup = try object(try client.send(phone: Self.number, purpose: "signup"))
         let reset = try object(try client.send(phone: Self.number, purpose: "reset"))
@@ -368,22 +360,13 @@ struct PolicyRoutesTests {
 
 /// A real Redis and an in-process server with a policy set (and key secret) of the test's choosing.
 private final class PolicyServer: Sendable {
-    let redis: RedisServer
-    let server: HTTPServer
-    var port: Int { server.port }
+    let gate: TestGate
+    var redis: RedisServer { gate.redis }
+    var port: Int { gate.port }
 
     init(policies: PolicySet, keySecret: String?, workers: Int) throws {
-        redis = try RedisServer()
-        do {
-            let redisConfiguration = try RedisConfiguration(
-                url: redis.url, connectTimeout: .seconds(5), commandTimeout: .seconds(5))
-            server = try HTTPServer(
-                configuration: ServerConfiguration(host: "127.0.0.1", port: 0, workers: workers, logLevel: .off),
-                gate: GateConfiguration(redis: redisConfiguration, policies: policies, defaultRegion: "CN", keySecret: keySecret))
-        } catch {
-            redis.stop()
-            throw error
-        }
+        gate = try RunningGate(
+            workers: workers, redisTimeout: .seconds(5), policies: policies, keySecret: keySecret, waitUntilReady: true)
     }
 
     func client() -> HTTPTestClient { HTTPTestClient(port: port) }
@@ -408,8 +391,7 @@ private final class PolicyServer: Sendable {
     }
 
     func stop() {
-        server.shutdown()
-        redis.stop()
+        gate.stop()
     }
 }
 
@@ -418,12 +400,6 @@ private func withPolicyServer(
 ) throws {
     let server = try PolicyServer(policies: policies, keySecret: keySecret, workers: workers)
     defer { server.stop() }
-    let client = server.client()
-    let deadline = ContinuousClock.now + .seconds(5)
-    while (try? client.get("/readyz").status) != 200 {
-        guard ContinuousClock.now < deadline else { throw RawHTTPError.malformed("the gate never became ready") }
-        usleep(20_000)
-    }
     try body(server)
 }
 

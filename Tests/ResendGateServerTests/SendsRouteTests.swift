@@ -1,4 +1,5 @@
 import Foundation
+import ResendGateTestSupport
 import Testing
 
 /// `POST /v1/sends` over a real socket against a real Redis: the 200 and 429 answers

@@ -1,6 +1,7 @@
 import Foundation
 import ResendGate
 import ResendGateServer
+import ResendGateServerTestSupport
 import ResendGateTestSupport
 import Testing
 
@@ -17,16 +18,10 @@ struct ServeCommandTests {
     }
 
     @Test func sigtermLetsRequestsInFlightCompleteRefusesNewConnectionsAndExitsZero() throws {
-        let redis = try RedisServer()
-        defer { redis.stop() }
-        let server = try ServerProcess(try Self.executable(), [
-            "serve", "--port", "0", "--workers", "2", "--redis", redis.url, "--redis-timeout", "4s",
-            "--log-level", "warning",
-        ])
-        defer { server.stop(grace: .seconds(2)) }
-        let port = try server.waitForListeningPort()
-        let client = HTTPTestClient(port: port, timeout: .seconds(8))
-        try Self.poll(timeout: .seconds(5)) { try client.get("/readyz").status == 200 }
+        let gate = try TestGate(serve: ["--workers", "2", "--redis-timeout", "4s", "--log-level", "warning"])
+        defer { gate.stop(grace: .seconds(2)) }
+        let (redis, server, port) = (gate.redis, try #require(gate.process), gate.port)
+        let client = gate.client(timeout: .seconds(8))
 
         redis.pause()
         let phones = ["+8613800138000", "+8613800138000", "+8613800138001"]

@@ -1,4 +1,5 @@
 import Foundation
+import ResendGateServerTestSupport
 import ResendGateTestSupport
 import Testing
 
@@ -7,15 +8,10 @@ import Testing
 @Suite("resendgate serve: the library's lines in the server's log")
 struct ServerLogTests {
     @Test func reconnectAndScriptReloadReachTheServerLogWithoutANumber() throws {
-        let redis = try RedisServer()
-        defer { redis.stop() }
-        let server = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), [
-            "serve", "--port", "0", "--workers", "1", "--redis", redis.url, "--redis-timeout", "500ms", "--log-level", "info",
-        ])
-        defer { server.stop(grace: .seconds(2)) }
-        let port = try server.waitForListeningPort()
-        let client = HTTPTestClient(port: port, timeout: .seconds(5))
-        try ServeCommandTests.poll(timeout: .seconds(5)) { try client.get("/readyz").status == 200 }
+        let gate = try TestGate(serve: ["--workers", "1", "--redis-timeout", "500ms", "--log-level", "info"])
+        defer { gate.stop(grace: .seconds(2)) }
+        let (redis, server) = (gate.redis, try #require(gate.process))
+        let client = gate.client(timeout: .seconds(5))
         #expect(try client.send(phone: "+8613800138000").status == 200)
 
         redis.kill()

@@ -81,7 +81,7 @@ struct StreamReleaseClusterTests {
         let newMaster = try sentinels.waitForFailover()
         try waitUntilTrue("the worker subscribed at the new master", timeout: .seconds(20)) { try subscribers(newMaster) == 1 }
         try ReleaseTestGates.waitUntilReady(port: gates.ports[0])
-        #expect(try stream.next()?.name == "tick")  // the cooldown survived the failover: not ended
+        #expect(try stream.next()?.event == "tick")  // the cooldown survived the failover: not ended
         let releasing = ContinuousClock.now
         #expect(try gates.release(phone, on: 0) == 204)
         let done = try #require(try stream.nextDone())

@@ -1,18 +1,21 @@
-/// A first-in, first-out queue over one reused array: replies come back in the
-/// order commands went out, so pending commands wait here in that order.
-struct FIFO<Element> {
+/// The package's one first-in, first-out queue, over one reused array: the Redis client's
+/// pending commands wait here in the order their replies come back, the server's
+/// connection tracker keeps its eviction order here. Package access: not public API.
+package struct FIFO<Element> {
     private var storage: [Element?] = []
     private var head = 0
 
-    var isEmpty: Bool { head == storage.count }
-    var count: Int { storage.count - head }
-    var first: Element? { isEmpty ? nil : storage[head] }
+    package init() {}
 
-    mutating func append(_ element: Element) {
+    package var isEmpty: Bool { head == storage.count }
+    package var count: Int { storage.count - head }
+    package var first: Element? { isEmpty ? nil : storage[head] }
+
+    package mutating func append(_ element: Element) {
         storage.append(element)
     }
 
-    mutating func popFirst() -> Element? {
+    package mutating func popFirst() -> Element? {
         guard !isEmpty else { return nil }
         let element = storage[head]
         storage[head] = nil
@@ -28,10 +31,27 @@ struct FIFO<Element> {
     }
 
     /// Empties the queue and returns what it held, oldest first.
-    mutating func removeAll() -> [Element] {
+    package mutating func removeAll() -> [Element] {
         let elements = storage[head...].compactMap { $0 }
         storage.removeAll(keepingCapacity: true)
         head = 0
         return elements
+    }
+
+    /// Puts `element` back at the front (after `popFirst()`, into the slot it left).
+    package mutating func prepend(_ element: Element) {
+        if head > 0 {
+            head -= 1
+            storage[head] = element
+        } else {
+            storage.insert(element, at: 0)
+        }
+    }
+
+    /// Drops every element for which `shouldRemove` is true, keeping the order of the rest.
+    package mutating func removeAll(where shouldRemove: (Element) -> Bool) {
+        storage.removeSubrange(..<head)
+        storage.removeAll { $0.map(shouldRemove) ?? true }
+        head = 0
     }
 }

@@ -28,7 +28,7 @@ final class ConnectionTracker {
     private var hook: OpaquePointer!
     private var entries: [OpaquePointer: Entry] = [:]
     /// Oldest first; entries of closed connections are skipped lazily.
-    private var order = FIFOQueue<(sequence: UInt64, connection: OpaquePointer)>()
+    private var order = FIFO<(sequence: UInt64, connection: OpaquePointer)>()
     private var nextSequence: UInt64 = 0
     /// Extra work to do when a connection closes (a streaming response's clean-up).
     /// The tracker owns each connection's one evhttp close callback, so others ask here.
@@ -205,29 +205,5 @@ final class ConnectionTracker {
         metrics.add(.evictedConnections)
         evhttp_connection_free(oldest)  // its close callback forgets it
         return true
-    }
-}
-
-/// A small double-ended queue: append at the back, pop and push back at the front.
-struct FIFOQueue<Element> {
-    private var front: [Element] = []  // reversed
-    private var back: [Element] = []
-
-    var count: Int { front.count + back.count }
-
-    mutating func append(_ element: Element) { back.append(element) }
-
-    mutating func removeAll(where shouldRemove: (Element) -> Bool) {
-        front.removeAll(where: shouldRemove)
-        back.removeAll(where: shouldRemove)
-    }
-    mutating func prepend(_ element: Element) { front.append(element) }
-
-    mutating func popFirst() -> Element? {
-        if front.isEmpty {
-            front = back.reversed()
-            back.removeAll(keepingCapacity: true)
-        }
-        return front.popLast()
     }
 }

@@ -25,7 +25,7 @@ struct AbuseConnectionMemoryTests {
         let server = try AbuseServeProcess(["--workers", "2", "--connection-timeout", "1s"])
         defer { server.stop() }
         let before = try server.residentMiB()
-        let attacker = try AbuseConnection(port: server.port, receiveBuffer: 4096)
+        let attacker = try RawHTTPConnection(port: server.port, timeout: .milliseconds(300), receiveBuffer: 4096)
         let request = server.client().requestBytes("GET", "/openapi.yaml", keepAlive: true)
         try attacker.write(Array([[UInt8]](repeating: request, count: 600).joined()))
         let taken = attacker.flood(Self.junk)
@@ -58,10 +58,10 @@ struct AbuseConnectionMemoryTests {
         let before = try server.residentMiB()
         let request = server.client().requestBytes("GET", "/openapi.yaml", keepAlive: true)
         let pipelined = Array([[UInt8]](repeating: request, count: 600).joined())
-        var clients: [AbuseConnection] = []
+        var clients: [RawHTTPConnection] = []
         for _ in 0..<crowd {
-            let client = try AbuseConnection(port: server.port, receiveBuffer: 4096, sendTimeout: .milliseconds(2))
-            _ = client.flood(bytes: pipelined)
+            let client = try RawHTTPConnection(port: server.port, timeout: .milliseconds(2), receiveBuffer: 4096)
+            _ = client.writeSome(pipelined)
             clients.append(client)
         }
         for client in clients { _ = client.flood(256 << 10) }
@@ -107,7 +107,7 @@ struct AbuseConnectionMemoryTests {
         #expect(setsockopt(listener, SOL_SOCKET, SO_SNDBUF, &smallest, socklen_t(MemoryLayout<Int32>.size)) == 0)
         #expect(setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &smallest, socklen_t(MemoryLayout<Int32>.size)) == 0)
 
-        let attacker = try AbuseConnection(port: server.port, receiveBuffer: 1, sendBuffer: 1)
+        let attacker = try RawHTTPConnection(port: server.port, timeout: .milliseconds(300), receiveBuffer: 1, sendBuffer: 1)
         try attacker.write(client.requestBytes("GET", "/openapi.yaml", keepAlive: true))
         usleep(200_000)  // the 16 KB answer is written as far as the socket takes it, and waits
         let taken = attacker.flood(8 << 20)
@@ -121,10 +121,10 @@ struct AbuseConnectionMemoryTests {
         let server = try AbuseServeProcess(["--workers", "2"])
         defer { server.stop() }
         let before = try server.residentMiB()
-        var streams: [AbuseConnection] = []
+        var streams: [RawHTTPConnection] = []
         for index in 0..<3 {
             let token = try Self.countdownToken(server, phone: "+86138002000\(50 + index)")
-            let stream = try AbuseConnection(port: server.port)
+            let stream = try RawHTTPConnection(port: server.port, timeout: .milliseconds(300))
             try stream.write(Array("GET /v1/countdowns/\(token)/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
             let started = hasBytes(stream.read(until: "event: tick"), Array("event: tick".utf8))
             #expect(started, "stream \(index) did not start")
@@ -166,7 +166,7 @@ struct AbuseConnectionMemoryTests {
         let sent = try client.send(phone: "+8613800200060")
         let token = try #require(try sent.decode(TokenBody.self).countdown_token)
 
-        let stream = try AbuseConnection(port: server.port, receiveBuffer: 4096)
+        let stream = try RawHTTPConnection(port: server.port, timeout: .milliseconds(300), receiveBuffer: 4096)
         try stream.write(Array("GET /v1/countdowns/\(token)/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
         let first = stream.read(until: "event: tick")
         let started = hasBytes(first, Array("event: tick".utf8))
@@ -222,7 +222,7 @@ struct AbuseConnectionMemoryTests {
 
     /// The socket of this process whose addresses mirror `connection`'s: the in-process
     /// server's end of it.
-    static func serverSocket(of connection: AbuseConnection) -> Int32? {
+    static func serverSocket(of connection: RawHTTPConnection) -> Int32? {
         guard let ours = addresses(of: connection.fd) else { return nil }
         let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         for name in descriptors {

@@ -1,4 +1,5 @@
 import Foundation
+import ResendGateTestSupport
 import Testing
 
 /// A web page can POST to a gate on the user's loopback without CORS when the request

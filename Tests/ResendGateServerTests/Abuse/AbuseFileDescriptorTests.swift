@@ -66,11 +66,11 @@ struct AbuseFileDescriptorTests {
     /// asked every 250 ms; returns the CPU the server spent meanwhile and the slowest check.
     static func flood(_ server: AbuseServeProcess, connections: Int, inOneBurst: Bool = false) throws -> FloodReport {
         let cpuBefore = try server.cpuSeconds()
-        var idle: [AbuseConnection] = []
+        var idle: [RawHTTPConnection] = []
         idle.reserveCapacity(connections)
         if inOneBurst { server.process.signal(SIGSTOP) }
         defer { if inOneBurst { server.process.signal(SIGCONT) } }
-        for _ in 0..<connections { idle.append(try AbuseConnection(port: server.port)) }
+        for _ in 0..<connections { idle.append(try RawHTTPConnection(port: server.port, timeout: .milliseconds(300))) }
         if inOneBurst { server.process.signal(SIGCONT) }
         var slowest: Duration = .zero
         for _ in 0..<8 {

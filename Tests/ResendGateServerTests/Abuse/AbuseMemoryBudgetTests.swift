@@ -37,16 +37,16 @@ struct AbuseMemoryBudgetTests {
         let asking = Array([[UInt8]](repeating: server.client().requestBytes("GET", "/openapi.yaml", keepAlive: true), count: 20).joined())
         let headerLines = Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
             + Array([[UInt8]](repeating: Array("a:b\r\n".utf8), count: 1_500).joined())
-        var clients: [AbuseConnection] = []
+        var clients: [RawHTTPConnection] = []
         clients.reserveCapacity(askers + headerSenders)
         var peak = before
         var slowestHealthCheck: Duration = .zero
         for index in 0..<(askers + headerSenders) {
-            let client = try AbuseConnection(port: server.port, receiveBuffer: 4096, sendTimeout: .milliseconds(2))
+            let client = try RawHTTPConnection(port: server.port, timeout: .milliseconds(2), receiveBuffer: 4096)
             if index % 9 == 8 && index / 9 < headerSenders {
-                _ = client.flood(bytes: headerLines)
+                _ = client.writeSome(headerLines)
             } else {
-                _ = client.flood(bytes: asking)
+                _ = client.writeSome(asking)
                 if index % 10 == 0 { _ = client.flood(256 << 10, within: .milliseconds(20)) }
             }
             clients.append(client)

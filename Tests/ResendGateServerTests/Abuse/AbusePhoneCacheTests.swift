@@ -1,4 +1,5 @@
 import Foundation
+import ResendGateTestSupport
 import Testing
 
 /// One client sends "phones" no parse cache should keep: 8 000 distinct 16 KiB texts

@@ -38,11 +38,10 @@ struct AbuseRetryAfterTests {
             #expect(countdown["active"] as? Bool == true)
             let counted = try #require(countdown["retry_after"] as? Int)
             #expect(counted > 3_590 && counted <= wait)
-            let stream = try CountdownTestSocket(port: gate.port)
-            defer { stream.close() }
-            try stream.send("GET /v1/countdowns/\(token)/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
-            let tick = try #require(try CountdownEventReader(stream).next())
-            #expect(tick.name == "tick")
+            let stream = try HTTPTestClient(port: gate.port, timeout: .seconds(5)).openStream("/v1/countdowns/\(token)/events")
+            defer { stream.connection.close() }
+            let tick = try #require(try stream.next())
+            #expect(tick.event == "tick")
             let ticked = try #require(try JSONSerialization.jsonObject(with: Data(tick.data.utf8)) as? [String: Any])
             let streamed = try #require(ticked["retry_after"] as? Int)
             #expect(streamed > 3_590 && streamed <= wait)

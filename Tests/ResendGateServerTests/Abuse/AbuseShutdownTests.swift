@@ -18,10 +18,10 @@ struct AbuseShutdownTests {
     @Test func sigtermEndsEveryStreamWithTheShutdownEventAndExitsZeroWithinTheDrain() throws {
         let server = try AbuseServeProcess(["--workers", "2"])
         defer { server.stop() }
-        var streams: [(connection: AbuseConnection, received: [UInt8])] = []
+        var streams: [(connection: RawHTTPConnection, received: [UInt8])] = []
         for index in 0..<6 {
             let token = try AbuseConnectionMemoryTests.countdownToken(server, phone: "+86138002001\(10 + index)")
-            let connection = try AbuseConnection(port: server.port)
+            let connection = try RawHTTPConnection(port: server.port, timeout: .milliseconds(300))
             try connection.write(Array("GET /v1/countdowns/\(token)/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
             let first = connection.read(until: "event: tick")
             let started = hasBytes(first, Array("event: tick".utf8))

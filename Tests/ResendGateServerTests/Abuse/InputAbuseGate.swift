@@ -1,4 +1,5 @@
 import Foundation
+import ResendGateServerTestSupport
 import ResendGateTestSupport
 
 #if canImport(Glibc)
@@ -10,38 +11,23 @@ import Glibc
 /// through the same binary, flags and environment an operator runs, and its memory is
 /// the child's own (`/proc/<pid>/status`).
 final class InputAbuseGate {
-    let redis: RedisServer
-    let process: ServerProcess
-    let port: Int
-    let apiKey: String?
+    let gate: TestGate
+    var redis: RedisServer { gate.redis }
+    var port: Int { gate.port }
+    /// The child `resendgate serve`.
+    var process: ServerProcess { gate.process! }
+    var apiKey: String? { gate.clientAPIKey }
 
     /// Starts Redis and `resendgate serve --port 0 --workers 1 --region GB` plus
     /// `arguments`; returns once `/readyz` answers 200.
     init(_ arguments: [String] = [], environment: [String: String] = [:], apiKey: String? = nil) throws {
-        redis = try RedisServer()
-        self.apiKey = apiKey
-        do {
-            var all = ["serve", "--port", "0", "--workers", "1", "--redis", redis.url, "--region", "GB", "--log-level", "warning"]
-            if let apiKey { all += ["--api-keys", apiKey] }
-            process = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), all + arguments, environment: environment)
-            port = try process.waitForListeningPort()
-        } catch {
-            redis.stop()
-            throw error
-        }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while (try? client().get("/readyz").status) != 200 {
-            guard ContinuousClock.now < deadline else {
-                stop()
-                throw RawHTTPError.malformed("the gate never became ready")
-            }
-            usleep(20_000)
-        }
+        gate = try TestGate(
+            serve: ["--workers", "1", "--region", "GB", "--log-level", "warning"] + arguments, environment: environment, apiKey: apiKey)
     }
 
     /// A client with the gate's API key, if it has one.
     func client() -> HTTPTestClient {
-        HTTPTestClient(port: port, apiKey: apiKey)
+        gate.client()
     }
 
     /// One request with exactly these headers (and the API key, if any): no Host is added.
@@ -71,17 +57,11 @@ final class InputAbuseGate {
 
     /// The server's resident memory in bytes, from `/proc/<pid>/status` (`VmRSS`).
     func residentBytes() throws -> Int {
-        let status = try String(contentsOfFile: "/proc/\(process.pid)/status", encoding: .utf8)
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else {
-            throw RawHTTPError.malformed("no VmRSS in /proc/\(process.pid)/status")
-        }
-        return kilobytes * 1024
+        try gate.residentBytes()
     }
 
     func stop() {
-        process.stop(grace: .seconds(5))
-        redis.stop()
+        gate.stop()
     }
 
     /// The Redis key of a number's cooldown, as the gate names it without `--key-secret`.

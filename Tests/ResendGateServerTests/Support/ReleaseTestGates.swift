@@ -1,4 +1,6 @@
 import Foundation
+import ResendGateClient
+import ResendGateServerTestSupport
 import ResendGateTestSupport
 
 #if canImport(Glibc)
@@ -8,49 +10,37 @@ import Glibc
 /// `resendgate serve` processes (two workers each) on one Redis or one Redis Cluster, for
 /// the tests of releases reaching open event streams on every gate.
 final class ReleaseTestGates {
-    let gates: [ServerProcess]
-    let ports: [Int]
+    let gates: [TestGate]
+    var ports: [Int] { gates.map(\.port) }
 
     /// `redis` is `["--redis", url]` or `["--redis-cluster", seeds]`.
     init(count: Int, redis: [String], cooldown: String = "60s", workers: Int = 2) throws {
-        var gates: [ServerProcess] = []
-        var ports: [Int] = []
+        var gates: [TestGate] = []
         do {
             for _ in 0..<count {
-                let gate = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), [
-                    "serve", "--port", "0", "--workers", "\(workers)", "--region", "CN", "--cooldown", cooldown,
+                gates.append(try TestGate(serve: [
+                    "--workers", "\(workers)", "--region", "CN", "--cooldown", cooldown,
                     "--log-level", "warning", "--redis-timeout", "1s",
-                ] + redis)
-                gates.append(gate)
-                ports.append(try gate.waitForListeningPort())
+                ] + redis, ownRedis: false))
             }
-            self.gates = gates
-            self.ports = ports
-            for port in ports { try Self.waitUntilReady(port: port) }
         } catch {
-            for gate in gates { _ = gate.stop(grace: .seconds(2)) }
+            for gate in gates { gate.stop(grace: .seconds(2)) }
             throw error
         }
+        self.gates = gates
     }
 
     func stop() {
-        for gate in gates { _ = gate.stop(grace: .seconds(2)) }
+        for gate in gates { gate.stop(grace: .seconds(2)) }
     }
 
     static func waitUntilReady(port: Int, timeout: Duration = .seconds(20)) throws {
-        let deadline = ContinuousClock.now + timeout
-        while (try? request(port: port, "GET", "/readyz").status) != 200 {
-            guard ContinuousClock.now < deadline else { throw CountdownTestError("gate on \(port) never became ready") }
-            usleep(20_000)
-        }
+        try HTTPTestClient(port: port, timeout: .seconds(3)).waitUntilReady(timeout: timeout)
     }
 
-    static func request(port: Int, _ method: String, _ path: String, body: String? = nil) throws -> CountdownTestResponse {
-        let socket = try CountdownTestSocket(port: port)
-        defer { socket.close() }
-        let headers = body == nil ? [:] : ["Content-Type": "application/json"]
-        try socket.send(CountdownTestServer.head(method, path, body: body, headers: headers))
-        return try CountdownTestResponse(reading: socket)
+    static func request(port: Int, _ method: String, _ path: String, body: String? = nil) throws -> RawHTTPResponse {
+        let headers = body == nil ? [] : [("Content-Type", "application/json")]
+        return try HTTPTestClient(port: port, timeout: .seconds(5)).request(method, path, headers: headers, body: body)
     }
 
     /// `POST /v1/sends` on gate `gate`: the countdown token of an allowed send.
@@ -69,13 +59,10 @@ final class ReleaseTestGates {
     }
 
     /// A stream of `token` on gate `gate`, its first tick read.
-    func openStream(_ token: String, on gate: Int) throws -> CountdownEventReader {
-        let socket = try CountdownTestSocket(port: ports[gate])
-        try socket.send(CountdownTestServer.head(
-            "GET", "/v1/countdowns/\(token)/events", body: nil, headers: ["Accept": "text/event-stream"]))
-        let reader = CountdownEventReader(socket)
-        guard let first = try reader.next(), first.name == "tick" else {
-            throw CountdownTestError("no first tick: \(reader.head ?? "no head")")
+    func openStream(_ token: String, on gate: Int) throws -> EventStreamReader {
+        let reader = try HTTPTestClient(port: ports[gate], timeout: .seconds(5)).openStream("/v1/countdowns/\(token)/events")
+        guard let first = try reader.next(), first.event == "tick" else {
+            throw CountdownTestError("no first tick: \(reader.head?.statusLine ?? "no head")")
         }
         return reader
     }
@@ -93,13 +80,13 @@ final class ReleaseTestGates {
     }
 }
 
-extension CountdownEventReader {
+extension EventStreamReader {
     /// Reads past ticks and heartbeats to the next `done`; nil when the stream ended without
     /// one or none came within `limit` (so a missed release fails fast, not after 60 s).
-    func nextDone(within limit: Duration = .seconds(3)) throws -> Event? {
+    func nextDone(within limit: Duration = .seconds(3)) throws -> ServerSentEvent? {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline, let event = try next() {
-            if event.name == "done" { return event }
+            if event.event == "done" { return event }
         }
         return nil
     }

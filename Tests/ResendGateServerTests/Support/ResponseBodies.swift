@@ -1,52 +1,5 @@
 import Foundation
-
-/// Well-formed requests over `RawHTTPConnection`, one connection each.
-struct HTTPTestClient {
-    let port: Int
-    /// Sent as `Authorization: Bearer <key>` when set.
-    var apiKey: String?
-    var timeout: Duration = .seconds(10)
-
-    /// The bytes of a request: Host, Content-Length when there is a body, `Connection: close`
-    /// unless `keepAlive`, the API key if any, then `headers`.
-    func requestBytes(
-        _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8]? = nil, keepAlive: Bool = false
-    ) -> [UInt8] {
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
-        if let apiKey { head += "Authorization: Bearer \(apiKey)\r\n" }
-        if !keepAlive { head += "Connection: close\r\n" }
-        if let body { head += "Content-Length: \(body.count)\r\n" }
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        return Array((head + "\r\n").utf8) + (body ?? [])
-    }
-
-    func request(
-        _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8]? = nil
-    ) throws -> RawHTTPResponse {
-        let connection = try RawHTTPConnection(port: port, timeout: timeout)
-        try connection.write(requestBytes(method, target, headers: headers, body: body))
-        return try connection.readResponse(bodyless: method == "HEAD")
-    }
-
-    func get(_ target: String) throws -> RawHTTPResponse {
-        try request("GET", target)
-    }
-
-    func delete(_ target: String) throws -> RawHTTPResponse {
-        try request("DELETE", target)
-    }
-
-    /// `POST /v1/sends` with a JSON body.
-    func send(_ json: String, headers: [(String, String)] = [("Content-Type", "application/json")]) throws -> RawHTTPResponse {
-        try request("POST", "/v1/sends", headers: headers, body: Array(json.utf8))
-    }
-
-    func send(phone: String, purpose: String? = nil) throws -> RawHTTPResponse {
-        var json = #"{"phone": "\#(phone)""#
-        if let purpose { json += #", "purpose": "\#(purpose)""# }
-        return try send(json + "}")
-    }
-}
+import ResendGateTestSupport
 
 /// The media type every JSON answer carries (CONTRACT.md).
 let jsonContentType = "application/json; charset=utf-8"
