@@ -65,7 +65,7 @@ final class LiveGate: @unchecked Sendable {
         let server = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), [
             "serve", "--port", "\(port)", "--workers", "1", "--redis", redis.url, "--log-level", "info",
             "--region", "CN", "--cooldown", cooldown,
-        ] + keys)
+        ] + TestPurposes.arguments + keys)
         do {
             _ = try server.waitForListeningPort()
             let deadline = ContinuousClock.now + .seconds(10)

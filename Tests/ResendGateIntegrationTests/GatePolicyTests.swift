@@ -438,7 +438,8 @@ struct GatePolicyTests {
         let redis = try await startRedis()
         do {
             let configuration = try GateConfiguration(
-                redis: try RedisConfiguration(url: redis.url), policies: policies, defaultRegion: "CN", keySecret: secret)
+                redis: try RedisConfiguration(url: redis.url), policies: policies.configuring(TestPurposes.names), defaultRegion: "CN",
+                keySecret: secret)
             try await body(redis, Gate(configuration: configuration))
             await offThePool { redis.stop() }
         } catch {

@@ -25,7 +25,7 @@ struct PolicyCommandTests {
         #expect(allowed.exitCode == 0, "\(allowed)")
         #expect(try json(allowed.stdout)["phone"] as? String == "+449098790000")
         let environment = try await run(
-            ["send", "+44 909 879 0000", "--purpose", "other"] + common,
+            ["send", "+44 909 879 0000", "--purpose", "other", "--purposes", "other"] + common,
             environment: ["RESENDGATE_ALLOW_NUMBER_TYPES": "premium_rate"])
         #expect(environment.exitCode == 0, "\(environment)")
     }

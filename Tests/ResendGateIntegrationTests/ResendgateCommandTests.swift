@@ -33,7 +33,7 @@ struct ResendgateCommandTests {
     @Test func sendStatusReleaseExitCodesAndJSONShape() async throws {
         let redis = try await startRedis()
         defer { redis.stop() }
-        let common = ["--redis", redis.url, "--purpose", "login"]
+        let common = ["--redis", redis.url, "--purpose", "login", "--purposes", "login"]
 
         let sent = try await resendgate(["send", "+86 138 0013 8000"] + common)
         #expect(sent.exitCode == 0, "\(sent)")

@@ -18,7 +18,7 @@ final class CountdownTestServer {
         redis = try RedisServer()
         do {
             let gate = try GateConfiguration(
-                redis: try RedisConfiguration(url: redis.url), policies: PolicySet(fallback: Policy(ladder: try Policy.parseLadder(cooldown))))
+                redis: try RedisConfiguration(url: redis.url), policies: PolicySet(fallback: Policy(ladder: try Policy.parseLadder(cooldown)), plainPurposes: TestPurposes.names))
             let configuration = try ServerConfiguration(port: 0, workers: workers, apiKeys: apiKeys.map { APIKey($0) }, logLevel: .off)
             server = try HTTPServer(configuration: configuration, gate: gate)
         } catch {

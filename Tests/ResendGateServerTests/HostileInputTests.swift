@@ -465,7 +465,7 @@ struct HostileInputTests {
         let server = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), [
             "serve", "--port", "0", "--workers", "2", "--redis", redis.url, "--region", "CN",
             "--max-connections", "100", "--connection-timeout", "1s", "--log-level", "warning",
-        ])
+        ] + TestPurposes.arguments)
         defer { server.stop(grace: .seconds(2)) }
         let port = try server.waitForListeningPort()
         let client = HTTPTestClient(port: port, timeout: .seconds(3))

@@ -275,7 +275,7 @@ struct PolicyRoutesTests {
         let server = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), [
             "serve", "--port", "0", "--workers", "1", "--redis", redis.url, "--log-level", "info",
             "--region", "CN", "--allow-regions", "CN", "--key-secret", "0123456789abcdef-secret",
-        ])
+        ] + TestPurposes.arguments)
         defer { server.stop(grace: .seconds(2)) }
         let port = try server.waitForListeningPort()
         let client = HTTPTestClient(port: port)
@@ -416,7 +416,7 @@ private final class PolicyServer: Sendable {
 private func withPolicyServer(
     _ policies: PolicySet, keySecret: String? = nil, workers: Int = 2, _ body: (PolicyServer) throws -> Void
 ) throws {
-    let server = try PolicyServer(policies: policies, keySecret: keySecret, workers: workers)
+    let server = try PolicyServer(policies: RunningGate.withTestPurposes(policies), keySecret: keySecret, workers: workers)
     defer { server.stop() }
     let client = server.client()
     let deadline = ContinuousClock.now + .seconds(5)

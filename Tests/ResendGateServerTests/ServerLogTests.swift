@@ -11,7 +11,7 @@ struct ServerLogTests {
         defer { redis.stop() }
         let server = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), [
             "serve", "--port", "0", "--workers", "1", "--redis", redis.url, "--redis-timeout", "500ms", "--log-level", "info",
-        ])
+        ] + TestPurposes.arguments)
         defer { server.stop(grace: .seconds(2)) }
         let port = try server.waitForListeningPort()
         let client = HTTPTestClient(port: port, timeout: .seconds(5))

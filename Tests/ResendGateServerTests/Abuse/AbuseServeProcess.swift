@@ -22,7 +22,7 @@ final class AbuseServeProcess {
         redis = try RedisServer()
         do {
             let binary = try BuiltProducts.executable(named: "resendgate")
-            let serve = ["serve", "--port", "0", "--redis", redis.url, "--region", "CN", "--log-level", "warning"] + arguments
+            let serve = ["serve", "--port", "0", "--redis", redis.url, "--region", "CN", "--log-level", "warning"] + TestPurposes.arguments + arguments
             if let openFileLimit {
                 process = try ServerProcess("/bin/sh", ["-c", "ulimit -n \(openFileLimit) && exec \"$0\" \"$@\"", binary] + serve)
             } else {

@@ -22,6 +22,7 @@ final class InputAbuseGate {
         self.apiKey = apiKey
         do {
             var all = ["serve", "--port", "0", "--workers", "1", "--redis", redis.url, "--region", "GB", "--log-level", "warning"]
+                + TestPurposes.arguments
             if let apiKey { all += ["--api-keys", apiKey] }
             process = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), all + arguments, environment: environment)
             port = try process.waitForListeningPort()

@@ -20,7 +20,7 @@ final class ReleaseTestGates {
                 let gate = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), [
                     "serve", "--port", "0", "--workers", "\(workers)", "--region", "CN", "--cooldown", cooldown,
                     "--log-level", "warning", "--redis-timeout", "1s",
-                ] + redis)
+                ] + TestPurposes.arguments + redis)
                 gates.append(gate)
                 ports.append(try gate.waitForListeningPort())
             }

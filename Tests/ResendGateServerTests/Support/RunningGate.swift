@@ -15,13 +15,15 @@ final class RunningGate: Sendable {
 
     /// `redisTimeout` is short so that tests of a frozen Redis finish quickly. `apiKeys`
     /// are lines as `--api-keys-file` has them: `KEY` (send, read) or `KEY send,read,release`.
+    /// `testPurposes` configures `TestPurposes` on top of `policies`; false: exactly `policies`.
     init(
         apiKeys: [String] = [], region: String? = "CN", workers: Int = 2,
         redisTimeout: Duration = .milliseconds(300), drainTimeout: Duration = .seconds(5),
         maxConnectionsPerWorker: Int = 10_000, connectionTimeout: Duration = .seconds(10),
         policies: PolicySet? = nil, redisOptions: RedisServer.Options = RedisServer.Options(),
-        onStoreFailure: StoreFailureMode = .closed, cooldown: Duration = .seconds(60)
+        onStoreFailure: StoreFailureMode = .closed, cooldown: Duration = .seconds(60), testPurposes: Bool = true
     ) throws {
+        let policies = policies ?? PolicySet(fallback: Policy(ladder: [cooldown]))
         redis = try RedisServer(redisOptions)
         do {
             let redisConfiguration = try RedisConfiguration(
@@ -32,12 +34,20 @@ final class RunningGate: Sendable {
                     connectionTimeout: connectionTimeout, maxConnectionsPerWorker: maxConnectionsPerWorker,
                     logLevel: .off, drainTimeout: drainTimeout, onStoreFailure: onStoreFailure),
                 gate: GateConfiguration(
-                    redis: redisConfiguration, policies: policies ?? PolicySet(fallback: Policy(ladder: [cooldown])),
+                    redis: redisConfiguration, policies: testPurposes ? Self.withTestPurposes(policies) : policies,
                     defaultRegion: region))
         } catch {
             redis.stop()
             throw error
         }
+    }
+
+    /// `policies` with the suites' purposes configured (`TestPurposes`): a gate decides
+    /// only configured purposes, and the tests name these without a policy of their own.
+    static func withTestPurposes(_ policies: PolicySet) -> PolicySet {
+        var configured = policies
+        configured.plainPurposes.formUnion(TestPurposes.names)
+        return configured
     }
 
     /// A client that sends the API key when the server has one.
@@ -67,11 +77,12 @@ final class RunningGate: Sendable {
 func withRunningGate<T>(
     apiKeys: [String] = [], region: String? = "CN", workers: Int = 2, redisTimeout: Duration = .milliseconds(300),
     maxConnectionsPerWorker: Int = 10_000, connectionTimeout: Duration = .seconds(10),
-    policies: PolicySet? = nil, _ body: (RunningGate) throws -> T
+    policies: PolicySet? = nil, testPurposes: Bool = true, _ body: (RunningGate) throws -> T
 ) throws -> T {
     let gate = try RunningGate(
         apiKeys: apiKeys, region: region, workers: workers, redisTimeout: redisTimeout,
-        maxConnectionsPerWorker: maxConnectionsPerWorker, connectionTimeout: connectionTimeout, policies: policies)
+        maxConnectionsPerWorker: maxConnectionsPerWorker, connectionTimeout: connectionTimeout, policies: policies,
+        testPurposes: testPurposes)
     defer { gate.stop() }
     // The workers connect to Redis in the background; wait until every one is ready.
     let ready = try gate.poll("/readyz", until: 200)
