@@ -46,7 +46,7 @@ extension Settings {
                          parse: { text throws(ConfigurationError) in try Policy.parseNumberTypes(text) },
                          render: { types in PhoneNumberType.allCases.filter(types.contains).map(\.rawValue).joined(separator: ",") }),
             Option.value("purposes", \.purposes, placeholder: "P,...",
-                         help: "the purposes the gate decides besides `default` and those in `--policy`, each under the flags' policy; any other purpose gets 400 `invalid_purpose`, so no caller can give a number fresh limits by naming a new purpose",
+                         help: "the purposes the gate decides besides `default` and those in `--policy`, each under the default policy (the flags, or the policy file's `default`); any other purpose gets 400 `invalid_purpose`, so no caller can give a number fresh limits by naming a new one ([Anti-abuse policies](#anti-abuse-policies))",
                          parse: { text throws(ConfigurationError) in try Settings.purposeNames(text) },
                          render: { $0.isEmpty ? nil : $0.joined(separator: ",") })
                 .with(documentedDefault: "none"),

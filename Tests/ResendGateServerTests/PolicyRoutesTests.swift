@@ -308,12 +308,14 @@ struct PolicyRoutesTests {
         defer { file.remove() }
         let server = try ServerProcess(try BuiltProducts.executable(named: "resendgate"), [
             "serve", "--port", "0", "--workers", "1", "--redis", redis.url, "--log-level", "off", "--policy", file.path,
+            "--purposes", "reset",
         ])
         defer { server.stop(grace: .seconds(2)) }
         let client = HTTPTestClient(port: try server.waitForListeningPort())
         try pollUntil { try client.get("/readyz").status == 200 }
         let login = try object(try client.send(phone: Self.number, purpose: "login"))
         let signup = try object(try client.send(phone: Self.number, purpose: "signup"))
+        // `--purposes reset`: configured, under the file's default policy.
         let reset = try object(try client.send(phone: Self.number, purpose: "reset"))
         #expect(login["retry_after_ms"] as? Int == 1_000)
         #expect(login["next_retry_after"] as? Int == 2)
