@@ -166,8 +166,21 @@ public struct ServerConfiguration: Sendable {
         return "\(scheme)://\(host)\(port)"
     }
 
+    /// `localhost`, or an address literal in 127.0.0.0/8, `::1` or `::ffff:127.x.y.z`. The
+    /// text is parsed (`inet_pton`), never prefix-matched: `127.example.com` is a name that
+    /// may resolve anywhere, so it is not loopback and needs API keys.
     static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        if host == "localhost" { return true }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 {
+            return UInt32(bigEndian: v4.s_addr) >> 24 == 127
+        }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, host, &v6) == 1 else { return false }
+        let bytes = withUnsafeBytes(of: &v6) { Array($0) }
+        let loopback = bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1
+        let mappedLoopback = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
+        return loopback || mappedLoopback
     }
 }
 

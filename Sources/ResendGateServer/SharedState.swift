@@ -5,13 +5,14 @@ import ResendGate
 final class SharedState: Sendable {
     private let workerMetrics: [WorkerMetrics]
     private let redis: [RedisStatistics]
-    /// The accepted API keys as bytes, with their scopes; empty means no authentication.
-    let apiKeys: [(secret: [UInt8], scopes: APIScopes)]
+    /// The accepted API keys as bytes, with their scopes and caller identity (which scopes
+    /// their idempotency keys: `SendRequest.callerIdentity(apiKey:)`); empty means no authentication.
+    let apiKeys: [(secret: [UInt8], scopes: APIScopes, caller: String)]
 
     init(metrics: [WorkerMetrics], redis: [RedisStatistics], apiKeys: [APIKey]) {
         workerMetrics = metrics
         self.redis = redis
-        self.apiKeys = apiKeys.map { (Array($0.secret.utf8), $0.scopes) }
+        self.apiKeys = apiKeys.map { (Array($0.secret.utf8), $0.scopes, SendRequest.callerIdentity(apiKey: $0.secret)) }
     }
 
     /// True when every worker's Redis connection is ready.

@@ -92,6 +92,8 @@ public final class TestGate: @unchecked Sendable {
     ) throws {
         try self.init(startRedis: ownRedis, redisOptions: options, port: port, apiKey: apiKey, waitUntilReady: waitUntilReady) { redis, port in
             var all = ["serve", "--port", "\(port)"] + (redis.map { ["--redis", $0.url] } ?? []) + arguments
+            // A gate decides only configured purposes: the suites' own, unless the test names some.
+            if !arguments.contains("--purposes") { all += TestPurposes.arguments }
             if let apiKey { all += ["--api-keys", apiKey] }
             let binary = try BuiltProducts.executable(named: "resendgate")
             if let openFileLimit {

@@ -45,6 +45,11 @@ extension Settings {
                          help: "line types that may receive codes (`premium_rate`, `shared_cost`, `voip`, `toll_free`, `fixed_line`, ...); others get 403 `number_type_not_allowed`",
                          parse: { text throws(ConfigurationError) in try Policy.parseNumberTypes(text) },
                          render: { types in PhoneNumberType.allCases.filter(types.contains).map(\.rawValue).joined(separator: ",") }),
+            Option.value("purposes", \.purposes, placeholder: "P,...",
+                         help: "the purposes the gate decides besides `default` and those in `--policy`, each under the default policy (the flags, or the policy file's `default`); any other purpose gets 400 `invalid_purpose`, so no caller can give a number fresh limits by naming a new one ([Anti-abuse policies](#anti-abuse-policies))",
+                         parse: { text throws(ConfigurationError) in try Settings.purposeNames(text) },
+                         render: { $0.isEmpty ? nil : $0.joined(separator: ",") })
+                .with(documentedDefault: "none"),
             .text("policy", \.policyFile, placeholder: "FILE", help: "per-purpose policies in JSON, on top of the flags ([Anti-abuse policies](#anti-abuse-policies))"),
             .text("key-secret", \.keySecret, placeholder: "S",
                   help: "Redis keys hold an HMAC-SHA256 of each number instead of the number (16 or more characters)"),
@@ -56,7 +61,7 @@ extension Settings {
 
     /// `send`, `status` and `release`: which purpose's cooldown.
     static var perNumber: [Option] {
-        [.text("purpose", \.purpose, placeholder: "P", help: "what the code is for: `[a-z0-9_-]{1,32}`")]
+        [.text("purpose", \.purpose, placeholder: "P", help: "what the code is for: `default`, or a purpose configured with `--purposes` or `--policy`")]
     }
 
     /// `send` only.
@@ -112,6 +117,17 @@ extension Settings {
 
     /// Every option of any command, for naming a setting's flag in an error.
     static var everyOption: [Option] { common + perNumber + perSend + serve + watch }
+
+    /// `--purposes`: names that match `[a-z0-9_-]{1,32}`; an empty value names none.
+    static func purposeNames(_ text: String) throws(ConfigurationError) -> [String] {
+        let names = Option.commaSeparated(text)
+        for name in names {
+            do { _ = try Purpose(name) } catch {
+                throw ConfigurationError(field: "purposes", message: "\"\(name)\": a purpose must match [a-z0-9_-]{1,32}")
+            }
+        }
+        return names
+    }
 
     /// `--redis-cluster` and `--redis-sentinel`: an empty value means none.
     private static func hostPorts(_ text: String, field: String) throws(ConfigurationError) -> [RedisConfiguration.HostPort]? {

@@ -20,6 +20,8 @@ struct Settings {
     /// The flags' policy: the fallback of every purpose, and the base of a policy file.
     var policy = Policy.default
     var policyFile: String?
+    /// Purposes configured besides `default` and the policy file's (`--purposes`).
+    var purposes: [String] = []
     var keySecret: String?
     var tokenSecret: String?
     var keyPrefix = GateConfiguration.defaultKeyPrefix
@@ -64,12 +66,12 @@ struct Settings {
             guard !sentinelMaster.isEmpty else { throw ConfigurationError(field: "sentinel-master", message: "needs the master's name") }
             redis = .sentinel(sentinels: redisSentinels, master: sentinelMaster, base: redis)
         }
-        var policies = PolicySet(fallback: policy)
+        var policies = PolicySet(fallback: policy, plainPurposes: Set(purposes))
         if let policyFile {
             guard let data = FileManager.default.contents(atPath: policyFile) else {
                 throw ConfigurationError(field: "policy", message: "cannot read \(policyFile)")
             }
-            policies = try PolicySet.parse(json: data, base: policy)
+            policies = try PolicySet.parse(json: data, base: policy, plainPurposes: Set(purposes))
         }
         return try GateConfiguration(
             redis: redis, policies: policies, defaultRegion: region?.uppercased(), keyPrefix: keyPrefix,

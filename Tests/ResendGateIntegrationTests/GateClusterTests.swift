@@ -98,6 +98,18 @@ struct GateClusterTests {
             try await gate.reserve(phone: "+8613800138002", idempotencyKey: "k-1")
         }
         #expect(reused == .idempotencyKeyReused)
+        // Keys are scoped to the caller: another caller's "k-1" is its own record, in its own slot.
+        let other = try await gate.reserve(phone: "+8613800138002", idempotencyKey: "k-1", caller: "caller-b")
+        #expect(other.allowed && !other.replayed)
+        let otherReplay = try await gate.reserve(phone: "+8613800138002", idempotencyKey: "k-1", caller: "caller-b")
+        #expect(otherReplay.replayed && otherReplay.countdownToken == other.countdownToken)
+        let firstAgain = try await gate.reserve(phone: "+8613800138001", idempotencyKey: "k-1")
+        #expect(firstAgain.replayed && firstAgain.countdownToken == first.countdownToken)
+        // A purpose the gate is not configured for is refused before any slot is asked.
+        let madeUp = await gateError { () async throws(GateError) in
+            try await gate.reserve(phone: "+8613800138003", purpose: "made-up", idempotencyKey: "k-2")
+        }
+        #expect(madeUp?.kind == .invalidPurpose)
     }
 
     @Test func killingAMasterKeepsItsCooldownsAndServesNewNumbersWithinTenSeconds() async throws {

@@ -54,6 +54,27 @@ struct GatePolicyTests {
 
     /// The last step repeats. The cooldown key is deleted between sends to stand in for its
     /// expiry (the sends stay in the window), so no test time is spent waiting.
+    /// The library refuses a purpose its `PolicySet` does not configure, for every call,
+    /// before Redis is asked: a made-up purpose would be a fresh set of limits.
+    @Test func unconfiguredPurposesAreRefusedBeforeRedis() async throws {
+        let policies = PolicySet(fallback: Policy(ladder: [.seconds(60)], window: .seconds(3600), maxSends: 1), plainPurposes: ["a"])
+        #expect(policies.configuredPurposes == ["default", "a"])
+        try await withPolicyGate(policies) { redis, gate async throws in
+            for purpose in ["made-up", "b", "zz"] {
+                let errors = [
+                    await gateError { () async throws(GateError) in try await gate.reserve(phone: number, purpose: purpose) },
+                    await gateError { () async throws(GateError) in try await gate.peek(phone: number, purpose: purpose) },
+                    await gateError { () async throws(GateError) in try await gate.release(phone: number, purpose: purpose) },
+                ]
+                #expect(errors.map { $0?.kind } == [.invalidPurpose, .invalidPurpose, .invalidPurpose], "\(purpose)")
+                #expect(errors.allSatisfy { $0?.message.contains("not a configured purpose") == true })
+            }
+            #expect(try redis.client().command("DBSIZE") == .integer(0))
+            #expect(try await gate.reserve(phone: number, purpose: "a").allowed)
+            #expect(try await gate.reserve(phone: number).allowed)
+        }
+    }
+
     @Test func lastLadderStepRepeats() async throws {
         let policy = Policy(ladder: [.seconds(1), .seconds(2)], window: .seconds(60))
         try await withLiveGate(policy: policy) { redis, gate async throws in
@@ -438,7 +459,8 @@ struct GatePolicyTests {
         let redis = try await startRedis()
         do {
             let configuration = try GateConfiguration(
-                redis: try RedisConfiguration(url: redis.url), policies: policies, defaultRegion: "CN", keySecret: secret)
+                redis: try RedisConfiguration(url: redis.url), policies: policies.configuring(TestPurposes.names), defaultRegion: "CN",
+                keySecret: secret)
             try await body(redis, Gate(configuration: configuration))
             await offThePool { redis.stop() }
         } catch {

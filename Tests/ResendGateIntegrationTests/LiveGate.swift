@@ -77,12 +77,22 @@ func expectRemaining(
     }
 }
 
-/// A gate on `url` with both Redis timeouts set to `timeout`.
+extension PolicySet {
+    /// These policies with `names` configured too (`plainPurposes`).
+    func configuring(_ names: Set<String>) -> PolicySet {
+        var configured = self
+        configured.plainPurposes.formUnion(names)
+        return configured
+    }
+}
+
+/// A gate on `url` with both Redis timeouts set to `timeout`, deciding the suites' purposes.
 func makeGate(
     url: String, policy: Policy = .default, region: String? = "CN", timeout: Duration = .seconds(1)
 ) throws -> Gate {
     let redis = try RedisConfiguration(url: url, connectTimeout: timeout, commandTimeout: timeout)
-    return Gate(configuration: try GateConfiguration(redis: redis, policies: PolicySet(fallback: policy), defaultRegion: region))
+    return Gate(configuration: try GateConfiguration(
+        redis: redis, policies: PolicySet(fallback: policy, plainPurposes: TestPurposes.names), defaultRegion: region))
 }
 
 /// The error `body` throws, or nil when it succeeds.

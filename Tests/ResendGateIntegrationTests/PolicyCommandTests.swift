@@ -25,7 +25,7 @@ struct PolicyCommandTests {
         #expect(allowed.exitCode == 0, "\(allowed)")
         #expect(try json(allowed.stdout)["phone"] as? String == "+449098790000")
         let environment = try await run(
-            ["send", "+44 909 879 0000", "--purpose", "other"] + common,
+            ["send", "+44 909 879 0000", "--purpose", "other", "--purposes", "other"] + common,
             environment: ["RESENDGATE_ALLOW_NUMBER_TYPES": "premium_rate"])
         #expect(environment.exitCode == 0, "\(environment)")
     }
@@ -72,6 +72,36 @@ struct PolicyCommandTests {
         #expect(!keys.joined().contains("13800138000"), "\(keys)")
         let status = try await run(["status", "138 0013 8000", "--region", "CN", "--purpose", "signup"] + common)
         #expect(try json(status.stdout)["active"] as? Bool == true, "\(status)")
+    }
+
+    /// Purposes are an allow-list for the CLI too: `send`, `status` and `release` refuse a
+    /// purpose that is neither `default`, in `--purposes` (or RESENDGATE_PURPOSES), nor in
+    /// the policy file, with exit 2 and nothing written to Redis.
+    @Test func unconfiguredPurposesAreRefusedWithoutTouchingRedis() async throws {
+        let redis = try await startRedis()
+        defer { redis.stop() }
+        let path = try policyFile(#"{"purposes": {"signup": {"cooldown": "3s"}}}"#)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let common = ["--redis", redis.url, "--policy", path, "--purposes", "login"]
+        for command in ["send", "status", "release"] {
+            for purpose in ["reset", "other", "d"] {
+                let result = try await run([command, number, "--purpose", purpose] + common)
+                #expect(result.exitCode == 2, "\(command) \(purpose): \(result)")
+                #expect(result.stderr.contains("not a configured purpose"), "\(result.stderr)")
+                #expect(result.stdout == "")
+            }
+        }
+        #expect(try redis.client().command("DBSIZE") == .integer(0))
+        for purpose in ["default", "login", "signup"] {
+            let result = try await run(["send", number, "--purpose", purpose] + common)
+            #expect(result.exitCode == 0, "\(purpose): \(result)")
+        }
+        let fromEnvironment = try await run(
+            ["send", number, "--purpose", "reset", "--redis", redis.url], environment: ["RESENDGATE_PURPOSES": "reset,other"])
+        #expect(fromEnvironment.exitCode == 0, "\(fromEnvironment)")
+        let badName = try await run(["send", number, "--redis", redis.url, "--purposes", "login,Signup"])
+        #expect(badName.exitCode == 2, "\(badName)")
+        #expect(badName.stderr.hasPrefix("resendgate: --purposes:"), "\(badName.stderr)")
     }
 
     @Test(arguments: [

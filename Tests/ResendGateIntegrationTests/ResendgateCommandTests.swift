@@ -11,7 +11,8 @@ struct ResendgateCommandTests {
         try await withLiveGate { redis, gate async throws in
             let start = ContinuousClock.now
             #expect(try await gate.reserve(phone: number, purpose: "login").allowed)
-            let denied = try await resendgate(["send", "138 0013 8000", "--purpose", "login", "--region", "CN", "--redis", redis.url])
+            let denied = try await resendgate(
+                ["send", "138 0013 8000", "--purpose", "login", "--region", "CN", "--redis", redis.url] + TestPurposes.arguments)
             #expect(denied.exitCode == 3, "\(denied)")
             let json = try object(denied.stdout)
             #expect(json["allowed"] as? Bool == false)
@@ -22,7 +23,7 @@ struct ResendgateCommandTests {
             #expect(json["retry_after"] as? Int == Int(Decision.wholeSeconds(Int64(left))))
 
             let other = "+8613900139000"
-            let allowed = try await resendgate(["send", other, "--purpose", "login", "--redis", redis.url])
+            let allowed = try await resendgate(["send", other, "--purpose", "login", "--redis", redis.url] + TestPurposes.arguments)
             #expect(allowed.exitCode == 0, "\(allowed)")
             let decision = try await gate.reserve(phone: other, purpose: "login")
             #expect(!decision.allowed)
@@ -33,7 +34,7 @@ struct ResendgateCommandTests {
     @Test func sendStatusReleaseExitCodesAndJSONShape() async throws {
         let redis = try await startRedis()
         defer { redis.stop() }
-        let common = ["--redis", redis.url, "--purpose", "login"]
+        let common = ["--redis", redis.url, "--purpose", "login", "--purposes", "login"]
 
         let sent = try await resendgate(["send", "+86 138 0013 8000"] + common)
         #expect(sent.exitCode == 0, "\(sent)")

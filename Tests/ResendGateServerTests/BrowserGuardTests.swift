@@ -52,3 +52,26 @@ struct BrowserGuardTests {
         #expect(try !ServerConfiguration(host: "0.0.0.0", insecureNoAuth: true).checksHost)
     }
 }
+
+/// Security review: `--host` counted as loopback when it started with "127.", so
+/// `--host 127.foo.example` (a name that resolves anywhere) ran without API keys.
+@Suite("Which --host may run without API keys")
+struct LoopbackHostTests {
+    @Test("loopback address literals and localhost may run keyless", arguments: [
+        "localhost", "127.0.0.1", "127.0.0.2", "127.255.255.254", "::1", "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1",
+    ])
+    func loopbackHosts(_ host: String) throws {
+        #expect(ServerConfiguration.isLoopback(host))
+        _ = try ServerConfiguration(host: host)
+    }
+
+    @Test("names and other addresses need API keys", arguments: [
+        "127.foo.example", "127.0.0.1.nip.io", "127.", "127.1", "0.0.0.0", "10.0.0.1", "128.0.0.1", "::", "::2",
+        "::ffff:10.0.0.1", "::ffff:128.0.0.1", "[::1]", "localhost.example", "127.0.0.1 ", "",
+    ])
+    func nonLoopbackHosts(_ host: String) throws {
+        #expect(!ServerConfiguration.isLoopback(host))
+        #expect(throws: ConfigurationError.self) { try ServerConfiguration(host: host) }
+        _ = try ServerConfiguration(host: host, apiKeys: [APIKey("a-key-of-16-chars-or-more")])
+    }
+}

@@ -301,11 +301,12 @@ struct PolicyRoutesTests {
                           "signup": {"cooldown": "1500ms", "max_sends": 1, "window": "60s"}}}
             """#)
         defer { file.remove() }
-        let gate = try TestGate(serve: ["--workers", "1", "--log-level", "off", "--policy", file.path])
+        let gate = try TestGate(serve: ["--workers", "1", "--log-level", "off", "--policy", file.path, "--purposes", "reset"])
         defer { gate.stop(grace: .seconds(2)) }
         let client = gate.client()
         let login = try object(try client.send(phone: Self.number, purpose: "login"))
         let signup = try object(try client.send(phone: Self.number, purpose: "signup"))
+        // `--purposes reset`: configured, under the file's default policy.
         let reset = try object(try client.send(phone: Self.number, purpose: "reset"))
         #expect(login["retry_after_ms"] as? Int == 1_000)
         #expect(login["next_retry_after"] as? Int == 2)
@@ -398,7 +399,7 @@ private final class PolicyServer: Sendable {
 private func withPolicyServer(
     _ policies: PolicySet, keySecret: String? = nil, workers: Int = 2, _ body: (PolicyServer) throws -> Void
 ) throws {
-    let server = try PolicyServer(policies: policies, keySecret: keySecret, workers: workers)
+    let server = try PolicyServer(policies: RunningGate.withTestPurposes(policies), keySecret: keySecret, workers: workers)
     defer { server.stop() }
     try body(server)
 }

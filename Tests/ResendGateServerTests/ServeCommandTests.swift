@@ -173,6 +173,7 @@ struct ServeCommandTests {
             ("ip-window", "1h", "RESENDGATE_IP_WINDOW"),
             ("allow-regions", nil, "RESENDGATE_ALLOW_REGIONS"),
             ("allow-number-types", "mobile,fixed_line_or_mobile", "RESENDGATE_ALLOW_NUMBER_TYPES"),
+            ("purposes", nil, "RESENDGATE_PURPOSES"),
             ("policy", nil, "RESENDGATE_POLICY"),
             ("key-secret", nil, "RESENDGATE_KEY_SECRET"),
             ("token-secret", nil, "RESENDGATE_TOKEN_SECRET"),

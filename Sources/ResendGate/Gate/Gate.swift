@@ -33,15 +33,18 @@ public final class Gate: Sendable {
         loop.stop()
     }
 
-    /// Reserves a send to `phone` for `purpose` if every rule of its policy allows:
+    /// Reserves a send to `phone` for `purpose` (one of the configured purposes, else
+    /// `invalid_purpose`) if every rule of its policy allows:
     /// allowed starts the cooldown, denied says which limit and how long is left.
     /// A denial never consumes anything. `clientIP` feeds the per-IP limit;
-    /// `idempotencyKey` makes a retry return the first answer without consuming.
+    /// `idempotencyKey` makes a retry return the first answer without consuming; keys are
+    /// scoped to `caller` (``SendRequest/caller``), so callers cannot replay each other's.
     public func reserve(
-        phone: String, purpose: String = Purpose.default.name, clientIP: String? = nil, idempotencyKey: String? = nil
+        phone: String, purpose: String = Purpose.default.name, clientIP: String? = nil, idempotencyKey: String? = nil,
+        caller: String = ""
     ) async throws(GateError) -> Decision {
         let (number, purpose) = try parse(phone, purpose)
-        var request = SendRequest(phone: number, purpose: purpose)
+        var request = SendRequest(phone: number, purpose: purpose, caller: caller)
         if let clientIP {
             guard let address = ClientAddress(clientIP) else { throw .invalidField("client_ip must be an IPv4 or IPv6 address") }
             request.clientAddress = address
@@ -86,7 +89,7 @@ public final class Gate: Sendable {
     }
 
     private func parse(_ phone: String, _ purpose: String) throws(GateError) -> (PhoneNumber, Purpose) {
-        (try canonical(phone), try Purpose(purpose))
+        (try canonical(phone), try configuration.policies.purpose(named: purpose))
     }
 
     private func onLoop<T: Sendable>(

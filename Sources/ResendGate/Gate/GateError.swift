@@ -65,6 +65,12 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         GateError(.invalidPurpose, message)
     }
 
+    /// A well-formed purpose the gate is not configured for (`--purposes`, `--policy`):
+    /// refused before anything is read or written, so made-up purposes get no limits of their own.
+    public static func unconfiguredPurpose(_ purpose: Purpose) -> GateError {
+        GateError(.invalidPurpose, "\"\(purpose.name)\" is not a configured purpose (see --purposes and --policy)")
+    }
+
     public static func invalidField(_ message: String) -> GateError {
         GateError(.invalidField, message)
     }

@@ -24,10 +24,9 @@ extension GateWorker {
         let prefix = configuration.keyPrefix
         let number = keys.keyText(for: request.phone.e164)
         let token = tokens.next()
-        guard let idempotencyKey = request.idempotencyKey else {
+        guard let recordKey = request.idempotencyRecordKey(prefix: prefix) else {
             return takeIPShareThenDecide(request, policy: policy, number: number, token: token, cipher: cipher, idempotency: nil, completion: completion)
         }
-        let recordKey = "\(prefix):idem:{\(SHA1.hexDigest(Array(idempotencyKey.utf8)))}"
         let fingerprint = fingerprint(request, number: number)
         store.evaluate(GateScripts.idempotencyGet, slotKey: recordKey, { args in
             args.append(1)

@@ -20,7 +20,8 @@ extension GateWorker {
     public func release(
         _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<Bool, GateError>) -> Void
     ) {
-        let policy = compiled[purpose.name] ?? fallback
+        let policy: CompiledPolicy
+        do { policy = try self.policy(for: purpose) } catch { return completion(.failure(error)) }
         let maxRefunds = policy.rules.maxRefunds
         guard maxRefunds > 0 else { return completion(.failure(.refundsDisabled)) }
         let prefix = configuration.keyPrefix

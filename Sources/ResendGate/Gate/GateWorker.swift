@@ -14,8 +14,8 @@ public final class GateWorker {
     /// (`withTokenCipher`).
     var tokenCipher: CountdownTokenCipher?
     var waitingForSecret: [(Result<CountdownTokenCipher, GateError>) -> Void] = []
+    /// The policy of every configured purpose, and of no other (`PolicySet`).
     let compiled: [String: CompiledPolicy]
-    let fallback: CompiledPolicy
     /// Releases announced by any gate, once `followReleases` was called.
     var releases: RedisChannelSubscription?
 
@@ -28,8 +28,10 @@ public final class GateWorker {
         store = RedisStore(loop: loop, configuration: configuration.redis, scripts: GateScripts.all, logger: logger)
         parser = PhoneNumberParser(capacity: parserCapacity)
         keys = NumberKeyHasher(secret: configuration.keySecret)
-        fallback = CompiledPolicy(configuration.policies.fallback)
-        compiled = configuration.policies.purposes.mapValues(CompiledPolicy.init)
+        let fallback = CompiledPolicy(configuration.policies.fallback)
+        var compiled = configuration.policies.purposes.mapValues(CompiledPolicy.init)
+        for name in configuration.policies.configuredPurposes where compiled[name] == nil { compiled[name] = fallback }
+        self.compiled = compiled
         tokenCipher = configuration.tokenSecret.map { CountdownTokenCipher(secret: Array($0.utf8)) }
     }
 
@@ -42,6 +44,18 @@ public final class GateWorker {
         }
     }
 
+    /// `text` as a configured purpose; `invalid_purpose` for a malformed or unconfigured one.
+    public func purpose(_ text: String) throws(GateError) -> Purpose {
+        try configuration.policies.purpose(named: text)
+    }
+
+    /// The policy of a configured purpose; `invalid_purpose` for any other, so a made-up
+    /// purpose never gets limits (and Redis keys) of its own.
+    func policy(for purpose: Purpose) throws(GateError) -> CompiledPolicy {
+        guard let policy = compiled[purpose.name] else { throw .unconfiguredPurpose(purpose) }
+        return policy
+    }
+
     /// Reserves a send if every rule of the purpose's policy allows it, atomically: the
     /// default policy (one cooldown, nothing counted) as one `SET ... NX PX ... GET`
     /// (`reserveCooldown`), any other as one script call. An allowed send starts a
@@ -49,7 +63,8 @@ public final class GateWorker {
     /// running cooldown's token. On a Redis Cluster the per-IP cap and the idempotency
     /// record live in slots of their own and take steps of their own (`reserveOnCluster`).
     public func reserve(_ request: SendRequest, completion: @escaping (Result<Decision, GateError>) -> Void) {
-        let policy = compiled[request.purpose.name] ?? fallback
+        let policy: CompiledPolicy
+        do { policy = try self.policy(for: request.purpose) } catch { return completion(.failure(error)) }
         if let regions = policy.rules.allowedRegions, !regions.contains(request.phone.region) {
             return completion(.failure(.regionNotAllowed(request.phone.region)))
         }
@@ -74,7 +89,7 @@ public final class GateWorker {
         let prefix = configuration.keyPrefix
         let number = keys.keyText(for: request.phone.e164)
         let nonce = tokens.next()
-        let recordKey = idempotencyKey.map { "\(prefix):idem:{\(SHA1.hexDigest(Array($0.utf8)))}" }
+        let recordKey = request.idempotencyRecordKey(prefix: prefix)
         var script = ReserveArguments(
             prefix: prefix, purpose: request.purpose, number: number, policy: policy, nonce: nonce,
             ipKey: ip, ipCap: ip == nil ? 0 : policy.rules.ipMaxSends ?? 0,
@@ -120,9 +135,11 @@ public final class GateWorker {
         })
     }
 
-    /// What identifies a request for its `Idempotency-Key`.
+    /// What identifies a request for its `Idempotency-Key`; with a caller, its name too
+    /// (the record's key already names it: this makes the record say whose it is).
     func fingerprint(_ request: SendRequest, number: String) -> String {
-        "\(number)|\(request.purpose.name)|\(request.clientAddress?.text ?? "")"
+        let base = "\(number)|\(request.purpose.name)|\(request.clientAddress?.text ?? "")"
+        return request.caller.isEmpty ? base : base + "|" + request.caller
     }
 
     /// A reserve script's answer as a decision.
@@ -187,7 +204,8 @@ public final class GateWorker {
     ) {
         let prefix = configuration.keyPrefix
         let number = keys.keyText(for: phone.e164)
-        let policy = compiled[purpose.name] ?? fallback
+        let policy: CompiledPolicy
+        do { policy = try self.policy(for: purpose) } catch { return completion(.failure(error)) }
         let firstStep = policy.ladderMilliseconds[0]
         store.evaluate(GateScripts.peek, slotKey: purpose.slotKey(for: number), { args in
             args.append(2)

@@ -8,12 +8,36 @@ public struct SendRequest: Sendable {
     /// A caller's key for retries: the same key and request within 24 h gets the
     /// first answer again and consumes nothing.
     public var idempotencyKey: String?
+    /// Who asks: idempotency keys are scoped to it, so one caller can neither replay nor
+    /// spoil another's answer (and countdown token) by reusing its `Idempotency-Key`.
+    /// The server sets ``callerIdentity(apiKey:)`` of the API key that authenticated;
+    /// "" (a gate without keys) is one caller.
+    public var caller: String
 
-    public init(phone: PhoneNumber, purpose: Purpose, clientAddress: ClientAddress? = nil, idempotencyKey: String? = nil) {
+    public init(
+        phone: PhoneNumber, purpose: Purpose, clientAddress: ClientAddress? = nil, idempotencyKey: String? = nil,
+        caller: String = ""
+    ) {
         self.phone = phone
         self.purpose = purpose
         self.clientAddress = clientAddress
         self.idempotencyKey = idempotencyKey
+        self.caller = caller
+    }
+
+    /// A short, stable name of an API key for ``caller``: 16 hex digits of an HMAC-SHA256,
+    /// so that Redis (which stores it in idempotency records) never holds the key itself.
+    public static func callerIdentity(apiKey: String) -> String {
+        String(NumberKeyHasher.hmacSHA256Hex(key: Array("resendgate idempotency caller".utf8), message: Array(apiKey.utf8)).prefix(16))
+    }
+
+    /// The idempotency record's Redis key: `<prefix>:idem:{SHA1(key)}` for the caller "",
+    /// `<prefix>:idem:{SHA1(caller + " " + key)}` otherwise (a key has no spaces, so no
+    /// two callers share one). Nil without an `Idempotency-Key`.
+    func idempotencyRecordKey(prefix: String) -> String? {
+        guard let idempotencyKey else { return nil }
+        let scoped = caller.isEmpty ? idempotencyKey : caller + " " + idempotencyKey
+        return "\(prefix):idem:{\(SHA1.hexDigest(Array(scoped.utf8)))}"
     }
 
     /// Idempotency keys: 1 to 255 visible ASCII characters.

@@ -1,22 +1,56 @@
 import Foundation
 
-/// The policy of each purpose: one for every purpose not named, and overrides.
+/// The configured purposes and the policy of each. The purposes are an allow-list:
+/// every purpose has limits of its own per number, so a gate that took any purpose
+/// name would let a caller multiply a number's caps by inventing purposes. A purpose
+/// is configured when it is `default`, named in `plainPurposes`, or a key of `purposes`;
+/// the gate refuses any other with `invalid_purpose`.
 public struct PolicySet: Sendable, Equatable {
+    /// The policy of `default` and of every plain purpose; the base of the overrides.
     public var fallback: Policy
+    /// Purposes with policies of their own.
     public var purposes: [String: Policy]
+    /// Further purposes that follow `fallback` (`--purposes`).
+    public var plainPurposes: Set<String>
 
-    public init(fallback: Policy = .default, purposes: [String: Policy] = [:]) {
+    public init(fallback: Policy = .default, purposes: [String: Policy] = [:], plainPurposes: Set<String> = []) {
         self.fallback = fallback
         self.purposes = purposes
+        self.plainPurposes = plainPurposes
     }
 
+    /// Every configured purpose: `default`, the plain ones and those with a policy.
+    public var configuredPurposes: Set<String> {
+        plainPurposes.union(purposes.keys).union([Purpose.default.name])
+    }
+
+    /// Whether a gate with these policies decides `purpose` (else `invalid_purpose`).
+    public func isConfigured(_ purpose: Purpose) -> Bool {
+        purpose == .default || purposes[purpose.name] != nil || plainPurposes.contains(purpose.name)
+    }
+
+    /// `name` as a configured purpose: `invalid_purpose` when it is not `[a-z0-9_-]{1,32}`
+    /// or not configured.
+    public func purpose(named name: String) throws(GateError) -> Purpose {
+        let purpose = try Purpose(name)
+        guard isConfigured(purpose) else { throw .unconfiguredPurpose(purpose) }
+        return purpose
+    }
+
+    /// The policy of a purpose: its own, or `fallback` (also for a purpose not configured,
+    /// which the gate refuses before any policy applies).
     public func policy(for purpose: Purpose) -> Policy {
         purposes[purpose.name] ?? fallback
     }
 
-    /// Checks every policy, naming the field that is wrong.
+    /// Checks every policy and purpose name, naming the field that is wrong.
     public func lint() throws(ConfigurationError) {
         try fallback.lint()
+        for name in plainPurposes.sorted() {
+            do { _ = try Purpose(name) } catch {
+                throw ConfigurationError(field: "purposes", message: "\"\(name)\": a purpose must match [a-z0-9_-]{1,32}")
+            }
+        }
         for (name, policy) in purposes.sorted(by: { $0.key < $1.key }) {
             do { _ = try Purpose(name) } catch {
                 throw ConfigurationError(field: "policy", message: "purposes.\(name): a purpose must match [a-z0-9_-]{1,32}")
@@ -29,7 +63,8 @@ public struct PolicySet: Sendable, Equatable {
     /// object with any of `cooldown`, `window`, `max_sends`, `ip_max_sends`,
     /// `ip_window`, `allow_regions`, `allow_number_types`, `max_refunds`. A purpose's object
     /// starts from the default; the default starts from `base` (the flags).
-    public static func parse(json data: Data, base: Policy) throws(ConfigurationError) -> PolicySet {
+    /// `plainPurposes` are configured too (`--purposes`), with the file's default policy.
+    public static func parse(json data: Data, base: Policy, plainPurposes: Set<String> = []) throws(ConfigurationError) -> PolicySet {
         let root: [String: Any]
         do {
             guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
@@ -54,7 +89,7 @@ public struct PolicySet: Sendable, Equatable {
                 purposes[name] = try overlay(value, on: fallback, path: "purposes.\(name).")
             }
         }
-        let set = PolicySet(fallback: fallback, purposes: purposes)
+        let set = PolicySet(fallback: fallback, purposes: purposes, plainPurposes: plainPurposes)
         // A mistake in the file's default section is named as the default's, not as a flag.
         if root["default"] != nil { try fallback.lint(where: "default.") }
         try set.lint()

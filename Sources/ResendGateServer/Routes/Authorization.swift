@@ -1,38 +1,45 @@
+/// Who a request authenticated as: what its key may do, and the caller identity its
+/// idempotency keys are scoped to ("" without keys).
+struct Grant {
+    let scopes: APIScopes
+    let caller: String
+}
+
 extension Worker {
-    /// True when the request may use a route that needs `scope`. Otherwise answers it,
-    /// 401 `unauthorized` (no valid key) or 403 `forbidden` (a valid key without that
-    /// scope), and returns false.
-    func permits(_ exchange: Exchange, _ scope: APIScopes) -> Bool {
-        guard let granted = grantedScopes(exchange) else {
+    /// The grant when the request may use a route that needs `scope`. Otherwise answers
+    /// it, 401 `unauthorized` (no valid key) or 403 `forbidden` (a valid key without that
+    /// scope), and returns nil.
+    func permits(_ exchange: Exchange, _ scope: APIScopes) -> Grant? {
+        guard let grant = grant(exchange) else {
             respond(exchange, error: .unauthorized, headers: Self.challenge)
-            return false
+            return nil
         }
-        guard granted.contains(scope) else {
+        guard grant.scopes.contains(scope) else {
             respond(exchange, error: .forbidden(scope))
-            return false
+            return nil
         }
-        return true
+        return grant
     }
 
     /// Every scope when no keys are configured; else the scopes of the key the request
     /// carries as `Authorization: Bearer <key>`, nil for none or an unknown one. Keys are
     /// compared in constant time, and every key is compared, so timing reveals neither a
     /// key nor which one matched.
-    func grantedScopes(_ exchange: Exchange) -> APIScopes? {
-        guard !shared.apiKeys.isEmpty else { return .all }
+    func grant(_ exchange: Exchange) -> Grant? {
+        guard !shared.apiKeys.isEmpty else { return Grant(scopes: .all, caller: "") }
         guard let header = exchange.request.header("Authorization") else { return nil }
         let bytes = Array(header.utf8)
         let scheme = Array("Bearer ".utf8)
         guard bytes.count > scheme.count,
               bytes[..<scheme.count].map({ $0 | 0x20 }) == scheme.map({ $0 | 0x20 }) else { return nil }
         let presented = bytes[scheme.count...]
-        var matched = false
+        var caller: String?
         var scopes: APIScopes = []
         for key in shared.apiKeys where Self.constantTimeEquals(presented, key.secret) {
-            matched = true
+            caller = key.caller
             scopes.formUnion(key.scopes)
         }
-        return matched ? scopes : nil
+        return caller.map { Grant(scopes: scopes, caller: $0) }
     }
 
     static func constantTimeEquals(_ a: ArraySlice<UInt8>, _ b: [UInt8]) -> Bool {

@@ -45,7 +45,7 @@ extension Worker {
         }
         let purposeText = try PercentDecoding.queryValue("purpose", in: exchange.query) ?? Purpose.default.name
         do {
-            return (try gate.phone(phoneText), try Purpose(purposeText))
+            return (try gate.phone(phoneText), try gate.purpose(purposeText))
         } catch {
             throw APIError(error)
         }

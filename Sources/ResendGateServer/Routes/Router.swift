@@ -17,8 +17,8 @@ extension Worker {
         switch path {
         case "/v1/sends":
             guard method == .post else { return methodNotAllowed(exchange, "POST") }
-            guard permits(exchange, .send) else { return }
-            handleSend(exchange)
+            guard let grant = permits(exchange, .send) else { return }
+            handleSend(exchange, caller: grant.caller)
         case _ where path.hasPrefix("/v1/cooldowns/"):
             // Exactly one segment: /v1/cooldowns/{phone}/x is no route (an encoded %2F
             // stays inside the segment, as a separator of the number).
@@ -27,7 +27,7 @@ extension Worker {
             guard method == .get || method == .head || method == .delete else {
                 return methodNotAllowed(exchange, "GET, HEAD, DELETE")
             }
-            guard permits(exchange, method == .delete ? .release : .read) else { return }
+            guard permits(exchange, method == .delete ? .release : .read) != nil else { return }
             handleCooldown(exchange, encodedPhone: encodedPhone)
         case _ where path.hasPrefix("/v1/countdowns/"):
             // No API key: the unguessable token is the credential, and it reveals no number.

@@ -3,7 +3,8 @@ import ResendGate
 
 /// `POST /v1/sends`: reserve a send if the number's cooldown allows it.
 extension Worker {
-    func handleSend(_ exchange: Exchange) {
+    /// `caller` scopes the request's `Idempotency-Key` (`SendRequest.caller`).
+    func handleSend(_ exchange: Exchange, caller: String) {
         let request = exchange.request
         guard request.bodyLength <= configuration.maxBodyBytes else {
             return respond(exchange, error: .bodyTooLarge(
@@ -16,7 +17,8 @@ extension Worker {
         request.readBody(into: &bodyBuffer)
         let send: SendRequest
         do {
-            send = try SendInput.decode(body: bodyBuffer, idempotencyKey: request.header("Idempotency-Key"), gate: gate)
+            send = try SendInput.decode(
+                body: bodyBuffer, idempotencyKey: request.header("Idempotency-Key"), caller: caller, gate: gate)
         } catch {
             return respond(exchange, error: error)
         }
@@ -102,7 +104,7 @@ extension Worker {
 
 /// The fields of a `POST /v1/sends` body, validated into a request.
 enum SendInput {
-    static func decode(body: [UInt8], idempotencyKey: String?, gate: GateWorker) throws(APIError) -> SendRequest {
+    static func decode(body: [UInt8], idempotencyKey: String?, caller: String = "", gate: GateWorker) throws(APIError) -> SendRequest {
         let fields: JSONFields
         do {
             fields = try JSONFields(parsing: body)
@@ -116,7 +118,7 @@ enum SendInput {
         let purposeText = try string(fields, "purpose", required: false) ?? Purpose.default.name
         let clientIP = try string(fields, "client_ip", required: false)
         do throws(GateError) {
-            var request = SendRequest(phone: try gate.phone(phoneText), purpose: try Purpose(purposeText))
+            var request = SendRequest(phone: try gate.phone(phoneText), purpose: try gate.purpose(purposeText), caller: caller)
             if let clientIP {
                 guard let address = ClientAddress(clientIP) else {
                     throw GateError.invalidField("client_ip must be an IPv4 or IPv6 address")

@@ -53,4 +53,54 @@ struct AbuseIdempotencyReplayTests {
             #expect(try Abuse.object(answers[5])["reason"] as? String == "cooldown")
         }
     }
+
+    /// Security review: idempotency keys were one namespace for every API key, so key B
+    /// replaying key A's `Idempotency-Key` got A's answer (and A's countdown token), and
+    /// could spoil A's key with a request of its own. Each API key now has its own.
+    @Test func twoAPIKeysWithOneIdempotencyKeyGetIndependentDecisions() throws {
+        let keyA = "abuse-caller-a-0123456789", keyB = "abuse-caller-b-0123456789"
+        let policy = Policy(ladder: [.seconds(60)], window: .seconds(3600), maxSends: 3)
+        try withRunningGate(apiKeys: [keyA, keyB], policies: PolicySet(fallback: policy)) { gate in
+            let k1 = [("Content-Type", "application/json"), ("Idempotency-Key", "k1")]
+            let body = #"{"phone": "\#(Abuse.number)"}"#
+            let a = try gate.client(apiKey: keyA).send(body, headers: k1)
+            #expect(a.status == 200)
+            let tokenA = try Abuse.object(a)["countdown_token"] as? String
+            #expect(tokenA != nil)
+
+            // B, same key and body: decided afresh (the number's cooldown refuses it), not A's replay.
+            let b = try gate.client(apiKey: keyB).send(body, headers: k1)
+            #expect(b.status == 429, "\(b)")
+            #expect(b.header("Idempotent-Replayed") == nil)
+            #expect(try Abuse.object(b)["allowed"] as? Bool == false)
+            // B, same key, another number: B's own key already holds B's refusal: 422, as for any caller.
+            let other = try gate.client(apiKey: keyB).send(#"{"phone": "+8613800138001"}"#, headers: k1)
+            #expect(other.status == 422, "B's k1 now holds B's first answer, a different request: \(other)")
+            #expect(try Abuse.error(other)["code"] as? String == "idempotency_key_reused")
+
+            // A's retry still replays A's answer; B's retry replays B's.
+            let retryA = try gate.client(apiKey: keyA).send(body, headers: k1)
+            #expect(retryA.status == 200)
+            #expect(retryA.header("Idempotent-Replayed") == "true")
+            #expect(try Abuse.object(retryA)["countdown_token"] as? String == tokenA)
+            let retryB = try gate.client(apiKey: keyB).send(body, headers: k1)
+            #expect(retryB.status == 429)
+            #expect(retryB.header("Idempotent-Replayed") == "true")
+            #expect(try Abuse.count(Abuse.sendsKey(), in: gate.redis) == 1)
+            #expect(try gate.redis.client().command("KEYS", "rg:idem:*").array?.count == 2)
+        }
+    }
+
+    /// A second key's first request with an Idempotency-Key A already used, for another
+    /// number, is its own: allowed, not 422.
+    @Test func anotherCallersKeyDoesNotBlockMine() throws {
+        let keyA = "abuse-caller-a-0123456789", keyB = "abuse-caller-b-0123456789"
+        try withRunningGate(apiKeys: [keyA, keyB], policies: PolicySet(fallback: Policy(ladder: [.seconds(60)]))) { gate in
+            let k1 = [("Content-Type", "application/json"), ("Idempotency-Key", "k1")]
+            #expect(try gate.client(apiKey: keyA).send(#"{"phone": "+8613800138000"}"#, headers: k1).status == 200)
+            let b = try gate.client(apiKey: keyB).send(#"{"phone": "+8613800138001"}"#, headers: k1)
+            #expect(b.status == 200, "\(b)")
+            #expect(b.header("Idempotent-Replayed") == nil)
+        }
+    }
 }

@@ -15,14 +15,16 @@ extension TestGate {
     /// unless `waitUntilReady`.
     /// `redisTimeout` is short so that tests of a frozen Redis finish quickly. `apiKeys`
     /// are lines as `--api-keys-file` has them: `KEY` (send, read) or `KEY send,read,release`.
+    /// `testPurposes` configures `TestPurposes` on top of `policies`; false: exactly `policies`.
     convenience init(
         apiKeys: [String] = [], region: String? = "CN", workers: Int = 2,
         redisTimeout: Duration = .milliseconds(300), drainTimeout: Duration = .seconds(5),
         maxConnectionsPerWorker: Int = 10_000, connectionTimeout: Duration = .seconds(10),
         policies: PolicySet? = nil, redisOptions: RedisServer.Options = RedisServer.Options(),
         onStoreFailure: StoreFailureMode = .closed, cooldown: Duration = .seconds(60), keySecret: String? = nil,
-        waitUntilReady: Bool = false
+        testPurposes: Bool = true, waitUntilReady: Bool = false
     ) throws {
+        let policies = policies ?? PolicySet(fallback: Policy(ladder: [cooldown]))
         try self.init(redis: redisOptions, waitUntilReady: waitUntilReady) { redis in
             let redisConfiguration = try RedisConfiguration(
                 url: redis.url, connectTimeout: redisTimeout, commandTimeout: redisTimeout)
@@ -32,10 +34,18 @@ extension TestGate {
                     connectionTimeout: connectionTimeout, maxConnectionsPerWorker: maxConnectionsPerWorker,
                     logLevel: .off, drainTimeout: drainTimeout, onStoreFailure: onStoreFailure),
                 try GateConfiguration(
-                    redis: redisConfiguration, policies: policies ?? PolicySet(fallback: Policy(ladder: [cooldown])),
+                    redis: redisConfiguration, policies: testPurposes ? Self.withTestPurposes(policies) : policies,
                     defaultRegion: region, keySecret: keySecret)
             )
         }
+    }
+
+    /// `policies` with the suites' purposes configured (`TestPurposes`): a gate decides
+    /// only configured purposes, and the tests name these without a policy of their own.
+    static func withTestPurposes(_ policies: PolicySet) -> PolicySet {
+        var configured = policies
+        configured.plainPurposes.formUnion(TestPurposes.names)
+        return configured
     }
 
     /// Polls `path` until it answers `status`, for at most `timeout`; returns the last answer.
@@ -55,12 +65,12 @@ extension TestGate {
 func withRunningGate<T>(
     apiKeys: [String] = [], region: String? = "CN", workers: Int = 2, redisTimeout: Duration = .milliseconds(300),
     maxConnectionsPerWorker: Int = 10_000, connectionTimeout: Duration = .seconds(10),
-    policies: PolicySet? = nil, _ body: (RunningGate) throws -> T
+    policies: PolicySet? = nil, testPurposes: Bool = true, _ body: (RunningGate) throws -> T
 ) throws -> T {
     try TestGate.with({
         try RunningGate(
             apiKeys: apiKeys, region: region, workers: workers, redisTimeout: redisTimeout,
             maxConnectionsPerWorker: maxConnectionsPerWorker, connectionTimeout: connectionTimeout, policies: policies,
-            waitUntilReady: true)
+            testPurposes: testPurposes, waitUntilReady: true)
     }, body)
 }
