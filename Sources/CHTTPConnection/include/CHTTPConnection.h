@@ -71,4 +71,6 @@ int rg_http_send_reply(struct evhttp_request *request, int status, const char *r
 void rg_http_start_stream(struct evhttp_request *request, int status, const char *reason,
                           const struct timeval *timeout);
 
+#include "CHTTPEviction.h"  // stream eviction and request deadlines
+
 #endif
