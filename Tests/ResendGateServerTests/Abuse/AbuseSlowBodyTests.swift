@@ -54,6 +54,24 @@ struct AbuseSlowBodyTests {
         #expect(try server.timeHealthCheck(timeout: .seconds(2)) < .seconds(2))
     }
 
+    /// A body declared longer than 1.5× the limit (24 KiB by default) is refused as soon as
+    /// its headers arrive: the connection never holds more than that of a body.
+    @Test func aBodyPastTheHardLimitIsRefusedBeforeItIsRead() throws {
+        let server = try AbuseServeProcess(["--workers", "1"])
+        defer { server.stop() }
+        let connection = try AbuseConnection(port: server.port)
+        try connection.write(Array((Self.post + "Content-Length: \(24 * 1024 + 1)\r\n\r\n").utf8) + Array("{\"phone\": ".utf8))
+        let answer = connection.readUntilClosed(timeout: .seconds(2))
+        #expect(answer.closed, "the connection waits for the body")
+        #expect(hasBytes(answer.bytes, Array("HTTP/1.1 413".utf8)), "\(String(decoding: answer.bytes.prefix(200), as: UTF8.self))")
+        // Up to the hard limit a body is read and answered by the gate, in JSON.
+        let near = Array((Self.post + "Content-Length: \(24 * 1024)\r\n\r\n").utf8) + [UInt8](repeating: UInt8(ascii: " "), count: 24 * 1024)
+        let second = try AbuseConnection(port: server.port)
+        try second.write(near)
+        let json = second.readUntilClosed(timeout: .seconds(2))
+        #expect(hasBytes(json.bytes, Array("body_too_large".utf8)), "\(String(decoding: json.bytes.prefix(300), as: UTF8.self))")
+    }
+
     /// Headers trickled a byte at a time are closed by the same deadline.
     @Test func trickledHeadersAreClosedByTheDeadline() throws {
         let server = try AbuseServeProcess(["--workers", "1", "--connection-timeout", "2s"])
