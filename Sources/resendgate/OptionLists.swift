@@ -92,7 +92,7 @@ extension Settings {
                              text == "auto" ? nil : try Option.wholeNumber(text, in: 1...ConnectionBudget.maximumPerWorker, field: "max-connections")
                          }, render: { $0.map { "\($0)" } ?? "auto" }),
             .duration("connection-timeout", \.connectionTimeout,
-                      help: "how long a connection may be silent (sending, reading, or idle) or stuck with an answer or stream its client does not read"),
+                      help: "how long a connection may be silent (sending, reading, or idle) or stuck with an answer or stream its client does not read, and the most a request (line, headers and body) may take to arrive from its first byte"),
             .choice("on-store-failure", \.onStoreFailure, placeholder: "M",
                     help: "what a send gets while Redis cannot record it: `closed` answers 503 `store_unavailable`; `open` allows it unrecorded (RISK: no cooldown or caps while Redis is down)"),
         ]
