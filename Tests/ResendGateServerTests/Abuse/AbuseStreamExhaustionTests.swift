@@ -75,6 +75,21 @@ struct AbuseStreamExhaustionTests {
         }
     }
 
+    /// At the connection cap with nothing idle (a cap of 1, held by a stream, which is
+    /// busy for its whole life), a new connection closes the oldest stream with the
+    /// shutdown event instead of passing the cap.
+    @Test func atTheConnectionCapWithOnlyStreamsTheOldestStreamMakesRoom() throws {
+        let server = try AbuseServeProcess(["--workers", "1", "--cooldown", "300s", "--max-connections", "1"])
+        defer { server.stop() }
+        let token = try AbuseConnectionMemoryTests.countdownToken(server, phone: "+8613800204000")
+        let streams = try Self.openStreams(server, tokens: [token], each: 1)
+        try #require(streams.count == 1)
+        #expect(try server.timeHealthCheck(timeout: .seconds(2)) < .seconds(2))
+        Self.expectEnd(of: streams[0], evicted: true, "the stream")
+        #expect(try server.metric("resendgate_sse_evicted_total") == 1)
+        #expect(try server.metric("resendgate_sse_streams") == 0)
+    }
+
     // MARK: - Helpers
 
     struct Stream {
