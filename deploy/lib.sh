@@ -38,7 +38,7 @@ now() { date +%s; }
 # windows. Each group runs in a pass of its own after the rest, so that a window never
 # shares the two cores with a flood or with a hundred other tests starting Redis servers;
 # the heavy suites run one test at a time.
-heavy_suites='HostileInputTests|RedisFaultTests|GateClusterTests|RedisClusterSupportTests|AbuseConnectionMemoryTests|AbuseMemoryBudgetTests|AbuseFileDescriptorTests|AbuseShutdownTests|AbusePhoneCacheTests'
+heavy_suites='HostileInputTests|RedisFaultTests|GateClusterTests|RedisClusterSupportTests|AbuseConnectionMemoryTests|AbuseMemoryBudgetTests|AbuseFileDescriptorTests|AbuseShutdownTests|AbusePhoneCacheTests|AbuseStreamExhaustionTests|AbuseSlowBodyTests'
 timed_suites='GatePolicyTests|PolicyRoutesTests|PolicyCommandTests|CountdownStreamTests|StreamProtocolTests'
 
 # `swift test ARGS` in three passes: everything else in parallel, then the timed suites,

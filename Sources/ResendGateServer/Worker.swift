@@ -20,6 +20,8 @@ final class Worker {
     private var acceptPause: AcceptPause?
     /// Keeps what this worker's connections hold within its share of the memory budget.
     private var memoryGuard: ConnectionMemoryGuard?
+    /// Closes connections whose request is not received whole in --connection-timeout.
+    private var requestDeadlines: RequestDeadlines?
     private(set) var port = 0
     /// Reused for every request: the body bytes and the JSON being written.
     var bodyBuffer: [UInt8] = []
@@ -59,8 +61,9 @@ final class Worker {
         guard let http = evhttp_new(loop.base) else { throw ConfigurationError(field: "port", message: "evhttp_new failed") }
         self.http = http
         // Above the limits we answer 413 and 431 ourselves, in JSON; far above
-        // them, libevent stops reading and answers 413 itself.
-        evhttp_set_max_body_size(http, configuration.maxBodyBytes * 4)
+        // them, libevent stops reading and answers 413 itself. What a connection may
+        // hold of a body before anything is checked is that hard limit (see HardLimits).
+        evhttp_set_max_body_size(http, HardLimits.bodyBytes(configuration.maxBodyBytes))
         evhttp_set_max_headers_size(http, configuration.maxHeaderBytes * 4)
         var timeout = connectionTimeout
         evhttp_set_timeout_tv(http, &timeout)
@@ -78,7 +81,13 @@ final class Worker {
             metrics: metrics, log: log)
         countdownStreams = CountdownStreams(
             loop: loop, gate: gate, metrics: metrics, connections: connections, connectionTimeout: connectionTimeout,
+            limits: StreamLimits(maxConnections: configuration.maxConnectionsPerWorker),
             heartbeatInterval: configuration.streamHeartbeatInterval)
+        connections?.evictStream = { [unowned self] in self.countdownStreams.evictOldest() }
+        if let connections {
+            requestDeadlines = RequestDeadlines(
+                loop: loop, connections: connections, timeout: configuration.connectionTimeout, metrics: metrics)
+        }
         evhttp_set_gencb(http, { raw, context in
             guard let raw, let context else { return }
             Unmanaged<Worker>.fromOpaque(context).takeUnretainedValue().handle(HTTPRequest(raw: raw))
@@ -140,6 +149,7 @@ final class Worker {
         memoryGuard = nil
         if let http { evhttp_free(http) }
         http = nil
+        requestDeadlines = nil
         connections = nil
     }
 
@@ -158,6 +168,7 @@ final class Worker {
         let started = ContinuousClock.now
         nextRequestID &+= 1
         connections?.requestStarted(request.raw)
+        requestDeadlines?.requestReceived(request.raw)
         rg_http_keep_reading(request.raw)
         let exchange = Exchange(request: request, started: started, id: nextRequestID)
         inFlight += 1

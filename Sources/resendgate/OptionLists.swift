@@ -101,7 +101,7 @@ extension Settings {
                          parse: { text throws(ConfigurationError) in try Option.wholeNumber(text, in: 1...65_536, field: "max-connection-memory") },
                          render: { "\($0)" }),
             .duration("connection-timeout", \.connectionTimeout,
-                      help: "how long a connection may be silent (sending, reading, or idle) or stuck with an answer or stream its client does not read"),
+                      help: "how long a connection may be silent (sending, reading, or idle) or stuck with an answer or stream its client does not read, and the most a request (line, headers and body) may take to arrive from its first byte"),
             .choice("on-store-failure", \.onStoreFailure, placeholder: "M",
                     help: "what a send gets while Redis cannot record it: `closed` answers 503 `store_unavailable`; `open` allows it unrecorded (RISK: no cooldown or caps while Redis is down)"),
         ]

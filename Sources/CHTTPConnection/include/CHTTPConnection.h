@@ -98,4 +98,6 @@ void rg_memory_watch(struct event *pressure, int64_t limit);
 /// After `pressure` ran: the next crossing of the limit activates it again.
 void rg_memory_rearm(void);
 
+#include "CHTTPEviction.h"  // stream eviction and request deadlines
+
 #endif

@@ -23,6 +23,11 @@ final class CountdownStreams {
     private let scheduler: LoopCountdownScheduler
     private let metrics: WorkerMetrics
     private var streams: [UInt64: EventStream] = [:]
+    /// Open streams oldest first (serials; those of ended streams are skipped lazily).
+    private var order = FIFO<UInt64>()
+    /// Each token's open streams on this worker, oldest first.
+    private var streamsOfToken: [String: [UInt64]] = [:]
+    let limits: StreamLimits
     private var nextSerial: UInt64 = 0
     private var heartbeat: EventTimer!
     /// Set by `shutDown`: a stream opened afterwards gets only the shutdown event.
@@ -36,9 +41,10 @@ final class CountdownStreams {
 
     init(
         loop: EventLoop, gate: GateWorker, metrics: WorkerMetrics, connections: ConnectionTracker?,
-        connectionTimeout: timeval, heartbeatInterval: Duration = .seconds(15),
-        clock: any CountdownClock = SystemCountdownClock()
+        connectionTimeout: timeval, limits: StreamLimits = StreamLimits(perWorker: 5_000),
+        heartbeatInterval: Duration = .seconds(15), clock: any CountdownClock = SystemCountdownClock()
     ) {
+        self.limits = limits
         releases = CountdownReleases(gate: gate, metrics: metrics)
         self.clock = clock
         self.heartbeatInterval = heartbeatInterval
@@ -85,7 +91,10 @@ final class CountdownStreams {
             request: request.raw, serial: serial, token: token, identity: identity, owner: self,
             connections: connections, center: center,
             countdownID: CountdownID("\(token.text)#\(serial)"), deadline: measuredAt.advanced(by: remaining))
+        makeRoom(for: token.text)
         streams[serial] = stream
+        order.append(serial)
+        streamsOfToken[token.text, default: []].append(serial)
         metrics.add(.sseStreams)
         if !heartbeat.isScheduled { heartbeat.schedule(after: heartbeatInterval) }
         stream.start()
@@ -95,9 +104,45 @@ final class CountdownStreams {
     /// Called by a stream once it has ended, either way.
     fileprivate func remove(_ stream: EventStream) {
         guard streams.removeValue(forKey: stream.serial) != nil else { return }
+        if var ofToken = streamsOfToken[stream.token.text] {
+            ofToken.removeAll { $0 == stream.serial }
+            streamsOfToken[stream.token.text] = ofToken.isEmpty ? nil : ofToken
+        }
+        if order.count > 2 * streams.count + 1024 { order.removeAll { streams[$0] == nil } }
         releases.unfollow(stream, identity: stream.identity)
         metrics.add(.sseStreams, -1)
         if streams.isEmpty { heartbeat.cancel() }
+    }
+
+    /// Open streams of `token` on this worker.
+    func streamCount(of token: String) -> Int {
+        streamsOfToken[token]?.count ?? 0
+    }
+
+    /// Closes the oldest stream of `token` (see ``EventStream/evict()``); false if none.
+    @discardableResult
+    func evictOldest(of token: String) -> Bool {
+        guard let serial = streamsOfToken[token]?.first, let stream = streams[serial] else { return false }
+        evict(stream)
+        return true
+    }
+
+    /// Closes the oldest stream on this worker; false if none.
+    @discardableResult
+    func evictOldest() -> Bool {
+        while let serial = order.popFirst() {
+            guard let stream = streams[serial] else { continue }
+            evict(stream)
+            return true
+        }
+        return false
+    }
+
+    private func evict(_ stream: EventStream) {
+        metrics.add(.sseEvicted)
+        stream.evict()
+        // A stream whose connection could not be found is still ended (and forgotten).
+        if streams[stream.serial] != nil { stream.endForShutdown() }
     }
 
     private func beat() {
@@ -183,8 +228,11 @@ final class EventStream {
         evhttp_send_reply_chunk(request, chunk)
     }
 
+    /// The request being streamed, until the stream ends.
+    var requestForEviction: UnsafeMutablePointer<evhttp_request>? { request }
+
     /// The server is shutting down: the `shutdown` event, then the end of the response.
-    fileprivate func endForShutdown() {
+    func endForShutdown() {
         guard request != nil else { return }
         write(CountdownEventSource.shutdown, final: true)
         source.cancel()

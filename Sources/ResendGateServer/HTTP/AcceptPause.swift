@@ -26,6 +26,9 @@ final class AcceptPause {
     private var resume: EventTimer!
     private var failures = 0
     private var evicted = 0
+    private var streamsClosed = 0
+    /// Streams closed per failed accept when no connection is idle.
+    static let streamEvictionBatch = 4
     private var nextLog = ContinuousClock.now
 
     init(loop: EventLoop, listener: OpaquePointer, connections: ConnectionTracker, metrics: WorkerMetrics, log: AccessLog) {
@@ -56,14 +59,21 @@ final class AcceptPause {
         failures += 1
         metrics.add(.acceptPauses)
         let outOfDescriptors = error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM
-        if outOfDescriptors { evicted += connections.evictIdle(upTo: Self.evictionBatch) }
+        if outOfDescriptors {
+            let closed = connections.evictIdle(upTo: Self.evictionBatch)
+            evicted += closed
+            // Nothing idle (every descriptor held by event streams, say): close the oldest
+            // streams, each with its `shutdown` event, so that a `/healthz` gets in.
+            if closed == 0 { streamsClosed += connections.evictStreams(upTo: Self.streamEvictionBatch) }
+        }
         let now = ContinuousClock.now
         guard now >= nextLog else { return }
         nextLog = now + Self.logInterval
         let what = String(cString: strerror(error))
-        let relief = outOfDescriptors ? "; \(evicted) idle connections closed to make room" : ""
+        let relief = outOfDescriptors ? "; \(evicted) idle connections and \(streamsClosed) event streams closed to make room" : ""
         log.message(.warning, "accept() failed: \(what) (\(failures)x since the last report); the listener pauses \(Self.pause) after each failure\(relief); reported at most every \(Self.logInterval)")
         failures = 0
         evicted = 0
+        streamsClosed = 0
     }
 }

@@ -33,6 +33,11 @@ final class ConnectionTracker {
     /// Extra work to do when a connection closes (a streaming response's clean-up).
     /// The tracker owns each connection's one evhttp close callback, so others ask here.
     private var closeObservers: [OpaquePointer: () -> Void] = [:]
+    /// Told of every connection adopted and closed (the request deadlines).
+    weak var lifecycleObserver: RequestDeadlines?
+    /// Closes the oldest event stream to make room when every connection is busy (streams
+    /// are busy for their whole life); false when there is none.
+    var evictStream: (() -> Bool)?
 
     init(loop: EventLoop, http: OpaquePointer, limit: Int, metrics: WorkerMetrics) {
         self.limit = limit
@@ -46,7 +51,7 @@ final class ConnectionTracker {
             // The connections made before this one in the same accept burst are whole
             // by now: adopt them, then make room for this one.
             tracker.adoptFresh()
-            if tracker.entries.count >= tracker.limit { tracker.evictOldestIdle() }
+            if tracker.entries.count >= tracker.limit { tracker.makeRoom() }
             // No BEV_OPT_CLOSE_ON_FREE (evhttp's own default): evhttp then closes the
             // socket as it frees the connection, where the option would leave it open
             // until libevent finalizes the bufferevent after the accept burst, so an
@@ -93,7 +98,7 @@ final class ConnectionTracker {
             var argument: UnsafeMutableRawPointer?
             bufferevent_getcb(bufferevent, nil, nil, nil, &argument)
             guard let connection = argument.map(OpaquePointer.init) else { continue }
-            if entries.count >= limit { evictOldestIdle() }
+            if entries.count >= limit { makeRoom() }
             nextSequence += 1
             entries[connection] = Entry(sequence: nextSequence, busy: 0)
             order.append((nextSequence, connection))
@@ -105,6 +110,7 @@ final class ConnectionTracker {
                 guard let connection else { return }
                 Unmanaged<ConnectionTracker>.fromOpaque(context!).takeUnretainedValue().closed(connection)
             }, Unmanaged.passUnretained(self).toOpaque())
+            lifecycleObserver?.opened(connection)
         }
     }
 
@@ -124,8 +130,28 @@ final class ConnectionTracker {
 
     private func closed(_ connection: OpaquePointer) {
         closeObservers.removeValue(forKey: connection)?()
+        lifecycleObserver?.closed(connection)
         guard entries.removeValue(forKey: connection) != nil else { return }
         metrics.add(.openConnections, -1)
+    }
+
+    /// Closes up to `count` of the oldest event streams (each with its `shutdown` event);
+    /// returns how many it closed.
+    func evictStreams(upTo count: Int) -> Int {
+        var closed = 0
+        while closed < count, evictStream?() == true { closed += 1 }
+        return closed
+    }
+
+    /// Whether `connection` has a request being served (or a stream) on it.
+    func isServing(_ connection: OpaquePointer) -> Bool {
+        (entries[connection]?.busy ?? 0) > 0
+    }
+
+    /// At the cap: the oldest idle connection is closed, or else the oldest event stream
+    /// (which gets its `shutdown` event first), so that streams cannot hold every slot.
+    private func makeRoom() {
+        if !evictOldestIdle() { _ = evictStream?() }
     }
 
     /// Closes up to `count` of the oldest connections that are not being served (out

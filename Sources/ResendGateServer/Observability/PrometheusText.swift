@@ -51,6 +51,12 @@ enum PrometheusText {
         metric("resendgate_sse_released_total", "counter", "Streams ended early by a release, on any gate.", [
             ("", "\(sum(.sseReleased))"),
         ])
+        metric("resendgate_sse_evicted_total", "counter", "Streams closed, with their shutdown event, to make room: past the streams of one token or of one worker, or at the connection cap.", [
+            ("", "\(sum(.sseEvicted))"),
+        ])
+        metric("resendgate_http_requests_too_slow_total", "counter", "Connections closed because a request's headers and body did not arrive within --connection-timeout of its first byte.", [
+            ("", "\(sum(.lateRequests))"),
+        ])
         var cumulative: Int64 = 0
         var histogram: [(String, String)] = []
         for (index, bound) in WorkerMetrics.latencyBuckets.enumerated() {

@@ -23,6 +23,10 @@ final class WorkerMetrics: Sendable {
         case sseFollowedCooldowns
         /// Streams ended early by a release.
         case sseReleased
+        /// Streams closed to make room (a token's, the worker's or the connection cap).
+        case sseEvicted
+        /// Connections closed because a request was not received whole in --connection-timeout.
+        case lateRequests
         /// Sends allowed without Redis (`--on-store-failure open`): nothing recorded them.
         case allowedUnrecorded
     }
