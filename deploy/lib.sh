@@ -39,7 +39,7 @@ now() { date +%s; }
 # shares the two cores with a flood or with a hundred other tests starting Redis servers;
 # the heavy suites run one test at a time.
 heavy_suites='HostileInputTests|RedisFaultTests|GateClusterTests|RedisClusterSupportTests|AbuseConnectionMemoryTests|AbuseMemoryBudgetTests|AbuseFileDescriptorTests|AbuseShutdownTests|AbusePhoneCacheTests|AbuseStreamExhaustionTests|AbuseSlowBodyTests'
-timed_suites='GatePolicyTests|PolicyRoutesTests|PolicyCommandTests|CountdownStreamTests|StreamProtocolTests'
+timed_suites='GatePolicyTests|PolicyRoutesTests|PolicyCommandTests|CountdownStreamTests|StreamProtocolTests|GateFailureTests|GateLoggerTests|ServerLogTests|ClientCallTests|InAnAppTests|ResendButtonModelTests'
 
 # `swift test ARGS` in three passes: everything else in parallel, then the timed suites,
 # then the heavy ones, one test at a time.
