@@ -1,7 +1,7 @@
 -- KEYS: idempotency record. ARGV: fingerprint, lifetime ms, then the answer's
--- fields. Keeps the first answer stored.
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'fp', ARGV[1], 'a', ARGV[3], 'r', ARGV[4], 'ms', ARGV[5], 's', ARGV[6],
-  'n', ARGV[7], 't', ARGV[8], 'tok', ARGV[9])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1
+-- fields (allowed, reason, wait ms, sends, next cooldown ms, Redis time ms, nonce).
+-- Keeps the first answer stored: 1 when this one was stored, 0 when one already was.
+-- The record is one string, as reserve.lua writes it, the fingerprint last.
+local record = table.concat({ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[1]}, ' ')
+if redis.call('SET', KEYS[1], record, 'NX', 'PX', ARGV[2]) then return 1 end
+return 0

@@ -20,48 +20,69 @@
 -- leaves the window when this send filled `max sends`), so peek and countdown
 -- tokens show that wait; the answer's wait also covers the IP's cap when this
 -- send filled it.
+--
+-- The idempotency record (KEYS[4]) is one string: the answer's fields separated by
+-- spaces, the fingerprint last ("allowed reason wait sends next now nonce fingerprint";
+-- idempotency-get.lua and idempotency-put.lua read and write the same). Each command a
+-- script calls costs Redis more than the Lua around it, and each write more again (it is
+-- appended to the AOF and sent to replicas): this script calls as few as it can.
+-- Numbers go to Redis as the strings they came in (ARGV, TIME): turning a Lua number into
+-- a command's argument costs Redis a printf, more than a whole read command.
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if ARGV[5] ~= '' then
-  local v = redis.call('HMGET', KEYS[4], 'fp', 'a', 'r', 'ms', 's', 'n', 't', 'tok')
-  if v[1] then
-    if v[1] ~= ARGV[5] then return {-1} end
-    return {tonumber(v[2]), v[3], tonumber(v[4]), tonumber(v[5]), tonumber(v[6]), tonumber(v[7]), v[8], 1}
+local us = t[2]
+local nowText = t[1] .. string.sub(string.rep('0', 6 - #us) .. us, 1, 3)
+local now = tonumber(nowText)
+local fingerprint = ARGV[5]
+if fingerprint ~= '' then
+  local record = redis.call('GET', KEYS[4])
+  if record then
+    local a, r, ms, s, n, at, tok, fp = string.match(record, '^(%-?%d+) (%S*) (%-?%d+) (%-?%d+) (%-?%d+) (%-?%d+) (%S*) (.*)$')
+    if fp ~= fingerprint then return {-1} end
+    return {tonumber(a), r, tonumber(ms), tonumber(s), tonumber(n), tonumber(at), tok, 1}
   end
 end
 local window, maxSends = tonumber(ARGV[1]), tonumber(ARGV[2])
 local ipMax, ipWindow = tonumber(ARGV[3]), tonumber(ARGV[4])
 local steps = #ARGV - 10
-local function step(n) return tonumber(ARGV[10 + math.max(1, math.min(n, steps))]) end
-local function frees(key, span)
-  local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-  return tonumber(oldest[2]) + span - now
-end
-local sends = 0
+-- The sends in the window, and the oldest one's time: stale sends are removed only when
+-- the oldest is stale (a read is cheaper than a remove that finds nothing).
+local sends, oldest = 0, nil
 if window > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
-  sends = redis.call('ZCARD', KEYS[2])
+  local first = redis.call('ZRANGE', KEYS[2], '0', '0', 'WITHSCORES')
+  if first[2] and tonumber(first[2]) <= now - window then
+    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
+    first = redis.call('ZRANGE', KEYS[2], '0', '0', 'WITHSCORES')
+  end
+  if first[2] then
+    oldest = tonumber(first[2])
+    sends = redis.call('ZCARD', KEYS[2])
+  end
 end
 local reason, wait = '', 0
 local remaining = redis.call('PTTL', KEYS[1])
 if remaining == -1 then
-  remaining = step(sends)
-  redis.call('PEXPIRE', KEYS[1], remaining)
+  remaining = tonumber(ARGV[10 + math.max(1, math.min(sends, steps))])
+  redis.call('PEXPIRE', KEYS[1], tostring(remaining))
 end
 if remaining > 0 then reason, wait = 'cooldown', remaining end
 if maxSends > 0 and sends >= maxSends then
   -- The send that filled the window stretched its cooldown to this same moment
   -- (give or take Redis's millisecond rounding): then max_sends is what binds.
-  local f = frees(KEYS[2], window)
+  local f = oldest + window - now
   if f + 2 >= wait then reason, wait = 'max_sends', math.max(f, wait) end
 end
+-- The IP's sends: the count may include stale ones, which matter (and are removed) only
+-- when the count reaches the cap; the set never holds more than the cap.
 local ipCount = 0
 if ipMax > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - ipWindow)
   ipCount = redis.call('ZCARD', KEYS[3])
-  if ipCount >= ipMax then
-    local f = frees(KEYS[3], ipWindow)
-    if f > wait then reason, wait = 'ip_limit', f end
+  if ipCount + 1 >= ipMax then
+    redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - ipWindow)
+    ipCount = redis.call('ZCARD', KEYS[3])
+    if ipCount >= ipMax then
+      local f = tonumber(redis.call('ZRANGE', KEYS[3], '0', '0', 'WITHSCORES')[2]) + ipWindow - now
+      if f > wait then reason, wait = 'ip_limit', f end
+    end
   end
 end
 local outside = tonumber(ARGV[10])
@@ -70,27 +91,37 @@ local allowed, token = 0, ''
 if reason == '' then
   allowed, token = 1, ARGV[7]
   sends = sends + 1
-  local hold = step(sends)
+  local hold = ARGV[10 + math.max(1, math.min(sends, steps))]
   if window > 0 then
-    redis.call('ZADD', KEYS[2], now, token)
-    redis.call('PEXPIRE', KEYS[2], window)
-    if maxSends > 0 and sends >= maxSends then hold = math.max(hold, frees(KEYS[2], window)) end
+    redis.call('ZADD', KEYS[2], nowText, token)
+    redis.call('PEXPIRE', KEYS[2], ARGV[1])
+    if maxSends > 0 and sends >= maxSends then
+      local f = (oldest or now) + window - now
+      if f > tonumber(hold) then hold = tostring(f) end
+    end
   end
   redis.call('SET', KEYS[1], token, 'PX', hold)
   if ARGV[8] ~= '' then redis.call('SET', KEYS[6], token .. ' ' .. ARGV[8], 'PX', hold) end
   wait = hold
   if ipMax > 0 then
-    redis.call('ZADD', KEYS[3], now, token)
-    redis.call('PEXPIRE', KEYS[3], ipWindow)
-    if ipCount + 1 >= ipMax then wait = math.max(wait, frees(KEYS[3], ipWindow)) end
+    redis.call('ZADD', KEYS[3], nowText, token)
+    -- The set outlives its newest send by the IP window, plus at most an eighth of it:
+    -- its expiry is renewed only when less than the window is left, not on every send.
+    if redis.call('PTTL', KEYS[3]) < ipWindow then
+      redis.call('PEXPIRE', KEYS[3], ipWindow + math.floor(ipWindow / 8))
+    end
+    if ipCount + 1 >= ipMax then
+      local f = tonumber(redis.call('ZRANGE', KEYS[3], '0', '0', 'WITHSCORES')[2]) + ipWindow - now
+      if f > tonumber(wait) then wait = f end
+    end
   end
 elseif reason ~= 'ip_limit' then
   token = redis.call('GET', KEYS[1]) or ''
 end
-local nextCooldown = tonumber(ARGV[10 + math.min(sends + 1, steps)])
-if ARGV[5] ~= '' then
-  redis.call('HSET', KEYS[4], 'fp', ARGV[5], 'a', allowed, 'r', reason, 'ms', wait, 's', sends,
-    'n', nextCooldown, 't', now, 'tok', token)
-  redis.call('PEXPIRE', KEYS[4], ARGV[6])
+local nextCooldown = ARGV[10 + math.min(sends + 1, steps)]
+if fingerprint ~= '' then
+  -- The answer as one string, the fingerprint last (it may hold spaces).
+  redis.call('SET', KEYS[4], table.concat({allowed, reason, wait, sends, nextCooldown, nowText, token, fingerprint}, ' '),
+    'PX', ARGV[6])
 end
-return {allowed, reason, wait, sends, nextCooldown, now, token, 0}
+return {allowed, reason, tonumber(wait), sends, tonumber(nextCooldown), now, token, 0}
