@@ -36,7 +36,9 @@ let package = Package(
         .target(name: "Countdown"),
         // The app-side kit: Foundation's URLSession and Countdown only (no UIKit/AppKit/SwiftUI).
         .target(name: "ResendGateClient", dependencies: ["Countdown"]),
-        .target(name: "ResendGate", dependencies: ["CHiredis", "CRedisEvents", "CPhoneNumber", "CCrypto", "Countdown"]),
+        .target(
+            name: "ResendGate", dependencies: ["CHiredis", "CRedisEvents", "CPhoneNumber", "CCrypto", "Countdown"],
+            plugins: ["EmbedFiles"]),
         .target(
             name: "ResendGateServer", dependencies: ["ResendGate", "Countdown", "CHiredis", "CHTTPConnection"],
             plugins: ["EmbedFiles"]),

@@ -24,7 +24,9 @@ struct AbuseIdempotencyReplayTests {
             let records = try #require(try gate.redis.client().command("KEYS", "rg:idem:*").array).compactMap(\.string)
             #expect(records.count == 1)
             // Its cooldown's nonce, which the retry's token names: the cooldown key holds it.
-            let nonce = try gate.redis.client().command("HGET", try #require(records.first), "tok").string
+            // (The record is one string, "allowed reason wait sends next now nonce fingerprint".)
+            let record = try gate.redis.client().command("GET", try #require(records.first)).string ?? ""
+            let nonce = record.split(separator: " ", omittingEmptySubsequences: false).dropFirst(6).first.map(String.init)
             #expect(nonce?.utf8.count == 16)
             #expect(try gate.redis.client().command("GET", "rg:{default:\(Abuse.number)}:cooldown").string == nonce)
             let replay = try gate.client().send(#"{"phone": "\#(Abuse.number)"}"#, headers: [("Content-Type", "application/json")] + key)

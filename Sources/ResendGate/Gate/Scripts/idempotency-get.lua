@@ -1,0 +1,9 @@
+-- KEYS: idempotency record. ARGV: fingerprint. Returns the stored answer like
+-- `reserve` does ({..., replayed 1}), {-1} for another request, or {} when none.
+-- The record is one string, as reserve.lua writes it: "allowed reason wait sends next
+-- now nonce fingerprint", the fingerprint last.
+local record = redis.call('GET', KEYS[1])
+if not record then return {} end
+local a, r, ms, s, n, at, tok, fp = string.match(record, '^(%-?%d+) (%S*) (%-?%d+) (%-?%d+) (%-?%d+) (%-?%d+) (%S*) (.*)$')
+if fp ~= ARGV[1] then return {-1} end
+return {tonumber(a), r, tonumber(ms), tonumber(s), tonumber(n), tonumber(at), tok, 1}

@@ -1,0 +1,127 @@
+-- KEYS: 1 cooldown (its value: the send's nonce), 2 sends (sorted set: one member per
+--       send, its nonce, scored by its time), 3 the IP's sends (the same), 4 idempotency
+--       record, 5 unused (a key of the number's slot), 6 idempotency link (which record
+--       the running cooldown's send wrote, so a refund can void it).
+-- ARGV: 1 window ms (0: sends are not counted), 2 max sends (0: none),
+--       3 IP max sends (0: none), 4 IP window ms, 5 idempotency fingerprint
+--       ('' : none), 6 idempotency lifetime ms, 7 fresh nonce,
+--       8 the idempotency record's key name to link ('' : none), 9 unused ('0'),
+--       10 a wait decided outside this slot (a cluster's per-IP cap; 0: none),
+--       11... the cooldown ladder in ms.
+-- Returns {allowed 1|0, reason, wait ms, sends in window, next cooldown ms,
+--          Redis time ms, the cooldown's nonce, replayed 1|0}, or {-1} when the
+--          idempotency key was used with a different request. The gate seals the
+--          nonce into the answer's countdown token.
+--
+-- Every rule is checked before anything is written: a denied request consumes
+-- nothing. The wait is the longest of every limit that binds the next send, and
+-- the reason names the one that ends last. An allowed send's cooldown key lives
+-- as long as the number's real wait (its ladder step, or until the oldest send
+-- leaves the window when this send filled `max sends`), so peek and countdown
+-- tokens show that wait; the answer's wait also covers the IP's cap when this
+-- send filled it.
+--
+-- The idempotency record (KEYS[4]) is one string: the answer's fields separated by
+-- spaces, the fingerprint last ("allowed reason wait sends next now nonce fingerprint";
+-- idempotency-get.lua and idempotency-put.lua read and write the same). Each command a
+-- script calls costs Redis more than the Lua around it, and each write more again (it is
+-- appended to the AOF and sent to replicas): this script calls as few as it can.
+-- Numbers go to Redis as the strings they came in (ARGV, TIME): turning a Lua number into
+-- a command's argument costs Redis a printf, more than a whole read command.
+local t = redis.call('TIME')
+local us = t[2]
+local nowText = t[1] .. string.sub(string.rep('0', 6 - #us) .. us, 1, 3)
+local now = tonumber(nowText)
+local fingerprint = ARGV[5]
+if fingerprint ~= '' then
+  local record = redis.call('GET', KEYS[4])
+  if record then
+    local a, r, ms, s, n, at, tok, fp = string.match(record, '^(%-?%d+) (%S*) (%-?%d+) (%-?%d+) (%-?%d+) (%-?%d+) (%S*) (.*)$')
+    if fp ~= fingerprint then return {-1} end
+    return {tonumber(a), r, tonumber(ms), tonumber(s), tonumber(n), tonumber(at), tok, 1}
+  end
+end
+local window, maxSends = tonumber(ARGV[1]), tonumber(ARGV[2])
+local ipMax, ipWindow = tonumber(ARGV[3]), tonumber(ARGV[4])
+local steps = #ARGV - 10
+-- The sends in the window, and the oldest one's time: stale sends are removed only when
+-- the oldest is stale (a read is cheaper than a remove that finds nothing).
+local sends, oldest = 0, nil
+if window > 0 then
+  local first = redis.call('ZRANGE', KEYS[2], '0', '0', 'WITHSCORES')
+  if first[2] and tonumber(first[2]) <= now - window then
+    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
+    first = redis.call('ZRANGE', KEYS[2], '0', '0', 'WITHSCORES')
+  end
+  if first[2] then
+    oldest = tonumber(first[2])
+    sends = redis.call('ZCARD', KEYS[2])
+  end
+end
+local reason, wait = '', 0
+local remaining = redis.call('PTTL', KEYS[1])
+if remaining == -1 then
+  remaining = tonumber(ARGV[10 + math.max(1, math.min(sends, steps))])
+  redis.call('PEXPIRE', KEYS[1], tostring(remaining))
+end
+if remaining > 0 then reason, wait = 'cooldown', remaining end
+if maxSends > 0 and sends >= maxSends then
+  -- The send that filled the window stretched its cooldown to this same moment
+  -- (give or take Redis's millisecond rounding): then max_sends is what binds.
+  local f = oldest + window - now
+  if f + 2 >= wait then reason, wait = 'max_sends', math.max(f, wait) end
+end
+-- The IP's sends: the count may include stale ones, which matter (and are removed) only
+-- when the count reaches the cap; the set never holds more than the cap.
+local ipCount = 0
+if ipMax > 0 then
+  ipCount = redis.call('ZCARD', KEYS[3])
+  if ipCount + 1 >= ipMax then
+    redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - ipWindow)
+    ipCount = redis.call('ZCARD', KEYS[3])
+    if ipCount >= ipMax then
+      local f = tonumber(redis.call('ZRANGE', KEYS[3], '0', '0', 'WITHSCORES')[2]) + ipWindow - now
+      if f > wait then reason, wait = 'ip_limit', f end
+    end
+  end
+end
+local outside = tonumber(ARGV[10])
+if outside > wait then reason, wait = 'ip_limit', outside end
+local allowed, token = 0, ''
+if reason == '' then
+  allowed, token = 1, ARGV[7]
+  sends = sends + 1
+  local hold = ARGV[10 + math.max(1, math.min(sends, steps))]
+  if window > 0 then
+    redis.call('ZADD', KEYS[2], nowText, token)
+    redis.call('PEXPIRE', KEYS[2], ARGV[1])
+    if maxSends > 0 and sends >= maxSends then
+      local f = (oldest or now) + window - now
+      if f > tonumber(hold) then hold = tostring(f) end
+    end
+  end
+  redis.call('SET', KEYS[1], token, 'PX', hold)
+  if ARGV[8] ~= '' then redis.call('SET', KEYS[6], token .. ' ' .. ARGV[8], 'PX', hold) end
+  wait = hold
+  if ipMax > 0 then
+    redis.call('ZADD', KEYS[3], nowText, token)
+    -- The set outlives its newest send by the IP window, plus at most an eighth of it:
+    -- its expiry is renewed only when less than the window is left, not on every send.
+    if redis.call('PTTL', KEYS[3]) < ipWindow then
+      redis.call('PEXPIRE', KEYS[3], ipWindow + math.floor(ipWindow / 8))
+    end
+    if ipCount + 1 >= ipMax then
+      local f = tonumber(redis.call('ZRANGE', KEYS[3], '0', '0', 'WITHSCORES')[2]) + ipWindow - now
+      if f > tonumber(wait) then wait = f end
+    end
+  end
+elseif reason ~= 'ip_limit' then
+  token = redis.call('GET', KEYS[1]) or ''
+end
+local nextCooldown = ARGV[10 + math.min(sends + 1, steps)]
+if fingerprint ~= '' then
+  -- The answer as one string, the fingerprint last (it may hold spaces).
+  redis.call('SET', KEYS[4], table.concat({allowed, reason, wait, sends, nextCooldown, nowText, token, fingerprint}, ' '),
+    'PX', ARGV[6])
+end
+return {allowed, reason, tonumber(wait), sends, tonumber(nextCooldown), now, token, 0}
