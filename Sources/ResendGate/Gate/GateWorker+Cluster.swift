@@ -21,13 +21,12 @@ extension GateWorker {
         _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
         completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
-        let prefix = configuration.keyPrefix
-        let number = keys.keyText(for: request.phone.e164)
+        let number = numberHasher.keyText(for: request.phone.e164)
         let token = tokens.next()
         guard let idempotencyKey = request.idempotencyKey else {
             return takeIPShareThenDecide(request, policy: policy, number: number, token: token, cipher: cipher, idempotency: nil, completion: completion)
         }
-        let recordKey = "\(prefix):idem:{\(SHA1.hexDigest(Array(idempotencyKey.utf8)))}"
+        let recordKey = keys.idempotencyRecord(idempotencyKey: idempotencyKey)
         let fingerprint = fingerprint(request, number: number)
         store.evaluate(GateScripts.idempotencyGet, slotKey: recordKey, { args in
             args.append(1)
@@ -56,7 +55,7 @@ extension GateWorker {
         guard let cap = policy.rules.ipMaxSends, let address = request.clientAddress else {
             return decideNumber(request, policy: policy, number: number, token: token, cipher: cipher, ip: .none, idempotency: idempotency, completion: completion)
         }
-        let ipKey = "\(configuration.keyPrefix):ip:{\(address.text)}:sends"
+        let ipKey = keys.ipSends(address: address.text)
         store.evaluate(GateScripts.ipTake, slotKey: ipKey, { args in
             args.append(1)
             args.append(ipKey)
@@ -96,8 +95,8 @@ extension GateWorker {
         idempotency: (key: String, fingerprint: String)?, completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
         var script = ReserveArguments(
-            prefix: configuration.keyPrefix, purpose: request.purpose, number: number, policy: policy, nonce: token,
-            ipKey: nil, ipCap: 0, idempotencyKey: nil, fingerprint: nil, idempotencyLifetime: 0)
+            keys: keys, purpose: request.purpose, number: number, policy: policy, nonce: token,
+            ipAddress: nil, ipCap: 0, idempotencyKey: nil, fingerprint: nil, idempotencyLifetime: 0)
         script.linkedRecord = idempotency?.key
         if case .refused(let wait) = ip { script.outsideWaitMilliseconds = max(1, wait) }
         store.evaluate(GateScripts.reserve, slotKey: script.slotKey, script.write, completion: { [unowned self] result in

@@ -16,7 +16,7 @@ extension GateWorker {
         }
         waitingForSecret.append(body)
         guard waitingForSecret.count == 1 else { return }
-        let key = configuration.keyPrefix + ":token-secret"
+        let key = keys.tokenSecret
         var fresh = [UInt8](repeating: 0, count: 32)
         fresh.withUnsafeMutableBytes { CountdownTokenSource.fill($0) }
         let candidate = CountdownTokenCipher.hex(fresh[...])
