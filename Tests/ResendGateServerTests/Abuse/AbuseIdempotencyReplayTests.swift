@@ -26,7 +26,7 @@ struct AbuseIdempotencyReplayTests {
             // Its cooldown's nonce, which the retry's token names: the cooldown key holds it.
             let nonce = try gate.redis.client().command("HGET", try #require(records.first), "tok").string
             #expect(nonce?.utf8.count == 16)
-            #expect(try gate.redis.client().command("GET", "rg:{default:\(Abuse.number)}:cooldown").string == nonce)
+            #expect(try gate.redis.client().command("GET", gateKey(.cooldown, Abuse.number)).string == nonce)
             let replay = try gate.client().send(#"{"phone": "\#(Abuse.number)"}"#, headers: [("Content-Type", "application/json")] + key)
             #expect(replay.status == 200)
             #expect(replay.header("Idempotent-Replayed") == "true")

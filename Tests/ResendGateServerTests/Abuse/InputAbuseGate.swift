@@ -1,4 +1,5 @@
 import Foundation
+import ResendGate
 import ResendGateTestSupport
 
 #if canImport(Glibc)
@@ -86,7 +87,7 @@ final class InputAbuseGate {
 
     /// The Redis key of a number's cooldown, as the gate names it without `--key-secret`.
     static func cooldownKey(_ e164: String, purpose: String = "default") -> String {
-        "rg:{\(purpose):\(e164)}:cooldown"
+        gateKey(.cooldown, e164, purpose: purpose)
     }
 }
 
