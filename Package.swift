@@ -17,11 +17,13 @@ let package = Package(
     targets: [
         // MARK: C libraries from Debian
         .systemLibrary(name: "CHiredis", path: "Sources/CHiredis"),
+        // libevent with evhttp: the event loop and the HTTP server.
+        .systemLibrary(name: "CLibevent", path: "Sources/CLibevent"),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto"),
         // Our hiredis adapter for libevent (C, beside the libraries it joins).
-        .target(name: "CRedisEvents", dependencies: ["CHiredis"], path: "Sources/CRedisEvents"),
+        .target(name: "CRedisEvents", dependencies: ["CHiredis", "CLibevent"], path: "Sources/CRedisEvents"),
         // Two shortcuts around evhttp's per-request epoll changes (C, beside evhttp).
-        .target(name: "CHTTPConnection", dependencies: ["CHiredis"], path: "Sources/CHTTPConnection"),
+        .target(name: "CHTTPConnection", dependencies: ["CLibevent"], path: "Sources/CHTTPConnection"),
         .target(
             name: "CPhoneNumber",
             path: "Sources/CPhoneNumber",
@@ -36,9 +38,9 @@ let package = Package(
         .target(name: "Countdown"),
         // The app-side kit: Foundation's URLSession and Countdown only (no UIKit/AppKit/SwiftUI).
         .target(name: "ResendGateClient", dependencies: ["Countdown"]),
-        .target(name: "ResendGate", dependencies: ["CHiredis", "CRedisEvents", "CPhoneNumber", "CCrypto", "Countdown"]),
+        .target(name: "ResendGate", dependencies: ["CHiredis", "CLibevent", "CRedisEvents", "CPhoneNumber", "CCrypto", "Countdown"]),
         .target(
-            name: "ResendGateServer", dependencies: ["ResendGate", "Countdown", "CHiredis", "CHTTPConnection"],
+            name: "ResendGateServer", dependencies: ["ResendGate", "Countdown", "CLibevent", "CHTTPConnection"],
             plugins: ["EmbedFiles"]),
         .executableTarget(name: "resendgate", dependencies: ["ResendGate", "ResendGateServer", "Countdown"]),
         .target(name: "ResendGateTestSupport", dependencies: ["ResendGate"]),

@@ -1,4 +1,4 @@
-import CHiredis
+import CLibevent
 import CHTTPConnection
 import ResendGate
 

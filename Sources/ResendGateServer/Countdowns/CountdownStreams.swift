@@ -1,5 +1,5 @@
 import CHTTPConnection
-import CHiredis
+import CLibevent
 import Countdown
 import ResendGate
 

@@ -1,5 +1,5 @@
 import CHTTPConnection
-import CHiredis
+import CLibevent
 import ResendGate
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import CHTTPConnection
-import CHiredis
+import CLibevent
 import ResendGate
 
 /// Keeps a worker's open connections under its cap without letting idle ones

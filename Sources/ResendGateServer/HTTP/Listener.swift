@@ -1,4 +1,4 @@
-import CHiredis
+import CLibevent
 import ResendGate
 #if canImport(Glibc)
 import Glibc
