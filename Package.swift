@@ -38,14 +38,17 @@ let package = Package(
         .target(name: "Countdown"),
         // The app-side kit: Foundation's URLSession and Countdown only (no UIKit/AppKit/SwiftUI).
         .target(name: "ResendGateClient", dependencies: ["Countdown"]),
-        .target(name: "ResendGate", dependencies: ["CHiredis", "CLibevent", "CRedisEvents", "CPhoneNumber", "CCrypto", "Countdown"]),
+        // The event loop (libevent) and the async Redis client on it (one Redis, Sentinel, Cluster).
+        .target(name: "RedisClient", dependencies: ["CHiredis", "CLibevent", "CRedisEvents", "CCrypto"]),
+        // The domain: phone numbers, policies, keys, the gate.
+        .target(name: "ResendGate", dependencies: ["RedisClient", "CPhoneNumber", "CCrypto", "Countdown"]),
         .target(
-            name: "ResendGateServer", dependencies: ["ResendGate", "Countdown", "CLibevent", "CHTTPConnection"],
+            name: "ResendGateServer", dependencies: ["ResendGate", "RedisClient", "Countdown", "CLibevent", "CHTTPConnection"],
             plugins: ["EmbedFiles"]),
-        .executableTarget(name: "resendgate", dependencies: ["ResendGate", "ResendGateServer", "Countdown"]),
-        .target(name: "ResendGateTestSupport", dependencies: ["ResendGate"]),
+        .executableTarget(name: "resendgate", dependencies: ["ResendGate", "RedisClient", "ResendGateServer", "Countdown"]),
+        .target(name: "ResendGateTestSupport", dependencies: ["ResendGate", "RedisClient"]),
         .executableTarget(name: "CountdownBench", dependencies: ["Countdown"]),
-        .executableTarget(name: "GateBench", dependencies: ["ResendGate", "ResendGateTestSupport"]),
+        .executableTarget(name: "GateBench", dependencies: ["ResendGate", "RedisClient", "ResendGateTestSupport"]),
 
         // MARK: Build tools
         // Data files (Content/EmbeddedFiles.txt lists them) compiled into their module as byte
@@ -63,18 +66,18 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "CountdownTests", dependencies: ["Countdown"]),
-        .testTarget(name: "ResendGateTests", dependencies: ["ResendGate"]),
+        .testTarget(name: "ResendGateTests", dependencies: ["ResendGate", "RedisClient"]),
         .testTarget(
             name: "ResendGateClientTests",
             dependencies: ["ResendGateClient", "Countdown", "ResendGateTestSupport"]
         ),
         .testTarget(
             name: "ResendGateIntegrationTests",
-            dependencies: ["ResendGate", "ResendGateTestSupport"]
+            dependencies: ["ResendGate", "RedisClient", "ResendGateTestSupport"]
         ),
         .testTarget(
             name: "ResendGateServerTests",
-            dependencies: ["ResendGateServer", "ResendGate", "ResendGateTestSupport"]
+            dependencies: ["ResendGateServer", "ResendGate", "RedisClient", "ResendGateTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 import ResendGate
 
 /// `GateBench`: decisions per second through the library from one process.

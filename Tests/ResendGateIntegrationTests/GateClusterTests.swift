@@ -1,7 +1,8 @@
 import Foundation
-import Synchronization
+import RedisClient
 import ResendGate
 import ResendGateTestSupport
+import Synchronization
 import Testing
 
 /// The gate on a real Redis Cluster (3 masters, 1 replica each) and behind Sentinels.

@@ -1,5 +1,6 @@
-import Testing
+@testable import RedisClient
 @testable import ResendGate
+import Testing
 
 @Suite("Times and rounding")
 struct DecisionTests {

@@ -1,5 +1,6 @@
-import Testing
+@testable import RedisClient
 @testable import ResendGate
+import Testing
 
 /// The key spellings are a storage format: a gate that spelled one differently would not
 /// see the cooldowns, counts and records live gates wrote. Each is pinned here.

@@ -1,3 +1,5 @@
+import RedisClient
+
 /// How every Redis key and channel of the gate is spelled: the one place that knows.
 /// The spellings are a storage format (a gate that spelled a key differently would not
 /// see the cooldowns running under the old one), so a test pins each of them.

@@ -1,3 +1,5 @@
+import RedisClient
+
 /// The Lua scripts that decide atomically inside Redis. Times and windows are
 /// Redis's own (`TIME`, `PTTL`): the gate's clock never decides.
 ///

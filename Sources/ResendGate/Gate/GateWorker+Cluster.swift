@@ -1,3 +1,5 @@
+import RedisClient
+
 /// The reserve path on a Redis Cluster, where one script may touch
 /// keys of one slot only. The number's decision stays one atomic script on the
 /// number's master; what lives in other slots takes steps around it:

@@ -3,6 +3,7 @@ import Glibc
 #else
 import Darwin
 #endif
+import RedisClient
 
 /// The default policy (one cooldown, nothing counted) without a script: one
 /// `SET <cooldown> <nonce> NX PX <ms> GET` and a `PTTL <cooldown>` written together

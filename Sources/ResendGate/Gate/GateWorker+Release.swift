@@ -1,3 +1,5 @@
+import RedisClient
+
 /// Refunds: `DELETE /v1/cooldowns/{phone}` and `resendgate release`.
 extension GateWorker {
     /// Ends the number's running cooldown and refunds its send (the SMS never left: the

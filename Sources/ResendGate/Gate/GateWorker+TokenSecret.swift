@@ -1,3 +1,5 @@
+import RedisClient
+
 /// The secret countdown tokens are sealed with. Given (`--token-secret`), every worker
 /// makes its cipher at once. Otherwise the deployment keeps one in Redis at
 /// `<prefix>:token-secret`: each worker asks `SET key <32 random bytes in hex> NX GET`

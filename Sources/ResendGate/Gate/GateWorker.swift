@@ -1,3 +1,5 @@
+import RedisClient
+
 /// The gate on one event loop: turns requests into single script calls on the
 /// loop's own Redis connection and replies into decisions. Confined to its loop:
 /// call every method on the loop's thread. The HTTP server runs one per worker;

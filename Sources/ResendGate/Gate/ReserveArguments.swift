@@ -1,3 +1,5 @@
+import RedisClient
+
 /// The keys and arguments of one `reserve` script call (see `GateScripts.reserve`).
 /// Keys the call does not use still name a key in the number's slot, so the script's
 /// arity never changes and a cluster never sees keys of two slots in one call.

@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 
 /// The policy of each purpose: one for every purpose not named, and overrides.
 public struct PolicySet: Sendable, Equatable {
