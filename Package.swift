@@ -17,11 +17,13 @@ let package = Package(
     targets: [
         // MARK: C libraries from Debian
         .systemLibrary(name: "CHiredis", path: "Sources/CHiredis"),
+        // libevent with evhttp: the event loop and the HTTP server.
+        .systemLibrary(name: "CLibevent", path: "Sources/CLibevent"),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto"),
         // Our hiredis adapter for libevent (C, beside the libraries it joins).
-        .target(name: "CRedisEvents", dependencies: ["CHiredis"], path: "Sources/CRedisEvents"),
+        .target(name: "CRedisEvents", dependencies: ["CHiredis", "CLibevent"], path: "Sources/CRedisEvents"),
         // Two shortcuts around evhttp's per-request epoll changes (C, beside evhttp).
-        .target(name: "CHTTPConnection", dependencies: ["CHiredis"], path: "Sources/CHTTPConnection"),
+        .target(name: "CHTTPConnection", dependencies: ["CLibevent"], path: "Sources/CHTTPConnection"),
         .target(
             name: "CPhoneNumber",
             path: "Sources/CPhoneNumber",
@@ -36,18 +38,21 @@ let package = Package(
         .target(name: "Countdown"),
         // The app-side kit: Foundation's URLSession and Countdown only (no UIKit/AppKit/SwiftUI).
         .target(name: "ResendGateClient", dependencies: ["Countdown"]),
+        // The event loop (libevent) and the async Redis client on it (one Redis, Sentinel, Cluster).
+        .target(name: "RedisClient", dependencies: ["CHiredis", "CLibevent", "CRedisEvents", "CCrypto"]),
+        // The domain: phone numbers, policies, keys, the gate.
         .target(
-            name: "ResendGate", dependencies: ["CHiredis", "CRedisEvents", "CPhoneNumber", "CCrypto", "Countdown"],
+            name: "ResendGate", dependencies: ["RedisClient", "CPhoneNumber", "CCrypto", "Countdown"],
             plugins: ["EmbedFiles"]),
         .target(
-            name: "ResendGateServer", dependencies: ["ResendGate", "Countdown", "CHiredis", "CHTTPConnection"],
+            name: "ResendGateServer", dependencies: ["ResendGate", "RedisClient", "Countdown", "CLibevent", "CHTTPConnection"],
             plugins: ["EmbedFiles"]),
-        .executableTarget(name: "resendgate", dependencies: ["ResendGate", "ResendGateServer", "ResendGateClient", "Countdown"]),
-        .target(name: "ResendGateTestSupport", dependencies: ["ResendGate", "ResendGateClient"]),
+        .executableTarget(name: "resendgate", dependencies: ["ResendGate", "RedisClient", "ResendGateServer", "ResendGateClient", "Countdown"]),
+        .target(name: "ResendGateTestSupport", dependencies: ["ResendGate", "RedisClient", "ResendGateClient"]),
         // The "Redis plus gate" fixture: apart, so that ResendGateTestSupport needs no server.
         .target(name: "ResendGateServerTestSupport", dependencies: ["ResendGateServer", "ResendGateTestSupport"]),
         .executableTarget(name: "CountdownBench", dependencies: ["Countdown"]),
-        .executableTarget(name: "GateBench", dependencies: ["Countdown", "ResendGate", "ResendGateTestSupport"]),
+        .executableTarget(name: "GateBench", dependencies: ["Countdown", "ResendGate", "RedisClient", "ResendGateTestSupport"]),
 
         // MARK: Build tools
         // Data files (Content/EmbeddedFiles.txt lists them) compiled into their module as byte
@@ -65,18 +70,18 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "CountdownTests", dependencies: ["Countdown"]),
-        .testTarget(name: "ResendGateTests", dependencies: ["ResendGate"]),
+        .testTarget(name: "ResendGateTests", dependencies: ["ResendGate", "RedisClient"]),
         .testTarget(
             name: "ResendGateClientTests",
             dependencies: ["ResendGateClient", "Countdown", "ResendGateTestSupport", "ResendGateServerTestSupport"]
         ),
         .testTarget(
             name: "ResendGateIntegrationTests",
-            dependencies: ["ResendGate", "ResendGateTestSupport"]
+            dependencies: ["ResendGate", "RedisClient", "ResendGateTestSupport"]
         ),
         .testTarget(
             name: "ResendGateServerTests",
-            dependencies: ["ResendGateServer", "ResendGate", "ResendGateClient", "ResendGateTestSupport", "ResendGateServerTestSupport"]
+            dependencies: ["ResendGateServer", "ResendGate", "RedisClient", "ResendGateClient", "ResendGateTestSupport", "ResendGateServerTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

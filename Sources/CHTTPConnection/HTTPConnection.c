@@ -1,4 +1,4 @@
-// System headers first: libevent's event-config.h defines _GNU_SOURCE (see CHiredis/shim.h).
+// System headers first: libevent's event-config.h defines _GNU_SOURCE (see CLibevent/shim.h).
 #include <sys/types.h>
 #include <sys/time.h>
 #include <sys/select.h>

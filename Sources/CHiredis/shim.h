@@ -1,28 +1,12 @@
 #ifndef RESENDGATE_CHIREDIS_SHIM_H
 #define RESENDGATE_CHIREDIS_SHIM_H
 
-// System headers first: libevent's event-config.h defines _GNU_SOURCE, and if it
-// comes first fd_set is seen two ways ("fds_bits ... not present in fd_set").
+// hiredis alone: libevent and evhttp are CLibevent's; our adapter joining the two is
+// CRedisEvents.
 #include <sys/types.h>
 #include <sys/time.h>
-#include <sys/select.h>
-#include <sys/socket.h>
-#include <netinet/in.h>
-// malloc_trim, for the server's MemoryTrim (Swift's Glibc module leaves malloc.h out).
-#include <malloc.h>
-
-#include <event2/event.h>
-#include <event2/thread.h>
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
-#include <event2/http.h>
-#include <event2/http_struct.h>
-#include <event2/keyvalq_struct.h>
-#include <event2/listener.h>
-#include <event2/util.h>
 
 #include <hiredis/hiredis.h>
 #include <hiredis/async.h>
-#include <hiredis/adapters/libevent.h>
 
 #endif

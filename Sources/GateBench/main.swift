@@ -1,5 +1,6 @@
 import Foundation
 import Countdown
+import RedisClient
 import ResendGate
 
 /// `GateBench`: decisions per second through the library from one process.

@@ -1,3 +1,5 @@
+import RedisClient
+
 /// Reads durations as users write them: `60` (seconds), `250ms`, `60s`, `5m`, `24h`, `7d`.
 public enum DurationParser {
     public static func parse(_ text: String, field: String) throws(ConfigurationError) -> Duration {
@@ -40,13 +42,5 @@ extension Duration {
         let (seconds, attoseconds) = components
         let millis = seconds * 1000 + attoseconds / 1_000_000_000_000_000
         return attoseconds % 1_000_000_000_000_000 > 0 ? millis + 1 : millis
-    }
-}
-
-extension String {
-    var trimmingSpaces: Substring {
-        let start = firstIndex { $0 != " " } ?? endIndex
-        let end = lastIndex { $0 != " " }.map { index(after: $0) } ?? start
-        return self[start..<end]
     }
 }

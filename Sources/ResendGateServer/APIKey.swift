@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 import ResendGate
 
 /// What an API key may do: each keyed route needs one scope.

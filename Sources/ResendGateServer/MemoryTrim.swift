@@ -1,4 +1,4 @@
-import CHiredis
+import CLibevent
 
 /// Gives memory back to the system once a crowd of connections has left. glibc keeps
 /// what is freed in each thread's arena for reuse and returns only the free top of a

@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 import ResendGate
 
 /// How the HTTP server listens, authenticates and protects itself.

@@ -1,3 +1,4 @@
+import RedisClient
 import ResendGate
 
 /// What every worker may read about all of them: their metrics and Redis health,

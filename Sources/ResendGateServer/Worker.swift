@@ -1,5 +1,6 @@
-import CHiredis
 import CHTTPConnection
+import CLibevent
+import RedisClient
 import ResendGate
 
 /// One event loop of the server: its own listener on the shared port, its own

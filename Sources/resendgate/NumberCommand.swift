@@ -1,5 +1,6 @@
 import Foundation
 import ResendGate
+import ResendGateServer
 
 /// What `send`, `status` and `release` share: one phone number, a purpose, and a
 /// gate built from the common options.

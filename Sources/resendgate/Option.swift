@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 import ResendGate
 
 /// One command-line option: its flag (`--name`), its environment variable

@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 import ResendGate
 
 /// The two renderings of an option list, `--help` and the README's table, and the

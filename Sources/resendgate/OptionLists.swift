@@ -1,3 +1,4 @@
+import RedisClient
 import ResendGate
 import ResendGateServer
 

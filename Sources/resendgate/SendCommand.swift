@@ -1,4 +1,5 @@
 import ResendGate
+import ResendGateServer
 
 /// `resendgate send PHONE`: reserve a send straight against Redis.
 enum SendCommand {

@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 import ResendGate
 
 /// `resendgate COMMAND ...`: a thin dispatcher; each command lives in its own file.

@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 import ResendGate
 import ResendGateTestSupport
 import Testing
@@ -47,7 +48,7 @@ struct CountdownTokenLiveTests {
             async let fromA = a.reserve(phone: "+86138001380\(round)1")
             async let fromB = b.reserve(phone: "+86138001380\(round)2")
             let (tokenA, tokenB) = (try #require(try await fromA.countdownToken), try #require(try await fromB.countdownToken))
-            #expect(try redis.client().keys("rg:token-secret") == ["rg:token-secret"])
+            #expect(try redis.client().keys(tokenSecretKey) == [tokenSecretKey])
             #expect(try await a.countdown(tokenB) != nil, "round \(round)")
             #expect(try await b.countdown(tokenA) != nil, "round \(round)")
             // A third gate, started later, reads the same secret.
@@ -64,7 +65,7 @@ struct CountdownTokenLiveTests {
         let decision = try await old.reserve(phone: number)
         let token = try #require(decision.countdownToken)
         #expect(try await Self.gate(redis, tokenSecret: "the first secret of the deployment").countdown(token) != nil)
-        #expect(try redis.client().keys("rg:token-secret").isEmpty)
+        #expect(try redis.client().keys(tokenSecretKey).isEmpty)
         let rotated = try Self.gate(redis, tokenSecret: "the second secret, after rotation")
         #expect(try await rotated.countdown(token) == nil)
         // The cooldown itself runs on: the number is still refused, with a token that works.

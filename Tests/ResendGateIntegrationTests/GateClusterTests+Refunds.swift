@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 import ResendGate
 import ResendGateTestSupport
 import Testing
@@ -35,7 +36,7 @@ extension GateClusterTests {
         #expect((refused?.retryAfterMilliseconds ?? 0) > 3_500_000)
         #expect(try await gate.peek(phone: number).active, "nothing changed: the cooldown keeps running")
 
-        let refundsKey = "rg:{default:\(number)}:refunds", ipKey = "rg:ip:{\(ip)}:sends"
+        let refundsKey = gateKey(.refunds, number), ipKey = ipSendsKey(ip)
         #expect(try cluster.client(forKey: refundsKey).command("ZCARD", refundsKey) == .integer(2))
         // Three allowed sends from the IP, each its own entry; the refunds lowered nothing.
         #expect(try cluster.client(forKey: ipKey).command("ZCARD", ipKey) == .integer(3))
@@ -73,7 +74,7 @@ extension GateClusterTests {
             _ = try await gate.release(phone: number)
         }
         #expect(allowed == 5)
-        let ipKey = "rg:ip:{\(ip)}:sends"
+        let ipKey = ipSendsKey(ip)
         #expect(try cluster.client(forKey: ipKey).command("ZCARD", ipKey) == .integer(5))
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-import Synchronization
+import RedisClient
 import ResendGate
 import ResendGateTestSupport
+import Synchronization
 import Testing
 
 /// The gate on a real Redis Cluster (3 masters, 1 replica each) and behind Sentinels.
@@ -54,14 +55,14 @@ struct GateClusterTests {
             let second = try await gate.reserve(phone: number)
             #expect(!second.allowed && second.reason == .cooldown, "\(number)")
             // The cooldown lives on the master that owns its slot.
-            let key = "rg:{default:\(number)}:cooldown"
+            let key = gateKey(.cooldown, number)
             let owner = try cluster.masterPort(forSlot: cluster.slot(forKey: key))
             slotsByMaster[owner, default: 0] += 1
             // It holds the nonce its countdown token names (the secret, in its own slot, is
             // the one the first gate created).
             if cipher == nil {
-                let secretOwner = try cluster.masterPort(forSlot: cluster.slot(forKey: "rg:token-secret"))
-                let secret = try #require(try cluster.client(port: secretOwner).command("GET", "rg:token-secret").string)
+                let secretOwner = try cluster.masterPort(forSlot: cluster.slot(forKey: tokenSecretKey))
+                let secret = try #require(try cluster.client(port: secretOwner).command("GET", tokenSecretKey).string)
                 cipher = CountdownTokenCipher(secret: Array(secret.utf8))
             }
             let named = cipher?.open(try #require(first.countdownToken))
@@ -88,7 +89,7 @@ struct GateClusterTests {
         // A number refused by its cooldown gives its IP share back.
         #expect(try await gate.reserve(phone: numbers[3], clientIP: "198.51.100.1").allowed)
         #expect(try await gate.reserve(phone: numbers[3], clientIP: "198.51.100.1").reason == .cooldown)
-        let ipKey = "rg:ip:{198.51.100.1}:sends"
+        let ipKey = ipSendsKey("198.51.100.1")
         #expect(try cluster.client(forKey: ipKey).command("ZCARD", ipKey) == .integer(1))
 
         let first = try await gate.reserve(phone: "+8613800138001", idempotencyKey: "k-1")
@@ -131,21 +132,21 @@ struct GateClusterTests {
                 // try was answered 503 (never allowed, as the contract says), and this one meets
                 // the cooldown it started. Make sure the replica has it before the kill.
                 #expect(decision.reason == .cooldown, "\(number): \(decision)")
-                let key = "rg:{default:\(number)}:cooldown"
+                let key = gateKey(.cooldown, number)
                 #expect(try cluster.client(forKey: key).command("WAIT", "1", "5000") == .integer(1))
             }
         }
         _ = try await gate.peek(phone: numbers[0])
-        let victim = try cluster.masterPort(forSlot: cluster.slot(forKey: "rg:{default:\(numbers[0])}:cooldown"))
+        let victim = try cluster.masterPort(forSlot: cluster.slot(forKey: gateKey(.cooldown, numbers[0])))
         let onVictim = try numbers.filter {
-            try cluster.masterPort(forSlot: cluster.slot(forKey: "rg:{default:\($0)}:cooldown")) == victim
+            try cluster.masterPort(forSlot: cluster.slot(forKey: gateKey(.cooldown, $0))) == victim
         }
         cluster.kill(port: victim)
         let killed = ContinuousClock.now
         // A new number on the dead master's slots is served once the replica takes over.
         let fresh = try #require(Self.spreadNumbers(400).dropFirst(30).first {
-            try cluster.slot(forKey: "rg:{default:\($0)}:cooldown") == cluster.slot(forKey: "rg:{default:\(onVictim[0])}:cooldown")
-                || cluster.masterPort(forSlot: cluster.slot(forKey: "rg:{default:\($0)}:cooldown")) == victim
+            try cluster.slot(forKey: gateKey(.cooldown, $0)) == cluster.slot(forKey: gateKey(.cooldown, onVictim[0]))
+                || cluster.masterPort(forSlot: cluster.slot(forKey: gateKey(.cooldown, $0))) == victim
         })
         let newDecision = try await Self.whenServed(within: .seconds(10)) { () async throws(GateError) in
             try await gate.reserve(phone: fresh)
@@ -167,12 +168,12 @@ struct GateClusterTests {
         let gate = try Self.gate(cluster: cluster, logger: log.logger(.info))
         // Twenty numbers whose keys share one slot (searched for: about one in 16 384
         // numbers lands in a given slot): the slot to move.
-        let slot = cluster.slot(forKey: "rg:{default:+8613800138000}:cooldown")
+        let slot = cluster.slot(forKey: gateKey(.cooldown, "+8613800138000"))
         var sample: [String] = []
         var candidate = 0
         while sample.count < 20 && candidate < 3_000_000 {
             let number = "+86138\(String(format: "%08d", candidate))"
-            if cluster.slot(forKey: "rg:{default:\(number)}:cooldown") == slot { sample.append(number) }
+            if cluster.slot(forKey: gateKey(.cooldown, number)) == slot { sample.append(number) }
             candidate += 1
         }
         #expect(sample.count == 20)

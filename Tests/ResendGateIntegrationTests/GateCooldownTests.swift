@@ -35,11 +35,11 @@ struct GateCooldownTests {
             let client = try redis.client()
             // One key a number, the cooldown: no countdown-token key.
             #expect(try client.keys() == [cooldownKey()])
-            #expect(try client.keys("rg:*").sorted() == [cooldownKey(), "rg:token-secret"].sorted())
+            #expect(try client.keys("rg:*").sorted() == [cooldownKey(), tokenSecretKey].sorted())
             // The cooldown key holds the nonce the countdown token both answers carry names.
             let token = try #require(first.countdownToken)
             #expect(second.countdownToken == token)
-            let secret = try #require(try client.command("GET", "rg:token-secret").string)
+            let secret = try #require(try client.command("GET", tokenSecretKey).string)
             let contents = try #require(CountdownTokenCipher(secret: Array(secret.utf8)).open(token))
             #expect(contents.number == number && contents.purpose == .default)
             #expect(try client.command("GET", cooldownKey()) == .bulkString(contents.cooldownValue))

@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 import ResendGate
 import ResendGateTestSupport
 import Testing
@@ -156,7 +157,7 @@ struct GatePolicyTests {
             let ip = "203.0.113.7"
             #expect(try await gate.reserve(phone: phone(0), clientIP: ip).allowed)
             #expect(try await gate.reserve(phone: phone(1), clientIP: ip).allowed)
-            let oldest = try oldestScore("rg:ip:{203.0.113.7}:sends", in: client)
+            let oldest = try oldestScore(ipSendsKey("203.0.113.7"), in: client)
             let third = try await gate.reserve(phone: phone(2), clientIP: ip)
             #expect(!third.allowed)
             #expect(third.reason == .ipLimit)
@@ -165,7 +166,7 @@ struct GatePolicyTests {
             #expect(third.countdownToken == nil)
             // Consumed nothing: no cooldown for the refused number, no third IP entry.
             #expect(try client.pttl(cooldownKey(phone(2))) == -2)
-            #expect(try client.command("ZCARD", "rg:ip:{203.0.113.7}:sends") == .integer(2))
+            #expect(try client.command("ZCARD", ipSendsKey("203.0.113.7")) == .integer(2))
             // The IPv4-mapped IPv6 spelling is the same client.
             #expect(try await gate.reserve(phone: phone(2), clientIP: "::ffff:203.0.113.7").reason == .ipLimit)
             // Another address, and a send without an address, are not limited by it.
@@ -178,15 +179,15 @@ struct GatePolicyTests {
             let v6 = try await gate.reserve(phone: phone(12), clientIP: "2001:0DB8:0001:0002:0000:0000:0000:0009")
             #expect(v6.reason == .ipLimit)
             #expect(try await gate.reserve(phone: phone(12), clientIP: "2001:db8:1:3::1").allowed)
-            #expect(try client.command("ZCARD", "rg:ip:{2001:db8:1:2::/64}:sends") == .integer(2))
-            #expect(try client.command("ZCARD", "rg:ip:{2001:db8:1:3::/64}:sends") == .integer(1))
+            #expect(try client.command("ZCARD", ipSendsKey("2001:db8:1:2::/64")) == .integer(2))
+            #expect(try client.command("ZCARD", ipSendsKey("2001:db8:1:3::/64")) == .integer(1))
 
             #expect(await gateError { () async throws(GateError) in
                 try await gate.reserve(phone: phone(20), clientIP: "203.0.113.300")
             }?.code == "invalid_field")
 
             // After the window the address may send again.
-            try await waitForExpiry(of: "rg:ip:{203.0.113.7}:sends", in: client)
+            try await waitForExpiry(of: ipSendsKey("203.0.113.7"), in: client)
             #expect(try await gate.reserve(phone: phone(21), clientIP: ip).allowed)
         }
     }
@@ -228,7 +229,7 @@ struct GatePolicyTests {
         try await withLiveGate(policy: perIP) { redis, gate async throws in
             let client = try redis.client()
             #expect(try await gate.reserve(phone: number, clientIP: "203.0.113.9").allowed)
-            let oldest = try oldestScore("rg:ip:{203.0.113.9}:sends", in: client)
+            let oldest = try oldestScore(ipSendsKey("203.0.113.9"), in: client)
             let denied = try await gate.reserve(phone: number, clientIP: "203.0.113.9")
             #expect(denied.reason == .ipLimit)
             #expect(denied.retryAfterMilliseconds == oldest + 2_000 - denied.serverTimeMilliseconds)
@@ -287,7 +288,7 @@ struct GatePolicyTests {
             #expect(try client.command("ZRANGE", sendsKey(purpose: "login"), "0", "-1", "WITHSCORES") == members)
             #expect(try client.command("GET", cooldownKey(purpose: "login")).string == token)
             // The answer's countdown token names that cooldown (its key holds the token's nonce).
-            let secret = try #require(try client.command("GET", "rg:token-secret").string)
+            let secret = try #require(try client.command("GET", tokenSecretKey).string)
             let opened = CountdownTokenCipher(secret: Array(secret.utf8)).open(try #require(first.countdownToken))
             #expect(opened?.cooldownValue == token)
 

@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 import ResendGate
 import ResendGateTestSupport
 import Testing
@@ -8,9 +9,9 @@ import Testing
 /// The number most tests use, in canonical form, and its keys under the default prefix.
 let number = "+8613800138000"
 
-func cooldownKey(_ e164: String = number, purpose: String = "default") -> String { "rg:{\(purpose):\(e164)}:cooldown" }
-func sendsKey(_ e164: String = number, purpose: String = "default") -> String { "rg:{\(purpose):\(e164)}:sends" }
-func refundsKey(_ e164: String = number, purpose: String = "default") -> String { "rg:{\(purpose):\(e164)}:refunds" }
+func cooldownKey(_ e164: String = number, purpose: String = "default") -> String { gateKey(.cooldown, e164, purpose: purpose) }
+func sendsKey(_ e164: String = number, purpose: String = "default") -> String { gateKey(.sends, e164, purpose: purpose) }
+func refundsKey(_ e164: String = number, purpose: String = "default") -> String { gateKey(.refunds, e164, purpose: purpose) }
 
 /// Starts a fresh `redis-server`, makes a `Gate` on it, runs `body`, then stops Redis
 /// whatever happened. The gate is created with `url` (default: the server's own URL).

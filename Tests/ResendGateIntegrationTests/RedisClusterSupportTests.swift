@@ -1,4 +1,5 @@
 import Foundation
+import ResendGate
 import ResendGateTestSupport
 import Testing
 
@@ -20,8 +21,8 @@ struct RedisClusterSlotTests {
         #expect(RedisCluster.slot(forKey: "foo{{bar}}zap") == RedisCluster.slot(forKey: "{bar"))
         #expect(RedisCluster.slot(forKey: "foo{bar}{zap}") == RedisCluster.slot(forKey: "bar"))
         #expect(
-            RedisCluster.slot(forKey: "rg:{login:+8613800138000}:cooldown")
-                == RedisCluster.slot(forKey: "rg:{login:+8613800138000}:sends"))
+            RedisCluster.slot(forKey: gateKey(.cooldown, "+8613800138000", purpose: "login"))
+                == RedisCluster.slot(forKey: gateKey(.sends, "+8613800138000", purpose: "login")))
     }
 
     @Test func hashTagForSlotLandsThere() {
@@ -54,7 +55,7 @@ struct RedisClusterSupportTests {
 
         // Our slot function agrees with Redis's, and masterPort(forSlot:) with the node's answer.
         let any = try cluster.client(port: cluster.ports[0])
-        for key in ["foo", "rg:{login:+8613800138000}:cooldown", "rg:ip:{203.0.113.7}:sends", "a{b}c", "{}x", "日本"] {
+        for key in ["foo", gateKey(.cooldown, "+8613800138000", purpose: "login"), ipSendsKey("203.0.113.7"), "a{b}c", "{}x", "日本"] {
             let slot = cluster.slot(forKey: key)
             #expect(try any.command("CLUSTER", "KEYSLOT", key) == .integer(slot), "\(key)")
             let owner = try cluster.client(port: cluster.masterPort(forSlot: slot))
@@ -76,7 +77,7 @@ struct RedisClusterSupportTests {
     @Test(.timeLimit(.minutes(1))) func killedMasterIsReplacedAndKeepsWhatWAITConfirmed() throws {
         let cluster = try RedisCluster()
         defer { cluster.stop() }
-        let key = "rg:{login:+8613800138000}:cooldown"
+        let key = gateKey(.cooldown, "+8613800138000", purpose: "login")
         let oldMaster = try cluster.masterPort(forSlot: cluster.slot(forKey: key))
         let replica = try #require(try cluster.replicas(ofMaster: oldMaster).first)
         let master = try cluster.client(port: oldMaster)

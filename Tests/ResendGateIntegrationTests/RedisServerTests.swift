@@ -1,4 +1,5 @@
 import Foundation
+import ResendGate
 import ResendGateTestSupport
 import Testing
 
@@ -42,12 +43,12 @@ struct RedisServerTests {
         let redis = try RedisServer(.init(appendOnly: true))
         defer { redis.stop() }
         let firstPid = redis.pid
-        try redis.client().command("SET", "rg:{login:+8613800138000}:cooldown", "1", "PX", "600000")
+        try redis.client().command("SET", gateKey(.cooldown, "+8613800138000", purpose: "login"), "1", "PX", "600000")
         try redis.restart()
         #expect(redis.pid != firstPid)
         let client = try redis.client()
-        #expect(try client.command("GET", "rg:{login:+8613800138000}:cooldown") == .bulkString("1"))
-        let pttl = try #require(try client.command("PTTL", "rg:{login:+8613800138000}:cooldown").integer)
+        #expect(try client.command("GET", gateKey(.cooldown, "+8613800138000", purpose: "login")) == .bulkString("1"))
+        let pttl = try #require(try client.command("PTTL", gateKey(.cooldown, "+8613800138000", purpose: "login")).integer)
         #expect((590_000...600_000).contains(pttl))
     }
 

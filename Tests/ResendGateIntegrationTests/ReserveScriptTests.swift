@@ -1,4 +1,5 @@
 import Foundation
+import ResendGate
 @testable import ResendGate
 import ResendGateTestSupport
 import Testing
@@ -9,7 +10,7 @@ import Testing
 /// keys behind.
 @Suite("Plain cooldown: SET NX PX GET and PTTL answer as the reserve script")
 struct ReserveScriptTests {
-    static let cooldown = "rg:{default:+8613800138000}:cooldown"
+    static let cooldown = gateKey(.cooldown, "+8613800138000")
     static let nonce = "AAAAAAAAAAAAAAAA"
     static let step = "60000"
 
@@ -30,8 +31,8 @@ struct ReserveScriptTests {
 
         let full = try Self.run(client, setup: setup, [[
             "EVAL", GateScripts.reserve.source, "6",
-            Self.cooldown, "rg:{default:+8613800138000}:sends", "rg:{default:+8613800138000}:no-ip",
-            "rg:{default:+8613800138000}:no-idem", "rg:{default:+8613800138000}:no-token", "rg:{default:+8613800138000}:idem",
+            Self.cooldown, gateKey(.sends, "+8613800138000"), gateKey(.noIP, "+8613800138000"),
+            gateKey(.noIdempotency, "+8613800138000"), gateKey(.noToken, "+8613800138000"), gateKey(.idempotencyLink, "+8613800138000"),
             "0", "0", "0", "0", "", "86400000", Self.nonce, "", "0", "0", Self.step,
         ]])
         let plain = try Self.run(client, setup: setup, [

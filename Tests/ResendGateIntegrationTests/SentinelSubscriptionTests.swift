@@ -1,4 +1,5 @@
 import Foundation
+@testable import RedisClient
 @testable import ResendGate
 import ResendGateTestSupport
 import Synchronization

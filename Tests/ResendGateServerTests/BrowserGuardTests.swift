@@ -1,5 +1,6 @@
-@testable import ResendGateServer
+import RedisClient
 import ResendGate
+@testable import ResendGateServer
 import Testing
 
 /// The rules behind 421 and 403 `forbidden`, byte by byte (the attacks themselves run in

@@ -1,4 +1,5 @@
 import Foundation
+import ResendGate
 import ResendGateTestSupport
 import Testing
 
@@ -96,7 +97,7 @@ struct CountdownReleaseTests {
         let token = try gates.send(Self.phone, on: 0)
         let stream = try gates.openStream(token, on: 0)
         let subscribers = { () throws -> Int in
-            let reply = try redis.client().command("PUBSUB", "NUMSUB", "rg:released")
+            let reply = try redis.client().command("PUBSUB", "NUMSUB", releasedChannel)
             guard case .array(let items) = reply, items.count == 2 else { return -1 }
             return items[1].integer ?? -1
         }
@@ -126,7 +127,7 @@ struct CountdownReleaseTests {
         let stream = try gates.openStream(token, on: 0)
         let client = try redis.client()
         try waitUntilTrue("the stream's worker subscribed") {
-            if case .array(let items) = try client.command("PUBSUB", "NUMSUB", "rg:released") { return items[1].integer == 1 }
+            if case .array(let items) = try client.command("PUBSUB", "NUMSUB", releasedChannel) { return items[1].integer == 1 }
             return false
         }
         // A fresh subscription re-checks the streams' cooldowns at once: let that check

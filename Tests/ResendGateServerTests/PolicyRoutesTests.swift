@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 import ResendGate
 import ResendGateServer
 import ResendGateServerTestSupport
@@ -28,12 +29,12 @@ struct PolicyRoutesTests {
             #expect(allowed["sends_left"] as? Int == 1)
             #expect(allowed["next_retry_after"] as? Int == 1)
             #expect(allowed["retry_after_ms"] as? Int == 200)
-            try server.waitForExpiry(of: "rg:{default:\(Self.number)}:cooldown")
+            try server.waitForExpiry(of: gateKey(.cooldown, Self.number))
             // The send that fills the window answers with the real wait: until the oldest
             // send leaves the 2 s window, not the 200 ms step.
             let filling = try object(try client.send(phone: Self.number))
             #expect(filling["sends_left"] as? Int == 0)
-            let oldest = try server.oldestScore("rg:{default:\(Self.number)}:sends")
+            let oldest = try server.oldestScore(gateKey(.sends, Self.number))
             let filledText = try #require(filling["server_time"] as? String)
             let filledAt = try #require(RFC3339.milliseconds(filledText))
             #expect((filling["retry_after_ms"] as? Int).map(Int64.init) == oldest + 2_000 - filledAt, "\(filling)")
@@ -60,7 +61,7 @@ struct PolicyRoutesTests {
             #expect(response.header("RateLimit-Policy") == #""max_sends";q=2"#)
             #expect(response.header("RateLimit") == #""max_sends";r=0;t=\#(seconds)"#)
             #expect(response.header("Content-Type") == jsonContentType)
-            #expect(try server.redis.client().command("ZCARD", "rg:{default:\(Self.number)}:sends") == .integer(2))
+            #expect(try server.redis.client().command("ZCARD", gateKey(.sends, Self.number)) == .integer(2))
 
             let metrics = try PrometheusSamples(try client.get("/metrics").text)
             #expect(metrics.value("resendgate_decisions_total", #"outcome="denied",reason="max_sends""#) == 1)
@@ -135,9 +136,9 @@ struct PolicyRoutesTests {
             let first = try send(body, key: "order-42")
             #expect(first.status == 200)
             #expect(first.header("Idempotent-Replayed") == nil)
-            let sends = "rg:{login:\(Self.number)}:sends"
+            let sends = gateKey(.sends, Self.number, purpose: "login")
             let members = try redis.command("ZRANGE", sends, "0", "-1", "WITHSCORES")
-            let cooldownValue = try redis.command("GET", "rg:{login:\(Self.number)}:cooldown")
+            let cooldownValue = try redis.command("GET", gateKey(.cooldown, Self.number, purpose: "login"))
             usleep(20_000)  // so that a fresh decision would carry another server_time
 
             let replay = try send(body, key: "order-42")
@@ -145,13 +146,13 @@ struct PolicyRoutesTests {
             #expect(replay.header("Idempotent-Replayed") == "true")
             #expect(replay.body == first.body, "\(replay.text)\n\(first.text)")
             #expect(try redis.command("ZRANGE", sends, "0", "-1", "WITHSCORES") == members)
-            #expect(try redis.command("GET", "rg:{login:\(Self.number)}:cooldown") == cooldownValue)
+            #expect(try redis.command("GET", gateKey(.cooldown, Self.number, purpose: "login")) == cooldownValue)
 
             let other = try send(#"{"phone": "+8613800138001", "purpose": "login", "client_ip": "203.0.113.7"}"#, key: "order-42")
             #expect(other.status == 422)
             #expect(other.errorCode == "idempotency_key_reused")
             #expect(other.header("Idempotent-Replayed") == nil)
-            #expect(try redis.command("EXISTS", "rg:{login:+8613800138001}:cooldown") == .integer(0))
+            #expect(try redis.command("EXISTS", gateKey(.cooldown, "+8613800138001", purpose: "login")) == .integer(0))
 
             // A denied answer is stored and replayed byte for byte, with its headers.
             let denied = try send(body, key: "order-43")
@@ -182,7 +183,7 @@ struct PolicyRoutesTests {
         try withPolicyServer(PolicySet(fallback: policy)) { server in
             let client = server.client()
             #expect(try object(try client.send(phone: Self.number))["retry_after_ms"] as? Int == 1_000)
-            try server.waitForExpiry(of: "rg:{default:\(Self.number)}:cooldown")
+            try server.waitForExpiry(of: gateKey(.cooldown, Self.number))
             let second = try object(try client.send(phone: Self.number))
             #expect(second["retry_after_ms"] as? Int == 5_000)
             #expect(second["next_retry_after"] as? Int == 9)
@@ -195,7 +196,7 @@ struct PolicyRoutesTests {
             let body = try object(again)
             #expect(body["retry_after_ms"] as? Int == 5_000, "the 2nd step again, not the 3rd")
             #expect(body["next_retry_after"] as? Int == 9)
-            #expect(try server.redis.client().command("ZCARD", "rg:{default:\(Self.number)}:sends") == .integer(2))
+            #expect(try server.redis.client().command("ZCARD", gateKey(.sends, Self.number)) == .integer(2))
         }
     }
 
@@ -244,7 +245,7 @@ struct PolicyRoutesTests {
             // cooldown or the cap; at least the 100 sends past the cap met the cap.
             #expect((reasons["ip_limit"] ?? 0) >= 100, "\(reasons)")
             let redis = try server.redis.client()
-            #expect(try redis.command("ZCARD", "rg:ip:{198.51.100.23}:sends") == .integer(50))
+            #expect(try redis.command("ZCARD", ipSendsKey("198.51.100.23")) == .integer(50))
             #expect(try redis.keys("rg:{default:*}:cooldown").count == 50)
         }
     }

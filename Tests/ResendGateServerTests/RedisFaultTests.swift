@@ -190,7 +190,7 @@ struct RedisFaultTests {
                 probe503 = max(probe503, record.received - record.sent)
                 // Known and safe: a script already written to a stalled Redis runs when it
                 // resumes, so a send answered 503 may still have started its cooldown.
-                if (try redisClient.command("EXISTS", "rg:{default:\(record.phone)}:cooldown").integer ?? 0) == 1 {
+                if (try redisClient.command("EXISTS", gateKey(.cooldown, record.phone)).integer ?? 0) == 1 {
                     refusedButRecorded += 1
                 }
             }
@@ -198,7 +198,7 @@ struct RedisFaultTests {
                 if faultIsObservable, record.received > faultStarted + .milliseconds(50), record.received < faultEnded {
                     allowedDuringFault += 1
                 }
-                let ttl = try redisClient.command("PTTL", "rg:{default:\(record.phone)}:cooldown").integer ?? -2
+                let ttl = try redisClient.command("PTTL", gateKey(.cooldown, record.phone)).integer ?? -2
                 if ttl <= 0 { unrecorded.append(record.phone) }
             }
         }

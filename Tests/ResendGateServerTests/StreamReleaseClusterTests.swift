@@ -1,4 +1,5 @@
 import Foundation
+import ResendGate
 import ResendGateTestSupport
 import Testing
 
@@ -21,7 +22,7 @@ struct StreamReleaseClusterTests {
         let firstSeedsMaster = try masters.first { $0.port == firstSeed }?.port
             ?? masters.first { master in try cluster.replicas(ofMaster: master.port).contains { $0.port == firstSeed } }?.port
         let phone = try #require((0..<100).map { "+861380013\(String(format: "%04d", $0))" }.first { number in
-            let owner = try cluster.masterPort(forSlot: cluster.slot(forKey: "rg:{default:\(number)}:cooldown"))
+            let owner = try cluster.masterPort(forSlot: cluster.slot(forKey: gateKey(.cooldown, number)))
             return owner != firstSeed && owner != firstSeedsMaster
         })
         let gates = try ReleaseTestGates(count: 2, redis: ["--redis-cluster", cluster.seedList])
@@ -35,12 +36,12 @@ struct StreamReleaseClusterTests {
         let streams = try [1, 1, 1, 0].map { try gates.openStream(token, on: $0) }
         // Every worker that has a stream subscribed on the first seed, none on the owner.
         let subscribers = { (port: Int) throws -> Int in
-            guard case .array(let items) = try cluster.client(port: port).command("PUBSUB", "NUMSUB", "rg:released"),
+            guard case .array(let items) = try cluster.client(port: port).command("PUBSUB", "NUMSUB", releasedChannel),
                   items.count == 2 else { return -1 }
             return items[1].integer ?? -1
         }
         try waitUntilTrue("the workers subscribed on the first seed") { try subscribers(firstSeed) >= 2 }
-        let owner = try cluster.masterPort(forSlot: cluster.slot(forKey: "rg:{default:\(phone)}:cooldown"))
+        let owner = try cluster.masterPort(forSlot: cluster.slot(forKey: gateKey(.cooldown, phone)))
         #expect(try subscribers(owner) == 0)
         let releasing = ContinuousClock.now
         #expect(try gates.release(phone, on: 0) == 204)
@@ -66,7 +67,7 @@ struct StreamReleaseClusterTests {
         let token = try gates.send(phone, on: 0)
         let stream = try gates.openStream(token, on: 0)
         let subscribers = { (port: Int) throws -> Int in
-            guard case .array(let items) = try sentinels.client(port: port).command("PUBSUB", "NUMSUB", "rg:released"),
+            guard case .array(let items) = try sentinels.client(port: port).command("PUBSUB", "NUMSUB", releasedChannel),
                   items.count == 2 else { return -1 }
             return items[1].integer ?? -1
         }

@@ -1,5 +1,6 @@
-import Testing
+@testable import RedisClient
 @testable import ResendGate
+import Testing
 
 /// The default policy's answer from the replies of `SET … NX PX … GET` and `PTTL`
 /// (GateWorker+Cooldown.swift), for every reply Redis can give.

@@ -1,5 +1,6 @@
-import Testing
+import RedisClient
 @testable import ResendGate
+import Testing
 
 /// The package's one queue: order kept through pops, put-backs, filtering and compaction.
 struct FIFOTests {

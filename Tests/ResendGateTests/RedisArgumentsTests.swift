@@ -1,5 +1,6 @@
-import Testing
+@testable import RedisClient
 @testable import ResendGate
+import Testing
 
 @Suite("RedisArguments: commands in Redis's protocol")
 struct RedisArgumentsTests {

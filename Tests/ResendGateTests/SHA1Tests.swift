@@ -1,3 +1,4 @@
+@testable import RedisClient
 @testable import ResendGate
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 
 /// The resend gate for async Swift callers: decides whether a verification code may
 /// be sent to a number now, with Redis as the only state.

@@ -1,3 +1,5 @@
+import RedisClient
+
 /// Everything a gate needs to decide: where Redis is, the policies, and the
 /// default region for numbers written without a country code.
 public struct GateConfiguration: Sendable {

@@ -1,3 +1,5 @@
+import RedisClient
+
 /// The Lua scripts that decide atomically inside Redis, one `.lua` file each in
 /// `Gate/Scripts/` (compiled in at build time by Plugins/EmbedFiles, see
 /// `Scripts/EmbeddedFiles.txt`); each file starts with its KEYS, ARGV and reply. Times and

@@ -1,3 +1,5 @@
+import RedisClient
+
 /// The reserve path on a Redis Cluster, where one script may touch
 /// keys of one slot only. The number's decision stays one atomic script on the
 /// number's master; what lives in other slots takes steps around it:
@@ -21,10 +23,9 @@ extension GateWorker {
         _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
         completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
-        let prefix = configuration.keyPrefix
-        let number = keys.keyText(for: request.phone.e164)
+        let number = numberHasher.keyText(for: request.phone.e164)
         let token = tokens.next()
-        guard let recordKey = request.idempotencyRecordKey(prefix: prefix) else {
+        guard let recordKey = request.idempotencyKey.map({ keys.idempotencyRecord(idempotencyKey: $0, caller: request.caller) }) else {
             return takeIPShareThenDecide(request, policy: policy, number: number, token: token, cipher: cipher, idempotency: nil, completion: completion)
         }
         let fingerprint = fingerprint(request, number: number)
@@ -55,7 +56,7 @@ extension GateWorker {
         guard let cap = policy.rules.ipMaxSends, let address = request.clientAddress else {
             return decideNumber(request, policy: policy, number: number, token: token, cipher: cipher, ip: .none, idempotency: idempotency, completion: completion)
         }
-        let ipKey = "\(configuration.keyPrefix):ip:{\(address.text)}:sends"
+        let ipKey = keys.ipSends(address: address.text)
         store.evaluate(GateScripts.ipTake, slotKey: ipKey, { args in
             args.append(1)
             args.append(ipKey)
@@ -95,8 +96,8 @@ extension GateWorker {
         idempotency: (key: String, fingerprint: String)?, completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
         var script = ReserveArguments(
-            prefix: configuration.keyPrefix, purpose: request.purpose, number: number, policy: policy, nonce: token,
-            ipKey: nil, ipCap: 0, idempotencyKey: nil, fingerprint: nil, idempotencyLifetime: 0)
+            keys: keys, purpose: request.purpose, number: number, policy: policy, nonce: token,
+            ipAddress: nil, ipCap: 0, idempotencyKey: nil, fingerprint: nil, idempotencyLifetime: 0)
         script.linkedRecord = idempotency?.key
         if case .refused(let wait) = ip { script.outsideWaitMilliseconds = max(1, wait) }
         store.evaluate(GateScripts.reserve, slotKey: script.slotKey, script.write, completion: { [unowned self] result in

@@ -3,6 +3,7 @@ import Glibc
 #else
 import Darwin
 #endif
+import RedisClient
 
 /// The default policy (one cooldown, nothing counted) without a script: one
 /// `SET <cooldown> <nonce> NX PX <ms> GET` and a `PTTL <cooldown>` written together
@@ -17,9 +18,9 @@ extension GateWorker {
         _ request: SendRequest, policy: CompiledPolicy, number: String, nonce: CooldownNonce, milliseconds: Int64,
         cipher: CountdownTokenCipher, completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
-        let prefix = configuration.keyPrefix
         let purpose = request.purpose
-        let slotKey = purpose.slotKey(for: number)
+        let keys = self.keys
+        let slotKey = keys.slotKey(purpose: purpose, number: number)
         let replies = ReplyPair()
         let finish = { [unowned self] in
             let outcome = Self.cooldownDecision(
@@ -31,7 +32,7 @@ extension GateWorker {
                 // the policy's cooldown, as the script did, unless it has one by now.
                 self.store.send(slotKey: slotKey, { args in
                     args.append("PEXPIRE")
-                    args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
+                    keys.append(.cooldown, purpose: purpose, number: number, to: &args)
                     args.append(Int(milliseconds))
                     args.append("NX")
                 }, completion: { _ in })
@@ -40,7 +41,7 @@ extension GateWorker {
         }
         store.send(slotKey: slotKey, { args in
             args.append("SET")
-            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
+            keys.append(.cooldown, purpose: purpose, number: number, to: &args)
             args.append(nonce.text)
             args.append("NX")
             args.append("PX")
@@ -52,7 +53,7 @@ extension GateWorker {
         })
         store.send(slotKey: slotKey, { args in
             args.append("PTTL")
-            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
+            keys.append(.cooldown, purpose: purpose, number: number, to: &args)
         }, completion: { result in
             replies.second = result
             if replies.first != nil { finish() }

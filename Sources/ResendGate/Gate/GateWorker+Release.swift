@@ -1,3 +1,5 @@
+import RedisClient
+
 /// Refunds: `DELETE /v1/cooldowns/{phone}` and `resendgate release`.
 extension GateWorker {
     /// Ends the number's running cooldown and refunds its send (the SMS never left: the
@@ -24,17 +26,17 @@ extension GateWorker {
         do { policy = try self.policy(for: purpose) } catch { return completion(.failure(error)) }
         let maxRefunds = policy.rules.maxRefunds
         guard maxRefunds > 0 else { return completion(.failure(.refundsDisabled)) }
-        let prefix = configuration.keyPrefix
-        let number = keys.keyText(for: phone.e164)
+        let number = numberHasher.keyText(for: phone.e164)
+        let keys = self.keys
         let onCluster = store.isCluster
-        let slotKey = purpose.slotKey(for: number)
+        let slotKey = keys.slotKey(purpose: purpose, number: number)
         let channel = releaseChannel
         store.evaluate(GateScripts.release, slotKey: slotKey, { args in
             args.append(4)
-            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
-            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "sends")
-            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "refunds")
-            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "idem")
+            keys.append(.cooldown, purpose: purpose, number: number, to: &args)
+            keys.append(.sends, purpose: purpose, number: number, to: &args)
+            keys.append(.refunds, purpose: purpose, number: number, to: &args)
+            keys.append(.idempotencyLink, purpose: purpose, number: number, to: &args)
             args.append(Int(policy.refundWindowMilliseconds))
             args.append(maxRefunds)
             args.append(onCluster ? 0 : 1)
@@ -61,7 +63,7 @@ extension GateWorker {
     }
 
     /// The pub/sub channel every release publishes on: `<prefix>:released`.
-    public var releaseChannel: String { "\(configuration.keyPrefix):released" }
+    public var releaseChannel: String { keys.releasedChannel }
 
     /// Follows the releases of every gate on this Redis: `onRelease` gets the value each
     /// released cooldown key held (``CountdownReading/cooldownIdentity``), on this

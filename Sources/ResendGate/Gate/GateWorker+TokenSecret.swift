@@ -1,3 +1,5 @@
+import RedisClient
+
 /// The secret countdown tokens are sealed with. Given (`--token-secret`), every worker
 /// makes its cipher at once. Otherwise the deployment keeps one in Redis at
 /// `<prefix>:token-secret`: each worker asks `SET key <32 random bytes in hex> NX GET`
@@ -16,7 +18,7 @@ extension GateWorker {
         }
         waitingForSecret.append(body)
         guard waitingForSecret.count == 1 else { return }
-        let key = configuration.keyPrefix + ":token-secret"
+        let key = keys.tokenSecret
         var fresh = [UInt8](repeating: 0, count: 32)
         fresh.withUnsafeMutableBytes { CountdownTokenSource.fill($0) }
         let candidate = CountdownTokenCipher.hex(fresh[...])

@@ -1,3 +1,5 @@
+import RedisClient
+
 /// The gate on one event loop: turns requests into single script calls on the
 /// loop's own Redis connection and replies into decisions. Confined to its loop:
 /// call every method on the loop's thread. The HTTP server runs one per worker;
@@ -8,7 +10,10 @@ public final class GateWorker {
     public let configuration: GateConfiguration
     /// This worker's own parser and cache, so parsing never contends across loops.
     public let parser: PhoneNumberParser
-    let keys: NumberKeyHasher
+    /// How this gate's Redis keys are spelled (under `configuration.keyPrefix`).
+    public let keys: GateKeys
+    /// A number's text in its keys: the number, or its HMAC under `keySecret`.
+    let numberHasher: NumberKeyHasher
     let tokens = CountdownTokenSource()
     /// Seals and opens countdown tokens; nil until the deployment's secret is known
     /// (`withTokenCipher`).
@@ -27,7 +32,8 @@ public final class GateWorker {
         self.configuration = configuration
         store = RedisStore(loop: loop, configuration: configuration.redis, scripts: GateScripts.all, logger: logger)
         parser = PhoneNumberParser(capacity: parserCapacity)
-        keys = NumberKeyHasher(secret: configuration.keySecret)
+        keys = GateKeys(prefix: configuration.keyPrefix)
+        numberHasher = NumberKeyHasher(secret: configuration.keySecret)
         let fallback = CompiledPolicy(configuration.policies.fallback)
         var compiled = configuration.policies.purposes.mapValues(CompiledPolicy.init)
         for name in configuration.policies.configuredPurposes where compiled[name] == nil { compiled[name] = fallback }
@@ -82,17 +88,16 @@ public final class GateWorker {
         // One slot only: the same two commands on one Redis and on a cluster.
         if let milliseconds = policy.plainCooldownMilliseconds, ip == nil, idempotencyKey == nil {
             return reserveCooldown(
-                request, policy: policy, number: keys.keyText(for: request.phone.e164), nonce: tokens.next(),
+                request, policy: policy, number: numberHasher.keyText(for: request.phone.e164), nonce: tokens.next(),
                 milliseconds: milliseconds, cipher: cipher, completion: completion)
         }
         if store.isCluster { return reserveOnCluster(request, policy: policy, cipher: cipher, completion: completion) }
-        let prefix = configuration.keyPrefix
-        let number = keys.keyText(for: request.phone.e164)
+        let number = numberHasher.keyText(for: request.phone.e164)
         let nonce = tokens.next()
-        let recordKey = request.idempotencyRecordKey(prefix: prefix)
+        let recordKey = request.idempotencyKey.map { keys.idempotencyRecord(idempotencyKey: $0, caller: request.caller) }
         var script = ReserveArguments(
-            prefix: prefix, purpose: request.purpose, number: number, policy: policy, nonce: nonce,
-            ipKey: ip, ipCap: ip == nil ? 0 : policy.rules.ipMaxSends ?? 0,
+            keys: keys, purpose: request.purpose, number: number, policy: policy, nonce: nonce,
+            ipAddress: ip, ipCap: ip == nil ? 0 : policy.rules.ipMaxSends ?? 0,
             idempotencyKey: recordKey,
             fingerprint: idempotencyKey.map { _ in fingerprint(request, number: number) },
             idempotencyLifetime: configuration.idempotencyLifetime.wholeMilliseconds)
@@ -177,10 +182,10 @@ public final class GateWorker {
             }
         }
         guard let contents = cipher.open(token) else { return completion(.success(nil)) }
-        let prefix = configuration.keyPrefix
-        store.evaluate(GateScripts.countdownOfCooldown, slotKey: contents.purpose.slotKey(for: contents.number), { args in
+        let keys = self.keys
+        store.evaluate(GateScripts.countdownOfCooldown, slotKey: keys.slotKey(purpose: contents.purpose, number: contents.number), { args in
             args.append(1)
-            args.appendNumberKey(prefix: prefix, purpose: contents.purpose, number: contents.number, suffix: "cooldown")
+            keys.append(.cooldown, purpose: contents.purpose, number: contents.number, to: &args)
             args.append(contents.cooldownValue)
         }, completion: { result in
             completion(Self.decode(result, Self.reading))
@@ -202,15 +207,15 @@ public final class GateWorker {
     public func peek(
         _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<CooldownStatus, GateError>) -> Void
     ) {
-        let prefix = configuration.keyPrefix
-        let number = keys.keyText(for: phone.e164)
+        let number = numberHasher.keyText(for: phone.e164)
+        let keys = self.keys
         let policy: CompiledPolicy
         do { policy = try self.policy(for: purpose) } catch { return completion(.failure(error)) }
         let firstStep = policy.ladderMilliseconds[0]
-        store.evaluate(GateScripts.peek, slotKey: purpose.slotKey(for: number), { args in
+        store.evaluate(GateScripts.peek, slotKey: keys.slotKey(purpose: purpose, number: number), { args in
             args.append(2)
-            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
-            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "sends")
+            keys.append(.cooldown, purpose: purpose, number: number, to: &args)
+            keys.append(.sends, purpose: purpose, number: number, to: &args)
             args.append(Int(policy.windowMilliseconds))
             args.append(policy.rules.maxSends ?? 0)
         }, completion: { result in

@@ -27,10 +27,4 @@ public struct Purpose: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { name }
-
-    /// The hash tag of a number's keys for this purpose (`login:+8613800138000`): the
-    /// cluster slot every call about them runs in.
-    func slotKey(for number: String) -> String {
-        "\(name):\(number)"
-    }
 }

@@ -1,15 +1,17 @@
+import RedisClient
+
 /// The keys and arguments of one `reserve` script call (see `GateScripts.reserve`).
 /// Keys the call does not use still name a key in the number's slot, so the script's
 /// arity never changes and a cluster never sees keys of two slots in one call.
 struct ReserveArguments {
-    let prefix: String
+    let keys: GateKeys
     let purpose: Purpose
     let number: String
     let policy: CompiledPolicy
     /// The value an allowed send's cooldown key takes.
     let nonce: CooldownNonce
     /// The client's address when the per-IP cap is checked in this call.
-    let ipKey: String?
+    let ipAddress: String?
     let ipCap: Int
     let idempotencyKey: String?
     let fingerprint: String?
@@ -22,24 +24,24 @@ struct ReserveArguments {
     var outsideWaitMilliseconds: Int64 = 0
 
     /// The hash tag of the number's keys: where the call runs on a cluster.
-    var slotKey: String { purpose.slotKey(for: number) }
+    var slotKey: String { keys.slotKey(purpose: purpose, number: number) }
 
     func write(_ args: inout RedisArguments) {
         args.append(6)
-        args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "cooldown")
-        args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "sends")
-        if let ipKey {
-            args.append(concatenating: prefix, ":ip:{", ipKey, "}:sends")
+        keys.append(.cooldown, purpose: purpose, number: number, to: &args)
+        keys.append(.sends, purpose: purpose, number: number, to: &args)
+        if let ipAddress {
+            keys.appendIPSends(address: ipAddress, to: &args)
         } else {
-            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "no-ip")
+            keys.append(.noIP, purpose: purpose, number: number, to: &args)
         }
         if let idempotencyKey {
             args.append(idempotencyKey)
         } else {
-            args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "no-idem")
+            keys.append(.noIdempotency, purpose: purpose, number: number, to: &args)
         }
-        args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "no-token")
-        args.appendNumberKey(prefix: prefix, purpose: purpose, number: number, suffix: "idem")
+        keys.append(.noToken, purpose: purpose, number: number, to: &args)
+        keys.append(.idempotencyLink, purpose: purpose, number: number, to: &args)
         args.append(Int(policy.windowMilliseconds))
         args.append(policy.rules.maxSends ?? 0)
         args.append(ipCap)

@@ -31,15 +31,6 @@ public struct SendRequest: Sendable {
         String(NumberKeyHasher.hmacSHA256Hex(key: Array("resendgate idempotency caller".utf8), message: Array(apiKey.utf8)).prefix(16))
     }
 
-    /// The idempotency record's Redis key: `<prefix>:idem:{SHA1(key)}` for the caller "",
-    /// `<prefix>:idem:{SHA1(caller + " " + key)}` otherwise (a key has no spaces, so no
-    /// two callers share one). Nil without an `Idempotency-Key`.
-    func idempotencyRecordKey(prefix: String) -> String? {
-        guard let idempotencyKey else { return nil }
-        let scoped = caller.isEmpty ? idempotencyKey : caller + " " + idempotencyKey
-        return "\(prefix):idem:{\(SHA1.hexDigest(Array(scoped.utf8)))}"
-    }
-
     /// Idempotency keys: 1 to 255 visible ASCII characters.
     public static func validateIdempotencyKey(_ key: String) throws(GateError) {
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {

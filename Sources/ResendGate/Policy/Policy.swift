@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 
 /// The anti-abuse rules for one purpose, all decided in one atomic script call
 /// (except region and number type, which are facts about the number and are

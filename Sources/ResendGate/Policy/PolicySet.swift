@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 
 /// The configured purposes and the policy of each. The purposes are an allow-list:
 /// every purpose has limits of its own per number, so a gate that took any purpose

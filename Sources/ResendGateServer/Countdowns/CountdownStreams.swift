@@ -1,6 +1,7 @@
 import CHTTPConnection
-import CHiredis
+import CLibevent
 import Countdown
+import RedisClient
 import ResendGate
 
 /// One worker's server-sent event streams: ONE shared ``CountdownCenter`` ticking on

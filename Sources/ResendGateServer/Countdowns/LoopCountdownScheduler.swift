@@ -1,4 +1,5 @@
 import Countdown
+import RedisClient
 import ResendGate
 
 /// Wakes a worker's ``CountdownCenter`` from the worker's own event loop, with one

@@ -1,5 +1,6 @@
 import CHTTPConnection
-import CHiredis
+import CLibevent
+import RedisClient
 
 /// How many event streams a worker keeps open. A stream holds a connection (and its
 /// descriptor) for as long as its countdown runs, and a countdown token needs no API

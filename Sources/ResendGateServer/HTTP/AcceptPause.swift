@@ -1,5 +1,6 @@
 import CHTTPConnection
-import CHiredis
+import CLibevent
+import RedisClient
 import ResendGate
 #if canImport(Glibc)
 import Glibc

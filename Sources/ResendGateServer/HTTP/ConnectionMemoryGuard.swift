@@ -1,5 +1,6 @@
 import CHTTPConnection
-import CHiredis
+import CLibevent
+import RedisClient
 import ResendGate
 
 /// Keeps what one worker's connections hold within its share of

@@ -1,5 +1,6 @@
 import CHTTPConnection
-import CHiredis
+import CLibevent
+import RedisClient
 import ResendGate
 
 /// Keeps a worker's open connections under its cap without letting idle ones

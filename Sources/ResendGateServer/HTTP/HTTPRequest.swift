@@ -1,4 +1,4 @@
-import CHiredis
+import CLibevent
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,4 @@
-import CHiredis
+import CLibevent
 import CHTTPConnection
 
 /// Writes and sends responses through evhttp; confined to the worker's loop.

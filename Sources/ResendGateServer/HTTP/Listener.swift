@@ -1,4 +1,5 @@
-import CHiredis
+import CLibevent
+import RedisClient
 import ResendGate
 #if canImport(Glibc)
 import Glibc

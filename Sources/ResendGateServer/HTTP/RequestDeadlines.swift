@@ -1,5 +1,6 @@
 import CHTTPConnection
-import CHiredis
+import CLibevent
+import RedisClient
 import ResendGate
 
 /// An absolute deadline for receiving each request, headers and body: `--connection-timeout`

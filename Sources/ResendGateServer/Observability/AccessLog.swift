@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 import ResendGate
 
 /// One line per request on stderr, buffered per worker and written in batches,

@@ -1,4 +1,5 @@
 import Foundation
+import RedisClient
 import ResendGate
 import ResendGateServer
 import ResendGateTestSupport

@@ -9,7 +9,7 @@ import Testing
 @Suite("Abuse: the per-IP cap against pipelined sends and refunds")
 struct AbuseIPCapTests {
     static let clientIP = "203.0.113.9"
-    static let ipKey = "rg:ip:{203.0.113.9}:sends"
+    static let ipKey = ipSendsKey("203.0.113.9")
     /// Refunds allowed generously, so that only the IP's cap can stop the pairs.
     static let policy = Policy(ladder: [.seconds(60)], ipMaxSends: 5, ipWindow: .seconds(3600), maxRefunds: 100)
 

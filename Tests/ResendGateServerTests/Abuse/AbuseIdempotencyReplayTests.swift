@@ -28,7 +28,7 @@ struct AbuseIdempotencyReplayTests {
             let record = try gate.redis.client().command("GET", try #require(records.first)).string ?? ""
             let nonce = record.split(separator: " ", omittingEmptySubsequences: false).dropFirst(6).first.map(String.init)
             #expect(nonce?.utf8.count == 16)
-            #expect(try gate.redis.client().command("GET", "rg:{default:\(Abuse.number)}:cooldown").string == nonce)
+            #expect(try gate.redis.client().command("GET", gateKey(.cooldown, Abuse.number)).string == nonce)
             let replay = try gate.client().send(#"{"phone": "\#(Abuse.number)"}"#, headers: [("Content-Type", "application/json")] + key)
             #expect(replay.status == 200)
             #expect(replay.header("Idempotent-Replayed") == "true")

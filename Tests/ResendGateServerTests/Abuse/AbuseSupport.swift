@@ -1,4 +1,5 @@
 import Foundation
+import ResendGate
 import ResendGateTestSupport
 
 /// What the abuse suites share: requests pipelined on one connection, JSON bodies, and
@@ -9,9 +10,9 @@ enum Abuse {
     /// A key that may send, read and release (`--api-keys-file` line).
     static let releaseKey = "abuse-release-key-0123456789"
 
-    static func cooldownKey(_ purpose: String = "default") -> String { "rg:{\(purpose):\(number)}:cooldown" }
-    static func sendsKey(_ purpose: String = "default") -> String { "rg:{\(purpose):\(number)}:sends" }
-    static func refundsKey(_ purpose: String = "default") -> String { "rg:{\(purpose):\(number)}:refunds" }
+    static func cooldownKey(_ purpose: String = "default") -> String { gateKey(.cooldown, number, purpose: purpose) }
+    static func sendsKey(_ purpose: String = "default") -> String { gateKey(.sends, number, purpose: purpose) }
+    static func refundsKey(_ purpose: String = "default") -> String { gateKey(.refunds, number, purpose: purpose) }
 
     /// Writes every request on one keep-alive connection before reading any answer, then
     /// reads one answer per request, in order.

@@ -1,5 +1,6 @@
 import Foundation
 import ResendGateServerTestSupport
+import ResendGate
 import ResendGateTestSupport
 
 #if canImport(Glibc)
@@ -66,7 +67,7 @@ final class InputAbuseGate {
 
     /// The Redis key of a number's cooldown, as the gate names it without `--key-secret`.
     static func cooldownKey(_ e164: String, purpose: String = "default") -> String {
-        "rg:{\(purpose):\(e164)}:cooldown"
+        gateKey(.cooldown, e164, purpose: purpose)
     }
 }
 

@@ -1,3 +1,5 @@
+import ResendGate
+
 /// Writes one JSON object into a byte buffer that callers may reuse between
 /// requests, without Foundation's encoders on the hot path.
 public struct JSONWriter {

@@ -1,4 +1,4 @@
-import CHiredis
+import CLibevent
 
 /// A one-shot timer on an `EventLoop`: arm it with `schedule(after:)`, disarm it
 /// with `cancel()`. Confined to its loop's thread.

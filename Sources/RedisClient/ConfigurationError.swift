@@ -26,3 +26,12 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
         return (isPolicyFileField ? "policy file, \(field): " : "\(field): ") + message + remedy
     }
 }
+
+extension String {
+    /// The text without leading and trailing spaces (settings as `a, b` lists).
+    package var trimmingSpaces: Substring {
+        let start = firstIndex { $0 != " " } ?? endIndex
+        let end = lastIndex { $0 != " " }.map { index(after: $0) } ?? start
+        return self[start..<end]
+    }
+}

@@ -75,7 +75,7 @@ public final class RedisStore {
     /// master's publishes too, so a failover loses only what is published while it
     /// reconnects); a cluster: any node, the seeds in turn (a `PUBLISH` reaches every
     /// node of a cluster). Close it with `close()`.
-    func subscribe(
+    package func subscribe(
         channel: String, onMessage: @escaping ([UInt8]) -> Void, onSubscribed: @escaping () -> Void
     ) -> RedisChannelSubscription {
         let endpoint: (Int) -> RedisConfiguration.Endpoint?

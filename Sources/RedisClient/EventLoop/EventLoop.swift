@@ -1,5 +1,5 @@
 import CCrypto
-import CHiredis
+import CLibevent
 import Foundation
 import Synchronization
 

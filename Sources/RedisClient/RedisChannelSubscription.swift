@@ -10,7 +10,7 @@ import CRedisEvents
 /// that is not subscribed within the connect timeout. `onSubscribed` runs each time the
 /// subscription is (again) in place: messages published while it was down are lost, so
 /// the owner re-checks then what it follows.
-final class RedisChannelSubscription {
+package final class RedisChannelSubscription {
     private let loop: EventLoop
     private let channel: String
     private let configuration: RedisConfiguration
@@ -47,7 +47,7 @@ final class RedisChannelSubscription {
     }
 
     /// Unsubscribes for good.
-    func close() {
+    package func close() {
         guard !closed else { return }
         closed = true
         retryTimer.cancel()

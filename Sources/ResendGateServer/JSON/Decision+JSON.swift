@@ -1,3 +1,5 @@
+import ResendGate
+
 extension Decision {
     /// The decision as the HTTP API and the command line print it (docs/API.md);
     /// `countdownToken` overrides the decision's own token.

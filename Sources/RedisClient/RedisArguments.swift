@@ -23,16 +23,6 @@ public struct RedisArguments: ~Copyable {
         ends.append(bytes.count)
     }
 
-    /// Appends the parts as one argument (a key built from a prefix and a name)
-    /// without making a string of them first.
-    public mutating func append(concatenating first: String, _ second: String, _ third: String, _ fourth: String = "") {
-        bytes.append(contentsOf: first.utf8)
-        bytes.append(contentsOf: second.utf8)
-        bytes.append(contentsOf: third.utf8)
-        bytes.append(contentsOf: fourth.utf8)
-        ends.append(bytes.count)
-    }
-
     /// Appends one argument in decimal.
     public mutating func append(_ number: Int) {
         if number < 0 { bytes.append(UInt8(ascii: "-")) }
@@ -65,16 +55,14 @@ public struct RedisArguments: ~Copyable {
 }
 
 extension RedisArguments {
-    /// Appends `prefix:{purpose:number}:suffix`, a key of one number (`number` is the
-    /// E.164 text or its HMAC): the hash tag keeps a number's keys in one cluster slot.
-    mutating func appendNumberKey(prefix: String, purpose: Purpose, number: String, suffix: String) {
-        bytes.append(contentsOf: prefix.utf8)
-        bytes.append(contentsOf: ":{".utf8)
-        bytes.append(contentsOf: purpose.name.utf8)
-        bytes.append(UInt8(ascii: ":"))
-        bytes.append(contentsOf: number.utf8)
-        bytes.append(contentsOf: "}:".utf8)
-        bytes.append(contentsOf: suffix.utf8)
+    /// Appends `text` to the argument being written (a key spelled part by part, see
+    /// `GateKeys`); `endArgument()` ends it.
+    package mutating func appendPart(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// Ends the argument `appendPart(_:)` wrote.
+    package mutating func endArgument() {
         ends.append(bytes.count)
     }
 }

@@ -1,0 +1,119 @@
+import RedisClient
+
+/// How every Redis key and channel of the gate is spelled: the one place that knows.
+/// The spellings are a storage format (a gate that spelled a key differently would not
+/// see the cooldowns running under the old one), so a test pins each of them.
+///
+/// A number's keys share the hash tag `{purpose:number}` (`number` is the E.164 text or
+/// its HMAC, see `NumberKeyHasher`), so every call about one number runs in one cluster
+/// slot. The per-IP counter and an idempotency record have hash tags of their own.
+///
+///     rg:{login:+8613800138000}:cooldown   the running cooldown (its nonce, with a TTL)
+///     rg:{login:+8613800138000}:sends      the sends in the policy's window (sorted set)
+///     rg:{login:+8613800138000}:refunds    the refunds in the window (sorted set)
+///     rg:{login:+8613800138000}:idem       the idempotency record an allowed send links
+///     rg:ip:{203.0.113.7}:sends            the sends from one client address (sorted set)
+///     rg:idem:{<SHA-1 of the Idempotency-Key>}  an idempotency record
+///     rg:token-secret                      the deployment's countdown token secret
+///     rg:released                          the pub/sub channel of refunds
+public struct GateKeys: Sendable, Hashable {
+    /// The first part of every key (`--key-prefix`, `rg` by default).
+    public let prefix: String
+
+    public init(prefix: String) {
+        self.prefix = prefix
+    }
+
+    /// The keys of one number for one purpose.
+    public enum NumberKey: String, Sendable, CaseIterable {
+        case cooldown
+        case sends
+        case refunds
+        /// The idempotency record an allowed send links to its cooldown (a refund voids it).
+        case idempotencyLink = "idem"
+        /// Never written: fills the reserve script's per-IP slot when no cap applies, so
+        /// the script's arity never changes and all its keys stay in the number's slot.
+        case noIP = "no-ip"
+        /// Never written: fills the idempotency record's slot without an `Idempotency-Key`.
+        case noIdempotency = "no-idem"
+        /// Never written: a placeholder the reserve script's key list keeps.
+        case noToken = "no-token"
+    }
+
+    /// The hash tag of a number's keys for `purpose` (`login:+8613800138000`): on a
+    /// cluster, the key that names the slot every call about them runs in.
+    public func slotKey(purpose: Purpose, number: String) -> String {
+        purpose.name + ":" + number
+    }
+
+    /// `prefix:{purpose:number}:<key>`.
+    public func key(_ key: NumberKey, purpose: Purpose, number: String) -> String {
+        var text = ""
+        spell(key, purpose: purpose, number: number) { text += $0 }
+        return text
+    }
+
+    /// The running cooldown of a number: holds its nonce, expires when it ends.
+    public func cooldown(purpose: Purpose, number: String) -> String { key(.cooldown, purpose: purpose, number: number) }
+    /// The sends of a number in the policy's window.
+    public func sends(purpose: Purpose, number: String) -> String { key(.sends, purpose: purpose, number: number) }
+    /// The refunds of a number in the policy's window.
+    public func refunds(purpose: Purpose, number: String) -> String { key(.refunds, purpose: purpose, number: number) }
+    /// The idempotency record an allowed send of a number links to its cooldown.
+    public func idempotencyLink(purpose: Purpose, number: String) -> String {
+        key(.idempotencyLink, purpose: purpose, number: number)
+    }
+
+    /// The sends from one client address (`ClientAddress.text`: an IPv4 address or an IPv6 /64).
+    public func ipSends(address: String) -> String {
+        var text = ""
+        spellIPSends(address: address) { text += $0 }
+        return text
+    }
+
+    /// The record of an `Idempotency-Key` sent by `caller` (`SendRequest.callerIdentity`;
+    /// "" for a gate without API keys), named by the SHA-1 of `caller + " " + key`, or of
+    /// the key alone for the caller "": any key's text fits, and, as a key has no spaces,
+    /// no two callers share a record.
+    public func idempotencyRecord(idempotencyKey: String, caller: String = "") -> String {
+        let scoped = caller.isEmpty ? idempotencyKey : caller + " " + idempotencyKey
+        return prefix + ":idem:{" + SHA1.hexDigest(Array(scoped.utf8)) + "}"
+    }
+
+    /// The countdown token secret a deployment keeps in Redis when none is given.
+    public var tokenSecret: String { prefix + ":token-secret" }
+
+    /// The pub/sub channel every refund publishes the released cooldown's value on.
+    public var releasedChannel: String { prefix + ":released" }
+
+    /// Appends `key` of the number as one argument, without making a string of it first
+    /// (the hot path builds a command per request).
+    func append(_ key: NumberKey, purpose: Purpose, number: String, to args: inout RedisArguments) {
+        spell(key, purpose: purpose, number: number) { args.appendPart($0) }
+        args.endArgument()
+    }
+
+    /// Appends the sends key of a client address as one argument (see `ipSends(address:)`).
+    func appendIPSends(address: String, to args: inout RedisArguments) {
+        spellIPSends(address: address) { args.appendPart($0) }
+        args.endArgument()
+    }
+
+    private func spellIPSends(address: String, _ part: (String) -> Void) {
+        part(prefix)
+        part(":ip:{")
+        part(address)
+        part("}:sends")
+    }
+
+    /// The one spelling of a number's key, part by part.
+    private func spell(_ key: NumberKey, purpose: Purpose, number: String, _ part: (String) -> Void) {
+        part(prefix)
+        part(":{")
+        part(purpose.name)
+        part(":")
+        part(number)
+        part("}:")
+        part(key.rawValue)
+    }
+}
