@@ -63,6 +63,7 @@ extension GateWorker {
             args.append(cap)
             args.append(Int(policy.ipWindowMilliseconds))
             args.append(token.text)
+            args.append(Int(self.longestIPWindowMilliseconds))
         }, completion: { [unowned self] result in
             switch result {
             case .success(.array(let items)) where items.count == 2:

@@ -21,6 +21,9 @@ public final class GateWorker {
     var waitingForSecret: [(Result<CountdownTokenCipher, GateError>) -> Void] = []
     /// The policy of every configured purpose, and of no other (`PolicySet`).
     let compiled: [String: CompiledPolicy]
+    /// The longest IP window of the purposes that cap IPs: the IP's sends are one set
+    /// for all of them, kept that long (see `ReserveArguments.longestIPWindowMilliseconds`).
+    let longestIPWindowMilliseconds: Int64
     /// Releases announced by any gate, once `followReleases` was called.
     var releases: RedisChannelSubscription?
 
@@ -38,6 +41,7 @@ public final class GateWorker {
         var compiled = configuration.policies.purposes.mapValues(CompiledPolicy.init)
         for name in configuration.policies.configuredPurposes where compiled[name] == nil { compiled[name] = fallback }
         self.compiled = compiled
+        longestIPWindowMilliseconds = compiled.values.filter { $0.rules.ipMaxSends != nil }.map(\.ipWindowMilliseconds).max() ?? 0
         tokenCipher = configuration.tokenSecret.map { CountdownTokenCipher(secret: Array($0.utf8)) }
     }
 
@@ -102,6 +106,7 @@ public final class GateWorker {
             fingerprint: idempotencyKey.map { _ in fingerprint(request, number: number) },
             idempotencyLifetime: configuration.idempotencyLifetime.wholeMilliseconds)
         script.linkedRecord = recordKey
+        script.longestIPWindowMilliseconds = longestIPWindowMilliseconds
         store.evaluate(GateScripts.reserve, slotKey: script.slotKey, script.write, completion: { [unowned self] result in
             let outcome = Self.decode(result) { reply throws(GateError) in
                 try Self.decision(from: reply, request: request, policy: policy, number: number, cipher: cipher)

@@ -22,6 +22,10 @@ struct ReserveArguments {
     /// A wait decided outside the number's slot (a cluster's per-IP cap) that refuses
     /// this send as `ip_limit` unless the number's own limits end later; 0: none.
     var outsideWaitMilliseconds: Int64 = 0
+    /// The longest IP window of any purpose: the IP's set, shared by every purpose that
+    /// caps IPs, is trimmed and kept by it, so a purpose with a short window cannot erase
+    /// sends that another one still counts.
+    var longestIPWindowMilliseconds: Int64 = 0
 
     /// The hash tag of the number's keys: where the call runs on a cluster.
     var slotKey: String { keys.slotKey(purpose: purpose, number: number) }
@@ -50,7 +54,7 @@ struct ReserveArguments {
         args.append(Int(idempotencyLifetime))
         args.append(nonce.text)
         args.append(linkedRecord ?? "")
-        args.append(0)
+        args.append(Int(longestIPWindowMilliseconds))
         args.append(Int(outsideWaitMilliseconds))
         for step in policy.ladderMilliseconds { args.append(Int(step)) }
     }

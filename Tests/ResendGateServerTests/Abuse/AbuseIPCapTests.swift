@@ -51,4 +51,39 @@ struct AbuseIPCapTests {
             #expect(try Abuse.count(Self.ipKey, in: gate.redis) == 5)
         }
     }
+
+    /// Review of issue 12: the IP's set is shared by the purposes that cap IPs, and each
+    /// trimmed it by its own window, so a purpose with a short window (here 300 ms) erased
+    /// the sends a purpose with an hour's window still counted, and that one's cap gave
+    /// way. The set is now trimmed by the longest window; each purpose counts its own.
+    @Test func aPurposeWithAShortIPWindowCannotEraseAnotherPurposesSends() throws {
+        let strict = Policy(ladder: [.seconds(60)], ipMaxSends: 3, ipWindow: .seconds(3600))
+        let lenient = Policy(ladder: [.seconds(60)], ipMaxSends: 4, ipWindow: .milliseconds(300))
+        try withRunningGate(policies: PolicySet(fallback: strict, purposes: ["marketing": lenient])) { gate in
+            let client = gate.client()
+            func send(_ phone: String, purpose: String) throws -> RawHTTPResponse {
+                try client.send(#"{"phone": "\#(phone)", "purpose": "\#(purpose)", "client_ip": "\#(Self.clientIP)"}"#)
+            }
+            for index in 0..<3 { #expect(try send("+861380013800\(index)", purpose: "default").status == 200) }
+            #expect(try send("+8613800138009", purpose: "default").status == 429)
+            usleep(400_000)  // the strict sends are now older than the lenient window
+            // The lenient purpose reaches its own cap, which made it trim the shared set.
+            var lenientAllowed = 0
+            for index in 0..<6 where try send("+861390013900\(index)", purpose: "marketing").status == 200 { lenientAllowed += 1 }
+            #expect(lenientAllowed == 4)
+            // The strict cap still holds: its three sends are still in the set.
+            let again = try send("+8613800138008", purpose: "default")
+            #expect(again.status == 429, "\(again)")
+            #expect(try Abuse.object(again)["reason"] as? String == "ip_limit")
+            let strictLeft = try gate.redis.client().command("ZCOUNT", Self.ipKey, "-inf", "+inf").integer ?? 0
+            #expect(strictLeft >= 3, "the shared set lost the strict purpose's sends: \(strictLeft) left")
+            let expiry = try gate.redis.client().command("PTTL", Self.ipKey).integer ?? 0
+            #expect(expiry > 3_500_000, "the set's expiry was shortened to \(expiry) ms")
+            // Past the lenient window the strict cap holds still (a set whose expiry had
+            // been cut to the lenient window would be gone, and the cap with it).
+            usleep(500_000)
+            let later = try send("+8613800138007", purpose: "default")
+            #expect(later.status == 429, "\(later)")
+        }
+    }
 }

@@ -5,7 +5,9 @@
 -- ARGV: 1 window ms (0: sends are not counted), 2 max sends (0: none),
 --       3 IP max sends (0: none), 4 IP window ms, 5 idempotency fingerprint
 --       ('' : none), 6 idempotency lifetime ms, 7 fresh nonce,
---       8 the idempotency record's key name to link ('' : none), 9 unused ('0'),
+--       8 the idempotency record's key name to link ('' : none), 9 the longest IP
+--       window of any purpose in ms (the IP's set is shared by every purpose that caps
+--       IPs: it is trimmed and kept by that window, and counted by this purpose's own),
 --       10 a wait decided outside this slot (a cluster's per-IP cap; 0: none),
 --       11... the cooldown ladder in ms.
 -- Returns {allowed 1|0, reason, wait ms, sends in window, next cooldown ms,
@@ -71,16 +73,21 @@ if maxSends > 0 and sends >= maxSends then
   local f = oldest + window - now
   if f + 2 >= wait then reason, wait = 'max_sends', math.max(f, wait) end
 end
--- The IP's sends: the count may include stale ones, which matter (and are removed) only
--- when the count reaches the cap; the set never holds more than the cap.
-local ipCount = 0
+-- The IP's sends: the count may include stale ones (or, with purposes of other IP
+-- windows, sends older than this one's), which matter only when the count reaches the
+-- cap: then the sends older than the longest IP window of any purpose are removed (a
+-- purpose with a short window never erases what a longer one still counts), and this
+-- purpose counts those within its own window.
+local ipCount, keep = 0, tonumber(ARGV[9])
+if keep < ipWindow then keep = ipWindow end
 if ipMax > 0 then
   ipCount = redis.call('ZCARD', KEYS[3])
   if ipCount + 1 >= ipMax then
-    redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - ipWindow)
-    ipCount = redis.call('ZCARD', KEYS[3])
+    redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - keep)
+    ipCount = redis.call('ZCOUNT', KEYS[3], '(' .. (now - ipWindow), '+inf')
     if ipCount >= ipMax then
-      local f = tonumber(redis.call('ZRANGE', KEYS[3], '0', '0', 'WITHSCORES')[2]) + ipWindow - now
+      local first = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. (now - ipWindow), '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
+      local f = tonumber(first[2]) + ipWindow - now
       if f > wait then reason, wait = 'ip_limit', f end
     end
   end
@@ -105,13 +112,14 @@ if reason == '' then
   wait = hold
   if ipMax > 0 then
     redis.call('ZADD', KEYS[3], nowText, token)
-    -- The set outlives its newest send by the IP window, plus at most an eighth of it:
-    -- its expiry is renewed only when less than the window is left, not on every send.
-    if redis.call('PTTL', KEYS[3]) < ipWindow then
-      redis.call('PEXPIRE', KEYS[3], ipWindow + math.floor(ipWindow / 8))
+    -- The set outlives its newest send by the longest IP window, plus at most an eighth
+    -- of it: its expiry is renewed only when less than that is left (never shortened).
+    if redis.call('PTTL', KEYS[3]) < keep then
+      redis.call('PEXPIRE', KEYS[3], keep + math.floor(keep / 8))
     end
     if ipCount + 1 >= ipMax then
-      local f = tonumber(redis.call('ZRANGE', KEYS[3], '0', '0', 'WITHSCORES')[2]) + ipWindow - now
+      local first = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. (now - ipWindow), '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
+      local f = tonumber(first[2]) + ipWindow - now
       if f > tonumber(wait) then wait = f end
     end
   end
