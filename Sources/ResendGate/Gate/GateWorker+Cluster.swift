@@ -132,13 +132,18 @@ extension GateWorker {
         return items[6].string ?? ""
     }
 
+    /// How long a denied answer stays replayable at most (`reserve.lua` has the same).
+    static let deniedAnswerLifetime: Int64 = 60_000
+
     /// Keeps the first answer under its `Idempotency-Key`, with the cooldown's nonce, of
     /// which a replay makes the same countdown token again.
     private func storeAnswer(
         _ decision: Decision, cooldownValue: String, idempotency: (key: String, fingerprint: String)?
     ) {
         guard let idempotency else { return }
-        let lifetime = configuration.idempotencyLifetime.wholeMilliseconds
+        // A denial is kept for its wait, at most a minute, as the reserve script keeps it.
+        var lifetime = configuration.idempotencyLifetime.wholeMilliseconds
+        if !decision.allowed { lifetime = max(1, min(lifetime, decision.retryAfterMilliseconds, Self.deniedAnswerLifetime)) }
         store.evaluate(GateScripts.idempotencyPut, slotKey: idempotency.key, { args in
             args.append(1)
             args.append(idempotency.key)

@@ -105,4 +105,25 @@ struct AbuseIdempotencyReplayTests {
             #expect(b.header("Idempotent-Replayed") == nil)
         }
     }
+
+    /// Review of issue 12: every request with a fresh Idempotency-Key wrote a record kept
+    /// 24 h, denials included, so denied requests (which cost nothing else) could fill
+    /// Redis. A denial's record now lives for its wait, at most a minute; an allowed send's
+    /// still lives the full lifetime.
+    @Test func denialsUnderFreshKeysAreKeptAMinuteAtMost() throws {
+        let slow = Policy(ladder: [.seconds(3600)])
+        try withRunningGate(policies: PolicySet(fallback: slow)) { gate in
+            let allowed = try gate.client().send(#"{"phone": "\#(Abuse.number)"}"#, headers: [("Content-Type", "application/json"), ("Idempotency-Key", "first")])
+            #expect(allowed.status == 200)
+            let requests = (0..<200).map { Abuse.post(headers: [("Idempotency-Key", "fresh-\($0)")]) }
+            let answers = try Abuse.pipeline(gate, apiKey: nil, requests)
+            #expect(answers.allSatisfy { $0.status == 429 })
+            let redis = try gate.redis.client()
+            let records = try #require(try redis.command("KEYS", "rg:idem:*").array).compactMap(\.string)
+            #expect(records.count == 201)
+            var longLived = 0
+            for record in records where (try redis.command("PTTL", record).integer ?? 0) > 60_000 { longLived += 1 }
+            #expect(longLived == 1, "only the allowed send's record lives past a minute, not \(longLived)")
+        }
+    }
 }

@@ -128,8 +128,12 @@ elseif reason ~= 'ip_limit' then
 end
 local nextCooldown = ARGV[10 + math.min(sends + 1, steps)]
 if fingerprint ~= '' then
-  -- The answer as one string, the fingerprint last (it may hold spaces).
+  -- The answer as one string, the fingerprint last (it may hold spaces). A denial is kept
+  -- for its wait, at most a minute (a retry after a lost answer comes within seconds):
+  -- denials cost nothing else, so fresh keys on denied requests must not fill Redis.
+  local keepFor = ARGV[6]
+  if allowed == 0 then keepFor = tostring(math.max(1, math.min(tonumber(keepFor), tonumber(wait), 60000))) end
   redis.call('SET', KEYS[4], table.concat({allowed, reason, wait, sends, nextCooldown, nowText, token, fingerprint}, ' '),
-    'PX', ARGV[6])
+    'PX', keepFor)
 end
 return {allowed, reason, tonumber(wait), sends, tonumber(nextCooldown), now, token, 0}
