@@ -15,19 +15,21 @@ import Glibc
 struct AbuseSlowBodyTests {
     static let post = "POST /v1/sends HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
 
-    /// 1 000 connections each send a near-limit partial body (16 000 of 16 384 bytes) and
+    /// 500 connections each send a near-limit partial body (16 000 of 16 384 bytes) and
     /// then a byte every 400 ms: RSS stays under 64 MiB, and each connection is closed
     /// within the 2 s `--connection-timeout` of its first byte (plus the sweep's 0.5 s and
     /// slack), however busy its trickle.
     @Test func trickledBodiesAreClosedByTheDeadlineAndHoldLittle() throws {
-        try AbuseFileDescriptorTests.allowOurselves(descriptors: 1_300)
+        try AbuseFileDescriptorTests.allowOurselves(descriptors: 800)
         let server = try AbuseServeProcess(["--workers", "2", "--connection-timeout", "2s"], openFileLimit: 4_096)
         defer { server.stop() }
         let before = try server.residentMiB()
         let head = Array((Self.post + "Content-Length: 16384\r\n\r\n").utf8)
         let body = [UInt8](repeating: UInt8(ascii: " "), count: 16_000)
         var clients: [(connection: RawHTTPConnection, started: ContinuousClock.Instant)] = []
-        for _ in 0..<1_000 {
+        // 500 (8 MB of bodies) stay under the connection memory budget (16 MiB), which would
+        // otherwise close them first: here the deadline is what closes them.
+        for _ in 0..<500 {
             let connection = try RawHTTPConnection(port: server.port, timeout: .milliseconds(300))
             let started = ContinuousClock.now
             try connection.write(head + body)
@@ -45,16 +47,14 @@ struct AbuseSlowBodyTests {
             peak = max(peak, try server.residentMiB())
             usleep(400_000)
         }
-        #expect(peak < AbuseConnectionMemoryTests.residentBoundMiB, "RSS \(before) → \(peak) MiB with 1 000 partial bodies")
+        #expect(peak < AbuseConnectionMemoryTests.residentBoundMiB, "RSS \(before) → \(peak) MiB with 500 partial bodies")
         let open = closedAt.filter { $0 == nil }.count
         #expect(open == 0, "\(open) trickling connections still open 6 s after their first byte")
         let slowest = zip(clients, closedAt).compactMap { client, closed in closed.map { $0 - client.started } }.max()
         #expect(slowest.map { $0 < .milliseconds(3_500) } ?? false, "the slowest was closed \(String(describing: slowest)) after its first byte")
-        // 16 MB of bodies also passes the connection memory budget (16 MiB): it closes the
-        // oldest partial requests first, and the deadline closes the rest.
         let tooSlow = try server.metric("resendgate_http_requests_too_slow_total") ?? 0
         let shed = try server.metric("resendgate_http_connections_shed_total") ?? 0
-        #expect(tooSlow >= 100 && tooSlow + shed >= 1_000, "closed by the deadline \(tooSlow), by the budget \(shed)")
+        #expect(tooSlow >= 500, "closed by the deadline \(tooSlow), by the memory budget \(shed)")
         #expect(try server.timeHealthCheck(timeout: .seconds(2)) < .seconds(2))
     }
 
