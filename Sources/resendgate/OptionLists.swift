@@ -14,7 +14,7 @@ extension Settings {
                         help: "`redis://[user:password@]host:port/db` or `unix:///path/redis.sock[?db=N]`")
                 .with(environmentSuffix: "REDIS_URL"),
             Option.value("redis-cluster", \.redisCluster, placeholder: "H:P,...",
-                         help: "a Redis Cluster, found from these nodes; password and timeouts from `--redis` ([Beyond one machine](#beyond-one-machine))",
+                         help: "a Redis Cluster, found from these nodes; password and timeouts from `--redis` ([Beyond one machine](docs/operations.md#beyond-one-machine))",
                          parse: { text throws(ConfigurationError) in try hostPorts(text, field: "redis-cluster") }, render: { _ in nil }),
             Option.value("redis-sentinel", \.redisSentinels, placeholder: "H:P,...",
                          help: "Sentinels that name the master (`--sentinel-master`); password and db from `--redis`",
@@ -55,7 +55,7 @@ extension Settings {
             .text("key-secret", \.keySecret, placeholder: "S",
                   help: "Redis keys hold an HMAC-SHA256 of each number instead of the number (16 or more characters)"),
             .text("token-secret", \.tokenSecret, placeholder: "S",
-                  help: "secret that seals countdown tokens (16 or more characters), the same on every gate; unset: one kept in Redis at `PREFIX:token-secret`, made by the first gate; changing it voids outstanding tokens (404) ([the token format](#the-token-format))"),
+                  help: "secret that seals countdown tokens (16 or more characters), the same on every gate; unset: one kept in Redis at `PREFIX:token-secret`, made by the first gate; changing it voids outstanding tokens (404) ([the token format](docs/countdowns.md#the-token-format))"),
             .text("key-prefix", \.keyPrefix, placeholder: "P", help: "prefix of every Redis key"),
         ]
     }
@@ -88,17 +88,17 @@ extension Settings {
             .toggle("insecure-no-auth", \.insecureNoAuth,
                     help: "allow a non-loopback `--host` without keys (anyone who reaches it can reserve and release)"),
             Option.list("allow-origins", \.allowOrigins, placeholder: "O,...",
-                        help: "web origins (`scheme://host[:port]`) whose pages may send anything but GET and HEAD; any other `Origin` gets 403 `forbidden` ([what the gate refuses from a browser](#what-the-gate-refuses-from-a-browser))")
+                        help: "web origins (`scheme://host[:port]`) whose pages may send anything but GET and HEAD; any other `Origin` gets 403 `forbidden` ([what the gate refuses from a browser](docs/anti-abuse.md#what-the-gate-refuses-from-a-browser))")
                 .with(documentedDefault: "the gate's own origins"),
             .choice("log-level", \.logLevel, placeholder: "L",
                     help: "`debug`, `info`, `warning`, `error`, `off`: access lines and the library's Redis events (reconnects, master switches, slot re-maps, script reloads); no level logs a phone number"),
             Option.value("max-connections", \.maxConnections, placeholder: "N",
-                         help: "open connections per worker; past it the oldest idle one is closed. `auto`: the lower of what the open-file limit (`RLIMIT_NOFILE`) leaves after Redis, listeners and logs and what `--max-connection-memory` allows (about 2 KiB an idle connection, for half of it), shared among the workers ([HTTP details](#http-details))",
+                         help: "open connections per worker; past it the oldest idle one is closed. `auto`: the lower of what the open-file limit (`RLIMIT_NOFILE`) leaves after Redis, listeners and logs and what `--max-connection-memory` allows (about 2 KiB an idle connection, for half of it), shared among the workers ([HTTP details](docs/operations.md#http-details))",
                          parse: { text throws(ConfigurationError) in
                              text == "auto" ? nil : try Option.wholeNumber(text, in: 1...ConnectionBudget.maximumPerWorker, field: "max-connections")
                          }, render: { $0.map { "\($0)" } ?? "auto" }),
             Option.value("max-connection-memory", \.maxConnectionMemoryMiB, placeholder: "MIB",
-                         help: "MiB that all client connections may make the server hold together (state, headers, bodies, unsent answers), an even share per worker; past it, connections stuck with unsent bytes (most first), then the oldest idle ones, are closed ([HTTP details](#http-details))",
+                         help: "MiB that all client connections may make the server hold together (state, headers, bodies, unsent answers), an even share per worker; past it, connections stuck with unsent bytes (most first), then the oldest idle ones, are closed ([HTTP details](docs/operations.md#http-details))",
                          parse: { text throws(ConfigurationError) in try Option.wholeNumber(text, in: 1...65_536, field: "max-connection-memory") },
                          render: { "\($0)" }),
             .duration("connection-timeout", \.connectionTimeout,

@@ -1,7 +1,7 @@
 import Foundation
 import ResendGateTestSupport
 
-/// The media type every JSON answer carries (CONTRACT.md).
+/// The media type every JSON answer carries (docs/API.md).
 let jsonContentType = "application/json; charset=utf-8"
 
 // MARK: - JSON bodies
