@@ -9,18 +9,12 @@
 #include <event2/http.h>
 
 #include "CHTTPEviction.h"
+#include "BufferWrite.h"
 
 void rg_http_flush_now(struct evhttp_connection *connection) {
     struct bufferevent *bufferevent = evhttp_connection_get_bufferevent(connection);
     if (!bufferevent) return;
-    struct evbuffer *output = bufferevent_get_output(bufferevent);
-    evutil_socket_t socket = bufferevent_getfd(bufferevent);
-    // As libevent's own write callback does: the front is frozen between its writes.
-    evbuffer_unfreeze(output, 1);
-    while (evbuffer_get_length(output) > 0) {
-        if (evbuffer_write(output, socket) <= 0) break;
-    }
-    evbuffer_freeze(output, 1);
+    rg_bufferevent_write_now(bufferevent);
 }
 
 uint64_t rg_coarse_now_nanoseconds(void) {

@@ -11,6 +11,7 @@
 #include <event2/listener.h>
 
 #include "CHTTPConnection.h"
+#include "BufferWrite.h"
 
 // evhttp's event callback (one static function of libevent's), taken from the first
 // connection served on this thread: ours passes on what it does not handle itself.
@@ -147,6 +148,18 @@ void rg_http_restore_timeout(struct evhttp_request *request, const struct timeva
     if (bufferevent) bufferevent_set_timeouts(bufferevent, timeout, timeout);
 }
 
+void rg_bufferevent_write_now(struct bufferevent *bufferevent) {
+    struct evbuffer *output = bufferevent_get_output(bufferevent);
+    evutil_socket_t socket = bufferevent_getfd(bufferevent);
+    // As libevent's own write callback does: the buffer's front is frozen between its
+    // writes so that nothing else drains it.
+    evbuffer_unfreeze(output, 1);
+    while (evbuffer_get_length(output) > 0) {
+        if (evbuffer_write(output, socket) <= 0) break;
+    }
+    evbuffer_freeze(output, 1);
+}
+
 int rg_http_send_reply(struct evhttp_request *request, int status, const char *reason,
                        const struct timeval *timeout) {
     struct bufferevent *bufferevent = bufferevent_of(request);
@@ -160,14 +173,7 @@ int rg_http_send_reply(struct evhttp_request *request, int status, const char *r
     bufferevent_set_timeouts(bufferevent, timeout, timeout);
     evhttp_send_reply(request, status, reason, NULL);
     struct evbuffer *output = bufferevent_get_output(bufferevent);
-    evutil_socket_t socket = bufferevent_getfd(bufferevent);
-    // As libevent's own write callback does: the buffer's front is frozen between its
-    // writes so that nothing else drains it.
-    evbuffer_unfreeze(output, 1);
-    while (evbuffer_get_length(output) > 0) {
-        if (evbuffer_write(output, socket) <= 0) break;
-    }
-    evbuffer_freeze(output, 1);
+    rg_bufferevent_write_now(bufferevent);
     if (evbuffer_get_length(output) > 0) {
         // Full or failed: evhttp's write event carries on. evhttp reads meanwhile, and
         // would take an end of input already sent for the client leaving: not after one.
