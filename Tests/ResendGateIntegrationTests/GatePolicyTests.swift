@@ -4,52 +4,54 @@ import ResendGate
 import ResendGateTestSupport
 import Testing
 
-/// Every anti-abuse rule against a real Redis, with windows and cooldowns of 1 to 3 s.
-/// Times are Redis's: where a wait depends on when a send was recorded, the test reads the
-/// recorded score from Redis and expects the exact milliseconds.
+/// Every anti-abuse rule against a real Redis. Cooldowns and windows last seconds to minutes:
+/// where a test needs one to end, it moves the state in Redis forward in time
+/// (`RedisTestClient.advanceTime`) instead of sleeping, so a machine that stalls cannot end
+/// one early. Times are Redis's: where a wait depends on when a send was recorded, the test
+/// reads the recorded score from Redis and expects the exact milliseconds.
 @Suite("Gate: anti-abuse policies against a real Redis")
 struct GatePolicyTests {
     // MARK: - Ladder
 
-    /// Ladder 1 s, 2 s, 3 s over a 3 s window: the 1st send gets 1 s, the 2nd 2 s; by the
+    /// Ladder 1, 2, 3 min over a 3 min window: the 1st send gets 1 min, the 2nd 2 min; by the
     /// time the 2nd cooldown ends the 1st send has left the window, so the 3rd send is
-    /// counted as the 2nd in the window and gets 2 s again, not 3 s.
+    /// counted as the 2nd in the window and gets 2 min again, not 3.
     @Test func ladderEscalatesBySendsInTheSlidingWindowAndComesBackDown() async throws {
-        let policy = Policy(ladder: [.seconds(1), .seconds(2), .seconds(3)], window: .seconds(3))
+        let policy = Policy(ladder: [.seconds(60), .seconds(120), .seconds(180)], window: .seconds(180))
         try await withLiveGate(policy: policy) { redis, gate async throws in
             let client = try redis.client()
             let first = try await gate.reserve(phone: number)
             #expect(first.allowed)
-            #expect(first.retryAfterMilliseconds == 1_000)
+            #expect(first.retryAfterMilliseconds == 60_000)
             #expect(first.sendsInWindow == 1)
-            #expect(first.nextRetryAfterMilliseconds == 2_000)
-            #expect(first.nextRetryAfter == 2)
+            #expect(first.nextRetryAfterMilliseconds == 120_000)
+            #expect(first.nextRetryAfter == 120)
             #expect(first.sendsLeft == nil)
 
             let denied = try await gate.reserve(phone: number)
             #expect(!denied.allowed)
             #expect(denied.reason == .cooldown)
-            #expect(denied.retryAfterMilliseconds > 0 && denied.retryAfterMilliseconds <= 1_000)
+            #expect(denied.retryAfterMilliseconds > 0 && denied.retryAfterMilliseconds <= 60_000)
             #expect(denied.sendsInWindow == 1)
-            #expect(denied.nextRetryAfterMilliseconds == 2_000)  // what the next allowed send would start
+            #expect(denied.nextRetryAfterMilliseconds == 120_000)  // what the next allowed send would start
 
-            try await waitForExpiry(of: cooldownKey(), in: client)
+            try client.runOut(cooldownKey())
             let second = try await gate.reserve(phone: number)
             #expect(second.allowed)
-            #expect(second.retryAfterMilliseconds == 2_000)
+            #expect(second.retryAfterMilliseconds == 120_000)
             #expect(second.sendsInWindow == 2)
-            #expect(second.nextRetryAfterMilliseconds == 3_000)
+            #expect(second.nextRetryAfterMilliseconds == 180_000)
 
-            try await waitForExpiry(of: cooldownKey(), in: client)
+            try client.runOut(cooldownKey())
             let third = try await gate.reserve(phone: number)
             #expect(third.allowed)
-            // The first send (recorded at least 1 s + 2 s earlier) left the 3 s window.
+            // The first send (recorded at least 1 + 2 min earlier) left the 3 min window.
             #expect(third.sendsInWindow == 2)
-            #expect(third.retryAfterMilliseconds == 2_000)
-            #expect(third.nextRetryAfterMilliseconds == 3_000)
+            #expect(third.retryAfterMilliseconds == 120_000)
+            #expect(third.nextRetryAfterMilliseconds == 180_000)
             #expect(try client.command("ZCARD", sendsKey()) == .integer(2))
             let window = try #require(try client.pttl(sendsKey()))
-            #expect(window > 2_500 && window <= 3_000)
+            #expect(window > 170_000 && window <= 180_000)
         }
     }
 
@@ -98,26 +100,26 @@ struct GatePolicyTests {
     // MARK: - max_sends
 
     @Test func maxSendsRefusesUntilTheOldestSendLeavesTheWindowAndConsumesNothing() async throws {
-        let policy = Policy(ladder: [.milliseconds(200)], window: .seconds(2), maxSends: 2)
+        let policy = Policy(ladder: [.seconds(10)], window: .seconds(60), maxSends: 2)
         try await withLiveGate(policy: policy) { redis, gate async throws in
             let client = try redis.client()
             let first = try await gate.reserve(phone: number)
             #expect(first.allowed)
-            #expect(first.retryAfterMilliseconds == 200)
+            #expect(first.retryAfterMilliseconds == 10_000)
             #expect(first.sendsLeft == 1)
-            try await waitForExpiry(of: cooldownKey(), in: client)
+            try client.runOut(cooldownKey())
             let second = try await gate.reserve(phone: number)
             #expect(second.allowed)
             #expect(second.sendsLeft == 0)
             #expect(second.sendsInWindow == 2)
             // The second send filled the window: its answer, and its cooldown, last until
-            // the oldest send leaves the 2 s window, not just the 200 ms step.
+            // the oldest send leaves the 60 s window, not just the 10 s step.
             let oldest = try oldestScore(sendsKey(), in: client)
-            let filled = oldest + 2_000 - second.serverTimeMilliseconds
+            let filled = oldest + 60_000 - second.serverTimeMilliseconds
             #expect(second.retryAfterMilliseconds == filled, "\(second)")
-            #expect(second.retryAfterMilliseconds > 200)
+            #expect(second.retryAfterMilliseconds > 10_000)
             let cooldownLeft = try #require(try client.pttl(cooldownKey()))
-            #expect(cooldownLeft > 200 && cooldownLeft <= filled)
+            #expect(cooldownLeft > 10_000 && cooldownLeft <= filled)
 
             let windowBefore = try #require(try client.pttl(sendsKey()))
             let third = try await gate.reserve(phone: number)
@@ -125,11 +127,11 @@ struct GatePolicyTests {
             #expect(third.reason == .maxSends)
             #expect(third.sendsLeft == 0)
             #expect(third.sendsInWindow == 2)
-            // The time until the oldest send leaves the 2 s window (the stretched cooldown
+            // The time until the oldest send leaves the 60 s window (the stretched cooldown
             // ends at the same moment, give or take Redis's millisecond rounding).
-            let frees = oldest + 2_000 - third.serverTimeMilliseconds
+            let frees = oldest + 60_000 - third.serverTimeMilliseconds
             #expect(third.retryAfterMilliseconds >= frees && third.retryAfterMilliseconds <= frees + 2, "\(third) vs \(frees)")
-            #expect(third.retryAfterMilliseconds > 0 && third.retryAfterMilliseconds <= 1_800)
+            #expect(third.retryAfterMilliseconds > 0 && third.retryAfterMilliseconds <= 50_000)
             #expect(third.retryAfter == Decision.wholeSeconds(third.retryAfterMilliseconds))
             // The token of the cooldown that runs until then.
             #expect(third.countdownToken == second.countdownToken)
@@ -140,7 +142,7 @@ struct GatePolicyTests {
             #expect(windowAfter <= windowBefore)
 
             // retry_after is the real wait: at that moment a send is allowed again.
-            try await Task.sleep(for: .milliseconds(third.retryAfterMilliseconds))
+            try client.advanceTime(byMilliseconds: Int(third.retryAfterMilliseconds))
             let fourth = try await gate.reserve(phone: number)
             #expect(fourth.allowed, "\(fourth)")
             #expect(fourth.sendsInWindow == 2)
@@ -151,7 +153,7 @@ struct GatePolicyTests {
     // MARK: - ip_limit
 
     @Test func ipLimitCountsSendsPerAddressIPv6By64AndMappedIPv4AsIPv4() async throws {
-        let policy = Policy(ipMaxSends: 2, ipWindow: .seconds(2))
+        let policy = Policy(ipMaxSends: 2, ipWindow: .seconds(60))
         try await withLiveGate(policy: policy) { redis, gate async throws in
             let client = try redis.client()
             let ip = "203.0.113.7"
@@ -161,8 +163,8 @@ struct GatePolicyTests {
             let third = try await gate.reserve(phone: phone(2), clientIP: ip)
             #expect(!third.allowed)
             #expect(third.reason == .ipLimit)
-            #expect(third.retryAfterMilliseconds == oldest + 2_000 - third.serverTimeMilliseconds)
-            #expect(third.retryAfterMilliseconds > 0 && third.retryAfterMilliseconds <= 2_000)
+            #expect(third.retryAfterMilliseconds == oldest + 60_000 - third.serverTimeMilliseconds)
+            #expect(third.retryAfterMilliseconds > 0 && third.retryAfterMilliseconds <= 60_000)
             #expect(third.countdownToken == nil)
             // Consumed nothing: no cooldown for the refused number, no third IP entry.
             #expect(try client.pttl(cooldownKey(phone(2))) == -2)
@@ -187,7 +189,7 @@ struct GatePolicyTests {
             }?.code == "invalid_field")
 
             // After the window the address may send again.
-            try await waitForExpiry(of: ipSendsKey("203.0.113.7"), in: client)
+            try client.advanceTime(byMilliseconds: 60_000)
             #expect(try await gate.reserve(phone: phone(21), clientIP: ip).allowed)
         }
     }
@@ -196,8 +198,8 @@ struct GatePolicyTests {
 
     /// When several limits refuse, the one that ends last is named and its wait given.
     @Test func theLimitThatEndsLastIsNamed() async throws {
-        // Cooldown 1 s still running, max_sends frees in 2 s: max_sends.
-        let capped = Policy(ladder: [.seconds(1)], window: .seconds(2), maxSends: 1)
+        // Cooldown 10 s still running, max_sends frees in 60 s: max_sends.
+        let capped = Policy(ladder: [.seconds(10)], window: .seconds(60), maxSends: 1)
         try await withLiveGate(policy: capped) { redis, gate async throws in
             let client = try redis.client()
             #expect(try await gate.reserve(phone: number).allowed)
@@ -207,32 +209,32 @@ struct GatePolicyTests {
             #expect(try #require(try client.pttl(cooldownKey())) > 0, "the cooldown still runs")
             // The send that filled the window stretched its cooldown to the same moment, which
             // Redis keeps to the millisecond (PTTL may read 1-2 ms more): the longer is given.
-            let frees = oldest + 2_000 - denied.serverTimeMilliseconds
+            let frees = oldest + 60_000 - denied.serverTimeMilliseconds
             #expect(denied.retryAfterMilliseconds >= frees && denied.retryAfterMilliseconds <= frees + 2)
-            #expect(denied.retryAfterMilliseconds > 1_000)
+            #expect(denied.retryAfterMilliseconds > 10_000)
         }
-        // The ladder's 3 s cooldown outlasts the cap, which frees within 2 s: cooldown.
-        let ladder = Policy(ladder: [.milliseconds(100), .seconds(3)], window: .seconds(2), maxSends: 2)
+        // The ladder's 2 min cooldown outlasts the cap, which frees within 1 min: cooldown.
+        let ladder = Policy(ladder: [.seconds(10), .seconds(120)], window: .seconds(60), maxSends: 2)
         try await withLiveGate(policy: ladder) { redis, gate async throws in
             let client = try redis.client()
             #expect(try await gate.reserve(phone: number).allowed)
-            try await waitForExpiry(of: cooldownKey(), in: client)
+            try client.runOut(cooldownKey())
             let second = try await gate.reserve(phone: number)
-            #expect(second.retryAfterMilliseconds == 3_000)
+            #expect(second.retryAfterMilliseconds == 120_000)
             let denied = try await gate.reserve(phone: number)
             #expect(denied.reason == .cooldown)
-            #expect(denied.retryAfterMilliseconds > 2_000 && denied.retryAfterMilliseconds <= 3_000)
+            #expect(denied.retryAfterMilliseconds > 60_000 && denied.retryAfterMilliseconds <= 120_000)
             #expect(denied.countdownToken == second.countdownToken)
         }
-        // Cooldown 1 s, the IP frees in 2 s: ip_limit, even for the number's own cooldown.
-        let perIP = Policy(ladder: [.seconds(1)], ipMaxSends: 1, ipWindow: .seconds(2))
+        // Cooldown 10 s, the IP frees in 60 s: ip_limit, even for the number's own cooldown.
+        let perIP = Policy(ladder: [.seconds(10)], ipMaxSends: 1, ipWindow: .seconds(60))
         try await withLiveGate(policy: perIP) { redis, gate async throws in
             let client = try redis.client()
             #expect(try await gate.reserve(phone: number, clientIP: "203.0.113.9").allowed)
             let oldest = try oldestScore(ipSendsKey("203.0.113.9"), in: client)
             let denied = try await gate.reserve(phone: number, clientIP: "203.0.113.9")
             #expect(denied.reason == .ipLimit)
-            #expect(denied.retryAfterMilliseconds == oldest + 2_000 - denied.serverTimeMilliseconds)
+            #expect(denied.retryAfterMilliseconds == oldest + 60_000 - denied.serverTimeMilliseconds)
             // From another address only the cooldown is in the way.
             #expect(try await gate.reserve(phone: number, clientIP: "203.0.113.10").reason == .cooldown)
         }
@@ -270,8 +272,8 @@ struct GatePolicyTests {
     // MARK: - Idempotency
 
     @Test func idempotencyKeyReplaysTheFirstAnswerAndConsumesNothing() async throws {
-        // 3 s: the denial below must still meet the first cooldown after a dozen calls.
-        let policy = Policy(ladder: [.seconds(3), .seconds(4)], window: .seconds(60), maxSends: 5)
+        // 30 s: the denial below must still meet the first cooldown after a dozen calls.
+        let policy = Policy(ladder: [.seconds(30), .seconds(40)], window: .seconds(600), maxSends: 5)
         try await withLiveGate(policy: policy) { redis, gate async throws in
             let client = try redis.client()
             let first = try await gate.reserve(phone: number, purpose: "login", clientIP: "203.0.113.7", idempotencyKey: "req-1")
@@ -314,7 +316,7 @@ struct GatePolicyTests {
 
             // A denial is kept only for its wait (at most a minute): once the cooldown has
             // ended, a retry with the key is decided afresh, and this time it is allowed.
-            try await waitForExpiry(of: cooldownKey(purpose: "login"), in: client)
+            try client.advanceTime(byMilliseconds: Int(denied.retryAfterMilliseconds))
             let late = try await gate.reserve(phone: number, purpose: "login", clientIP: "203.0.113.7", idempotencyKey: "req-2")
             #expect(late.allowed && !late.replayed)
             #expect(try client.command("ZCARD", sendsKey(purpose: "login")) == .integer(2))
@@ -332,8 +334,8 @@ struct GatePolicyTests {
 
     @Test func purposesFromAPolicyFileGetTheirOwnRules() async throws {
         let policies = try PolicySet.parse(json: Data("""
-            {"default": {"cooldown": "2s"},
-             "purposes": {"login": {"cooldown": "1s,2s", "window": "60s"},
+            {"default": {"cooldown": "90s"},
+             "purposes": {"login": {"cooldown": "10s,20s", "window": "600s"},
                           "signup": {"cooldown": "1500ms", "max_sends": 1, "window": "60s"}}}
             """.utf8), base: .default)
         try await withPolicyGate(policies) { redis, gate async throws in
@@ -342,13 +344,13 @@ struct GatePolicyTests {
             let signup = try await gate.reserve(phone: number, purpose: "signup")
             let other = try await gate.reserve(phone: number, purpose: "reset")
             #expect([login, signup, other].map(\.allowed) == [true, true, true])
-            #expect(login.retryAfterMilliseconds == 1_000)
-            #expect(login.nextRetryAfterMilliseconds == 2_000)
+            #expect(login.retryAfterMilliseconds == 10_000)
+            #expect(login.nextRetryAfterMilliseconds == 20_000)
             #expect(login.sendsLeft == nil)
             // Its one send fills the window: the real wait is the window, not the 1.5 s step.
             #expect(signup.retryAfterMilliseconds == 60_000)
             #expect(signup.sendsLeft == 0)
-            #expect(other.retryAfterMilliseconds == 2_000)
+            #expect(other.retryAfterMilliseconds == 90_000)
             // A flat cooldown without a cap counts no sends.
             #expect(try client.keys() == [
                 cooldownKey(purpose: "login"), sendsKey(purpose: "login"), cooldownKey(purpose: "reset"),
@@ -356,9 +358,10 @@ struct GatePolicyTests {
             ])
             let capped = try await gate.reserve(phone: number, purpose: "signup")
             #expect(capped.reason == .maxSends)
-            #expect(capped.retryAfterMilliseconds > 58_000 && capped.retryAfterMilliseconds <= 60_000)
-            try await waitForExpiry(of: cooldownKey(purpose: "login"), in: client)
-            #expect(try await gate.reserve(phone: number, purpose: "login").retryAfterMilliseconds == 2_000)
+            let frees = try oldestScore(sendsKey(purpose: "signup"), in: client) + 60_000 - capped.serverTimeMilliseconds
+            #expect(capped.retryAfterMilliseconds >= frees && capped.retryAfterMilliseconds <= frees + 2, "\(capped) vs \(frees)")
+            try client.runOut(cooldownKey(purpose: "login"))
+            #expect(try await gate.reserve(phone: number, purpose: "login").retryAfterMilliseconds == 20_000)
         }
     }
 
@@ -412,14 +415,6 @@ struct GatePolicyTests {
     /// A canonical mobile number distinct for each `index` (0...99).
     private func phone(_ index: Int) -> String {
         "+86138001380" + (index < 10 ? "0" : "") + String(index)
-    }
-
-    /// Waits for Redis to expire `key`: polling on expiry, never on a countdown value.
-    func waitForExpiry(of key: String, in client: RedisTestClient) async throws {
-        let gone = try await poll(every: .milliseconds(20), upTo: .seconds(5)) { () async -> Bool? in
-            (try? client.pttl(key)) == -2 ? true : nil
-        }
-        #expect(gone == true, "\(key) did not expire")
     }
 
     /// The score (Redis time ms) of the oldest entry of a sorted set.

@@ -26,6 +26,29 @@ struct RedisServerTests {
         #expect(try client.command("NOSUCHCOMMAND").isError)
     }
 
+    /// Moving time forward ages every key as Redis's clock would: a time to live shrinks or
+    /// runs out, sorted-set scores (times) move back by exactly that much, the rest is kept.
+    @Test func advancingTimeAgesEveryKey() throws {
+        let redis = try RedisServer()
+        defer { redis.stop() }
+        let client = try redis.client()
+        try client.command("SET", "rg:long", "v", "PX", "60000")
+        try client.command("SET", "rg:short", "v", "PX", "3000")
+        try client.command("SET", "rg:forever", "v")
+        try client.command("ZADD", "rg:sends", "1796145777374", "a", "1796145779000", "b")
+        try client.command("PEXPIRE", "rg:sends", "5000")
+        try client.advanceTime(byMilliseconds: 4_000)
+        let long = try #require(try client.command("PTTL", "rg:long").integer)
+        #expect(long > 55_000 && long <= 56_000)
+        #expect(try client.command("EXISTS", "rg:short") == .integer(0))
+        #expect(try client.command("PTTL", "rg:forever") == .integer(-1))
+        #expect(try client.command("ZRANGE", "rg:sends", "0", "-1", "WITHSCORES")
+            == .array([.bulkString("a"), .bulkString("1796145773374"), .bulkString("b"), .bulkString("1796145775000")]))
+        #expect(try client.runOut("rg:sends") <= 1_000)
+        #expect(try client.command("EXISTS", "rg:sends") == .integer(0))
+        #expect(throws: TestSupportError.protocolViolation) { try client.runOut("rg:forever") }
+    }
+
     @Test func serversStartedTogetherGetTheirOwnPortAndDirectory() async throws {
         let servers = try await withThrowingTaskGroup(of: RedisServer.self) { group in
             for _ in 0..<4 { group.addTask { try RedisServer() } }

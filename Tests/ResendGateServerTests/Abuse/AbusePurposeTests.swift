@@ -10,7 +10,7 @@ import Testing
 /// `invalid_purpose` and touches nothing in Redis.
 @Suite("Abuse: made-up purposes get no limits of their own")
 struct AbusePurposeTests {
-    static let policy = Policy(ladder: [.seconds(2), .seconds(4)], window: .seconds(3600), maxSends: 3, ipMaxSends: 100)
+    static let policy = Policy(ladder: [.seconds(60), .seconds(120)], window: .seconds(3600), maxSends: 3, ipMaxSends: 100)
     static let configured = ["default", "a", "b", "c"]
     static let madeUp = ["d", "e", "f", "login", "x-1", "reset-password", "zz_9"]
     static let clientIP = "203.0.113.9"
@@ -19,7 +19,7 @@ struct AbusePurposeTests {
     /// file's) are configured; nothing else.
     static func policies() throws -> PolicySet {
         try PolicySet.parse(
-            json: Data(#"{"purposes": {"c": {"cooldown": "2s,4s", "max_sends": 3}}}"#.utf8), base: policy, plainPurposes: ["a", "b"])
+            json: Data(#"{"purposes": {"c": {"cooldown": "60s,120s", "max_sends": 3}}}"#.utf8), base: policy, plainPurposes: ["a", "b"])
     }
 
     static func post(_ purpose: String, key: String) -> (method: String, target: String, headers: [(String, String)], body: String?) {
@@ -86,9 +86,9 @@ struct AbusePurposeTests {
     /// fixtures' list), and the policy file's purposes are configured as well.
     @Test func servePurposesFlagIsTheAllowList() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("purposes-\(UUID().uuidString).json")
-        try Data(#"{"purposes": {"c": {"cooldown": "2s"}}}"#.utf8).write(to: file)
+        try Data(#"{"purposes": {"c": {"cooldown": "60s"}}}"#.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let gate = try AbuseServeProcess(["--cooldown", "2s,4s", "--max-sends", "3", "--purposes", "a", "--policy", file.path])
+        let gate = try AbuseServeProcess(["--cooldown", "60s,120s", "--max-sends", "3", "--purposes", "a", "--policy", file.path])
         defer { gate.stop() }
         let client = gate.client()
         var statuses: [String: Int] = [:]

@@ -1,0 +1,48 @@
+extension RedisTestClient {
+    /// Moves the gate's state in this Redis `milliseconds` into the past, which to the gate's
+    /// scripts is the same as that much time passing: every key's time to live shrinks by it
+    /// (a key with less left is deleted, as its expiry would), and every sorted-set score (the
+    /// gate scores sends and refunds by Redis's clock) moves back by it. Atomic, in one script.
+    ///
+    /// Tests use it instead of sleeping through a cooldown or a window: the policy's durations
+    /// can then be minutes long, so a machine that stalls for seconds cannot end one early.
+    /// Only for a test's own Redis: it walks every key that matches `pattern`.
+    public func advanceTime(byMilliseconds milliseconds: Int, keys pattern: String = "*") throws {
+        precondition(milliseconds > 0, "time only moves forward")
+        let reply = try command("EVAL", Self.timeTravelScript, "0", pattern, String(milliseconds))
+        guard reply.integer != nil else {
+            throw TestSupportError.protocolViolation.with("moving time forward at \(endpoint) failed: \(reply)")
+        }
+    }
+
+    /// Lets `key`'s time to live run out now, moving the rest of the state with it (see
+    /// `advanceTime(byMilliseconds:keys:)`). Returns the milliseconds it moved; throws when the
+    /// key has no time to live.
+    @discardableResult
+    public func runOut(_ key: String) throws -> Int {
+        guard let left = try command("PTTL", key).integer, left > 0 else {
+            throw TestSupportError.protocolViolation.with("\(key) has no time to live to run out")
+        }
+        try advanceTime(byMilliseconds: left)
+        return left
+    }
+
+    /// Returns how many keys it changed.
+    private static let timeTravelScript = """
+        local by, changed = tonumber(ARGV[2]), 0
+        for _, key in ipairs(redis.call('KEYS', ARGV[1])) do
+          if redis.call('TYPE', key).ok == 'zset' then
+            local all = redis.call('ZRANGE', key, '0', '-1', 'WITHSCORES')
+            for i = 1, #all, 2 do
+              redis.call('ZADD', key, string.format('%.0f', tonumber(all[i + 1]) - by), all[i])
+            end
+          end
+          local left = redis.call('PTTL', key)
+          if left > 0 then
+            if left <= by then redis.call('DEL', key) else redis.call('PEXPIRE', key, tostring(left - by)) end
+          end
+          changed = changed + 1
+        end
+        return changed
+        """
+}
