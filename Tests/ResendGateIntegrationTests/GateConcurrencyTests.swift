@@ -66,35 +66,37 @@ struct GateConcurrencyTests {
     }
 
     @Test func ladderEscalatesOnceACooldownRunsOut() async throws {
-        let ladder = Policy(ladder: [.milliseconds(300), .milliseconds(600)])
+        let ladder = Policy(ladder: [.seconds(30), .seconds(60)])
         try await withLiveGate(policy: ladder) { redis, gate async throws in
+            let client = try redis.client()
             let first = try await gate.reserve(phone: number)
             #expect(first.allowed)
-            #expect(first.retryAfterMilliseconds == 300)
+            #expect(first.retryAfterMilliseconds == 30_000)
             #expect(first.sendsInWindow == 1)
 
-            // Let Redis expire the 300 ms cooldown (polled, bounded); the second send gets 600 ms.
-            #expect(try await waitUntilIdle(gate))
+            // Redis's clock moves past the 30 s cooldown; the second send gets 60 s.
+            try client.runOut(cooldownKey())
+            #expect(try await gate.peek(phone: number).active == false)
             let second = try await gate.reserve(phone: number)
             #expect(second.allowed)
-            #expect(second.retryAfterMilliseconds == 600)
+            #expect(second.retryAfterMilliseconds == 60_000)
             #expect(second.sendsInWindow == 2)
 
             // The last step repeats.
-            #expect(try await waitUntilIdle(gate))
+            try client.runOut(cooldownKey())
             let third = try await gate.reserve(phone: number)
             #expect(third.allowed)
-            #expect(third.retryAfterMilliseconds == 600)
+            #expect(third.retryAfterMilliseconds == 60_000)
             #expect(third.sendsInWindow == 3)
             #expect(try redis.client().command("ZCARD", sendsKey()) == .integer(3))
         }
     }
 
     @Test func releaseAfterAnEscalationRefundsOneStep() async throws {
-        let ladder = Policy(ladder: [.milliseconds(300), .seconds(60), .seconds(120)])  // one refund: the default
+        let ladder = Policy(ladder: [.seconds(30), .seconds(60), .seconds(120)])  // one refund: the default
         try await withLiveGate(policy: ladder) { redis, gate async throws in
-            #expect(try await gate.reserve(phone: number).retryAfterMilliseconds == 300)
-            #expect(try await waitUntilIdle(gate))
+            #expect(try await gate.reserve(phone: number).retryAfterMilliseconds == 30_000)
+            try redis.client().runOut(cooldownKey())
             let second = try await gate.reserve(phone: number)
             #expect(second.retryAfterMilliseconds == 60_000)
             #expect(second.sendsInWindow == 2)
@@ -104,11 +106,4 @@ struct GateConcurrencyTests {
             #expect(again.sendsInWindow == 2)
         }
     }
-}
-
-/// Polls `peek` until Redis has expired the cooldown (at most 5 s); true when it did.
-private func waitUntilIdle(_ gate: Gate, phone: String = number) async throws -> Bool {
-    try await poll(every: .milliseconds(20), upTo: .seconds(5)) {
-        (try? await gate.peek(phone: phone)).flatMap { $0.active ? nil : true }
-    } ?? false
 }
