@@ -48,7 +48,9 @@ extension RedisConnection {
         guard case .sentinel(let sentinels, let name) = configuration.endpoint else { return }
         if sentinel == nil {
             sentinel = SentinelResolver(loop: loop, sentinels: sentinels, master: name, timeouts: configuration)
-            switchWatch = SentinelSubscription(loop: loop, sentinels: sentinels, master: name) { [unowned self] master in
+            switchWatch = SentinelSubscription(
+                loop: loop, sentinels: sentinels, master: name, timeouts: configuration
+            ) { [unowned self] master in
                 self.masterSwitched(to: master)
             }
         }

@@ -13,6 +13,8 @@ private final class Holder: @unchecked Sendable {
 @Suite("Sentinel +switch-master subscription")
 struct SentinelSubscriptionTests {
     /// A plain Redis carries the same pub/sub message a Sentinel sends after a failover.
+    /// (Before, a refused connect left the subscription dead for good: hiredis frees a
+    /// context whose connect failed without calling its disconnect callback.)
     @Test func reportsTheNewMasterOfItsOwnSetOnly() async throws {
         let redis = try RedisServer()
         defer { redis.stop() }
@@ -20,9 +22,13 @@ struct SentinelSubscriptionTests {
         let switches = Mutex<[RedisConfiguration.HostPort]>([])
         let holder = Holder()
         let port = redis.port
+        // The first Sentinel refuses the connection: the subscription moves on to the next.
+        let refusing = try closedPort()
+        let timeouts = try RedisConfiguration(url: redis.url)
         loop.submitAndWait {
             holder.subscription = SentinelSubscription(
-                loop: loop, sentinels: [.init(host: "127.0.0.1", port: port)], master: "resendgate"
+                loop: loop, sentinels: [.init(host: "127.0.0.1", port: refusing), .init(host: "127.0.0.1", port: port)],
+                master: "resendgate", timeouts: timeouts
             ) { master in switches.withLock { $0.append(master) } }
         }
         let client = try redis.client()
