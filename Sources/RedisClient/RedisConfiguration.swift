@@ -20,15 +20,40 @@ public struct RedisConfiguration: Sendable, Equatable {
             self.port = port
         }
 
+        /// Reads `host:port` or `[ipv6]:port`, or, when `defaultPort` is given, a bare
+        /// `host` or `[ipv6]`; nil when the host is empty or the port is not in 1...65535.
+        /// The one reader of an address in the package (URLs, lists, cluster redirects).
+        public init?(authority: Substring, defaultPort: Int? = nil) {
+            let host: Substring
+            var portText: Substring?
+            if authority.hasPrefix("[") {
+                guard let close = authority.firstIndex(of: "]") else { return nil }
+                host = authority[authority.index(after: authority.startIndex)..<close]
+                let after = authority[authority.index(after: close)...]
+                if !after.isEmpty {
+                    guard after.hasPrefix(":") else { return nil }
+                    portText = after.dropFirst()
+                }
+            } else if let colon = authority.lastIndex(of: ":") {
+                host = authority[..<colon]
+                portText = authority[authority.index(after: colon)...]
+            } else {
+                host = authority
+            }
+            guard !host.isEmpty, let port = portText.map({ Int($0) }) ?? defaultPort, (1...65535).contains(port) else {
+                return nil
+            }
+            self.init(host: String(host), port: port)
+        }
+
         /// Reads `host:port,host:port` (the form of `--redis-cluster` and `--redis-sentinel`).
         public static func parseList(_ text: String, field: String) throws(ConfigurationError) -> [HostPort] {
             var nodes: [HostPort] = []
             for part in text.split(separator: ",").map({ String($0).trimmingSpaces }) where !part.isEmpty {
-                guard let colon = part.lastIndex(of: ":"), let port = Int(part[part.index(after: colon)...]),
-                      (1...65535).contains(port), colon > part.startIndex else {
+                guard let node = HostPort(authority: Substring(part)) else {
                     throw ConfigurationError(field: field, message: "\"\(part)\" is not host:port")
                 }
-                nodes.append(HostPort(host: String(part[..<colon]), port: port))
+                nodes.append(node)
             }
             guard !nodes.isEmpty else { throw ConfigurationError(field: field, message: "needs at least one host:port") }
             return nodes
@@ -112,20 +137,8 @@ public struct RedisConfiguration: Sendable, Equatable {
                 database = number
             }
         }
-        var host = hostPort
-        var port = 6379
-        if hostPort.hasPrefix("[") {  // [::1]:6379
-            guard let close = hostPort.firstIndex(of: "]") else { throw invalid }
-            host = hostPort[hostPort.index(after: hostPort.startIndex)..<close]
-            let after = hostPort[hostPort.index(after: close)...]
-            if after.hasPrefix(":") { guard let p = Int(after.dropFirst()) else { throw invalid }; port = p }
-        } else if let colon = hostPort.lastIndex(of: ":") {
-            host = hostPort[..<colon]
-            guard let p = Int(hostPort[hostPort.index(after: colon)...]) else { throw invalid }
-            port = p
-        }
-        guard !host.isEmpty, (1...65535).contains(port) else { throw invalid }
-        endpoint = .tcp(host: String(host), port: port)
+        guard let node = HostPort(authority: hostPort, defaultPort: 6379) else { throw invalid }
+        endpoint = .tcp(host: node.host, port: node.port)
     }
 }
 

@@ -1,5 +1,6 @@
 import Countdown
 import Foundation
+import RedisClient
 import ResendGate
 
 /// `resendgate watch TOKEN`: a terminal thin client of `GET /v1/countdowns/{token}/events`.
@@ -40,20 +41,11 @@ struct WatchServer {
         let rest = url.dropFirst("http://".count)
         let authority = rest.prefix { $0 != "/" }
         basePath = String(rest.dropFirst(authority.count)).trimmingSuffix("/")
-        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
-            host = String(authority[authority.index(after: authority.startIndex)..<close])
-            let after = authority[authority.index(after: close)...]
-            port = after.hasPrefix(":") ? String(after.dropFirst()) : "80"
-        } else if let colon = authority.lastIndex(of: ":") {
-            host = String(authority[..<colon])
-            port = String(authority[authority.index(after: colon)...])
-        } else {
-            host = String(authority)
-            port = "80"
-        }
-        guard !host.isEmpty, let number = Int(port), (1...65535).contains(number) else {
+        guard let address = RedisConfiguration.HostPort(authority: authority, defaultPort: 80) else {
             throw UsageError("--server: cannot read host and port from \"\(url)\"")
         }
+        host = address.host
+        port = String(address.port)
     }
 }
 

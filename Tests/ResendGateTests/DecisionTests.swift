@@ -54,6 +54,21 @@ struct ConfigurationTests {
         for bad in ["http://x", "redis://", "redis://host:99999", "redis://host/x", "unix://", "redis://host:port"] {
             #expect(throws: ConfigurationError.self) { try RedisConfiguration(url: bad) }
         }
+        #expect(try RedisConfiguration(url: "redis://[::1]:6390").endpoint == .tcp(host: "::1", port: 6390))
+        #expect(try RedisConfiguration(url: "redis://[::1]/1").endpoint == .tcp(host: "::1", port: 6379))
+    }
+
+    /// The one address reader: URLs, `--redis-cluster` lists and cluster redirects use it.
+    @Test func readsHostAndPort() {
+        typealias HostPort = RedisConfiguration.HostPort
+        #expect(HostPort(authority: "10.0.0.1:7000") == HostPort(host: "10.0.0.1", port: 7000))
+        #expect(HostPort(authority: "[2001:db8::1]:7000") == HostPort(host: "2001:db8::1", port: 7000))
+        #expect(HostPort(authority: "redis.internal", defaultPort: 6379) == HostPort(host: "redis.internal", port: 6379))
+        #expect(HostPort(authority: "[::1]", defaultPort: 80) == HostPort(host: "::1", port: 80))
+        for bad in ["redis.internal", "[::1]", ":7000", "host:", "host:0", "host:65536", "host:x", "[::1", "[::1]x", "[]:80"] {
+            #expect(HostPort(authority: Substring(bad)) == nil, "\(bad)")
+        }
+        #expect(HostPort(authority: "host:", defaultPort: 80) == nil, "an empty port is not the default")
     }
 
     @Test func validatesPurposes() throws {

@@ -161,9 +161,8 @@ public final class RedisClusterClient {
     static func redirect(_ message: String, prefix: String) -> RedisConfiguration.HostPort? {
         guard message.hasPrefix(prefix) else { return nil }
         let parts = message.split(separator: " ")
-        guard parts.count == 3, let colon = parts[2].lastIndex(of: ":"), let port = Int(parts[2][parts[2].index(after: colon)...])
-        else { return nil }
-        return RedisConfiguration.HostPort(host: String(parts[2][..<colon]), port: port)
+        guard parts.count == 3 else { return nil }
+        return RedisConfiguration.HostPort(authority: parts[2])
     }
 
     private func node(_ address: RedisConfiguration.HostPort) -> RedisConnection {
