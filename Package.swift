@@ -62,7 +62,7 @@ let package = Package(
 
         // MARK: Fuzzers (built only by deploy/fuzz with --sanitize fuzzer: libFuzzer brings main)
         .executableTarget(
-            name: "FuzzRequestDecoding", dependencies: ["ResendGateServer"],
+            name: "FuzzRequestDecoding", dependencies: ["ResendGateServer", "RedisClient"],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
             name: "FuzzPhoneNumber", dependencies: ["ResendGate"],

@@ -5,6 +5,7 @@
 // which a release build does not allow, so outside fuzzing only the stub below is built.
 #if RESENDGATE_FUZZING
 import ResendGate
+import RedisClient
 @testable import ResendGateServer
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -119,12 +119,19 @@ public struct RedisConfiguration: Sendable, Equatable {
         if let at = rest.lastIndex(of: "@") {
             let credentials = rest[..<at]
             rest = rest[rest.index(after: at)...]
+            // Percent-encoded (a literal % is %25): malformed encoding is refused, not guessed at.
+            func decoded(_ text: Substring) throws(ConfigurationError) -> String {
+                guard let text = PercentDecoding.decode(text) else {
+                    throw ConfigurationError(field: "redis", message: "the user or password is not valid percent-encoding (write % as %25)")
+                }
+                return text
+            }
             if let colon = credentials.firstIndex(of: ":") {
-                let user = credentials[..<colon].removingPercentEncodingIfPossible
+                let user = try decoded(credentials[..<colon])
                 username = user.isEmpty ? nil : user
-                password = credentials[credentials.index(after: colon)...].removingPercentEncodingIfPossible
+                password = try decoded(credentials[credentials.index(after: colon)...])
             } else {
-                password = credentials.removingPercentEncodingIfPossible
+                password = try decoded(credentials)
             }
         }
         var hostPort = rest
@@ -163,21 +170,5 @@ extension RedisConfiguration {
     /// master's password, database and timeouts.
     public static func sentinel(sentinels: [HostPort], master: String, base: RedisConfiguration) -> RedisConfiguration {
         base.with(endpoint: .sentinel(sentinels: sentinels, master: master))
-    }
-}
-
-extension Substring {
-    fileprivate var removingPercentEncodingIfPossible: String {
-        var bytes: [UInt8] = []
-        var iterator = utf8.makeIterator()
-        while let byte = iterator.next() {
-            if byte == UInt8(ascii: "%"), let high = iterator.next(), let low = iterator.next(),
-               let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) {
-                bytes.append(value)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

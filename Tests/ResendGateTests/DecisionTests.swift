@@ -51,7 +51,12 @@ struct ConfigurationTests {
         let socket = try RedisConfiguration(url: "unix:///run/redis.sock?db=3")
         #expect(socket.endpoint == .unix(path: "/run/redis.sock"))
         #expect(socket.database == 3)
-        for bad in ["http://x", "redis://", "redis://host:99999", "redis://host/x", "unix://", "redis://host:port"] {
+        let encoded = try RedisConfiguration(url: "redis://us%3Aer:p%25s%2Fs@localhost:6379/0")
+        #expect(encoded.username == "us:er" && encoded.password == "p%s/s")
+        // Malformed percent-encoding in the credentials is refused, not kept as it came
+        // (a literal % is written %25): "p%zzw" used to become "p%w".
+        for bad in ["redis://:p%zzw@localhost", "redis://u%4:x@localhost", "redis://:%ff@localhost",
+                    "http://x", "redis://", "redis://host:99999", "redis://host/x", "unix://", "redis://host:port"] {
             #expect(throws: ConfigurationError.self) { try RedisConfiguration(url: bad) }
         }
         #expect(try RedisConfiguration(url: "redis://[::1]:6390").endpoint == .tcp(host: "::1", port: 6390))
