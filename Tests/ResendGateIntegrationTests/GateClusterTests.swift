@@ -67,7 +67,8 @@ struct GateClusterTests {
             }
             let named = cipher?.open(try #require(first.countdownToken))
             #expect(named?.number == number)
-            #expect(try cluster.client(port: owner).command("GET", key).string == named?.cooldownValue)
+            let held = try cluster.client(port: owner).command("GET", key).string
+            #expect(held.map { String($0.prefix(16)) } == named?.cooldownValue)
         }
         #expect(slotsByMaster.count == 3, "every master decides some numbers: \(slotsByMaster)")
         // Tokens are readable through the cluster too (one step: the token names the slot).

@@ -42,7 +42,11 @@ struct GateCooldownTests {
             let secret = try #require(try client.command("GET", tokenSecretKey).string)
             let contents = try #require(CountdownTokenCipher(secret: Array(secret.utf8)).open(token))
             #expect(contents.number == number && contents.purpose == .default)
-            #expect(try client.command("GET", cooldownKey()) == .bulkString(contents.cooldownValue))
+            // The plain cooldown's key holds the nonce, then the deadline: now + 60 s by the gate's clock.
+            let value = try #require(try client.command("GET", cooldownKey()).string)
+            #expect(value.hasPrefix(contents.cooldownValue) && value.utf8.count == 28, "\(value)")
+            let deadline = try #require(Int64(value.dropFirst(16), radix: 16))
+            #expect(deadline == first.serverTimeMilliseconds + 60_000)
         }
     }
 
@@ -209,6 +213,31 @@ struct GateCooldownTests {
             }
             #expect(allowed == 200)
             #expect(try await gate.reserve(phone: number).allowed == false)
+        }
+    }
+
+    /// A purpose whose policy changes between a gate's restarts keeps its running cooldown
+    /// and that cooldown's token both ways: the plain path's value (nonce and deadline) is
+    /// read by the scripts, and a script's value (nonce alone) by the plain path.
+    @Test func aPolicyChangeKeepsTheRunningCooldownAndItsToken() async throws {
+        let counted = Policy(ladder: [.seconds(60)], window: .seconds(3600), maxSends: 5)
+        try await withLiveGate { redis, plain async throws in
+            let scripted = try makeGate(url: redis.url, policy: counted)
+            let first = try await plain.reserve(phone: number)
+            let seenByScript = try await scripted.reserve(phone: number)
+            #expect(!seenByScript.allowed && seenByScript.reason == .cooldown)
+            #expect(seenByScript.countdownToken == first.countdownToken)
+            #expect(try await scripted.release(phone: number))
+            #expect(try await plain.peek(phone: number).active == false)
+
+            let second = try await scripted.reserve(phone: number)
+            #expect(second.allowed)
+            let seenByPlain = try await plain.reserve(phone: number)
+            #expect(!seenByPlain.allowed && seenByPlain.reason == .cooldown)
+            #expect(seenByPlain.countdownToken == second.countdownToken)
+            #expect(seenByPlain.retryAfterMilliseconds > 50_000 && seenByPlain.retryAfterMilliseconds <= 60_000)
+            let reading = try await plain.countdown(try #require(first.countdownToken))
+            #expect(reading == nil, "the released cooldown's token is stale")
         }
     }
 }

@@ -44,7 +44,8 @@ public final class CountdownTokenCipher {
         /// The number's key text (the E.164 number, or its HMAC in hex).
         public let number: String
         let nonce: CooldownNonce
-        /// The value the cooldown's Redis key holds while this token is live.
+        /// The nonce the cooldown's Redis key holds while this token is live (the key's whole
+        /// value, or, for a plain cooldown, its first 16 characters, before the deadline).
         public var cooldownValue: String { nonce.text }
     }
 

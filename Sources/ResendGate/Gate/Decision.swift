@@ -101,8 +101,8 @@ public struct CountdownReading: Sendable, Equatable {
     public let retryAfterMilliseconds: Int64
     /// Redis's clock when it answered, in ms since 1970.
     public let serverTimeMilliseconds: Int64
-    /// The value the cooldown key holds (the nonce its countdown tokens carry): what a release of
-    /// this cooldown publishes, so an event stream matches releases on it.
+    /// The cooldown's nonce (which its countdown tokens carry, the key's value or its first 16
+    /// characters): what a release of this cooldown publishes, so an event stream matches releases on it.
     public let cooldownIdentity: String
 
     public init(retryAfterMilliseconds: Int64, serverTimeMilliseconds: Int64, cooldownIdentity: String = "") {

@@ -53,7 +53,8 @@ public struct GateKeys: Sendable, Hashable {
         return text
     }
 
-    /// The running cooldown of a number: holds its nonce, expires when it ends.
+    /// The running cooldown of a number: holds its nonce (and, for a plain cooldown, its
+    /// deadline: `CooldownValue`), expires when it ends.
     public func cooldown(purpose: Purpose, number: String) -> String { key(.cooldown, purpose: purpose, number: number) }
     /// The sends of a number in the policy's window.
     public func sends(purpose: Purpose, number: String) -> String { key(.sends, purpose: purpose, number: number) }

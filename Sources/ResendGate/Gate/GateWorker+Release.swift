@@ -65,7 +65,7 @@ extension GateWorker {
     /// The pub/sub channel every release publishes on: `<prefix>:released`.
     public var releaseChannel: String { keys.releasedChannel }
 
-    /// Follows the releases of every gate on this Redis: `onRelease` gets the value each
+    /// Follows the releases of every gate on this Redis: `onRelease` gets the nonce each
     /// released cooldown key held (``CountdownReading/cooldownIdentity``), on this
     /// worker's loop, through one subscriber connection of the worker's own (reconnected
     /// with the main connection's backoff). `onSubscribed` runs each time the

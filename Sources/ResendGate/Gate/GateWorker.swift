@@ -168,7 +168,7 @@ public final class GateWorker {
             retryAfterMilliseconds: Int64(wait), serverTimeMilliseconds: Int64(now), sendsInWindow: sends,
             sendsLeft: policy.rules.maxSends.map { max(0, $0 - sends) },
             nextRetryAfterMilliseconds: Int64(next), replayed: items[7].integer == 1,
-            countdownToken: items[6].string.flatMap { CooldownNonce(text: Substring($0)) }.map {
+            countdownToken: items[6].string.flatMap { CooldownValue(text: Substring($0))?.nonce }.map {
                 cipher.seal(purpose: request.purpose, number: number, nonce: $0)
             })
     }

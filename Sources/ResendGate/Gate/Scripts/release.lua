@@ -7,13 +7,16 @@
 -- the ladder step and the count go back by one) unless the window already holds
 -- `max refunds` refunds; the refund is recorded, so at most that many sends are
 -- given back per window. Also voids the idempotency record of the refunded send.
--- Publishes the value the cooldown key held (the nonce its countdown tokens carry) on the channel,
+-- Publishes the cooldown's nonce (which its countdown tokens carry) on the channel,
 -- in the same script, so every gate ends the event streams that follow it.
 -- Returns {1, 0, voided record name or ''} refunded, {0, 0, ''} when no cooldown
 -- runs (nothing is consumed), {-1, ms until the oldest refund leaves the window, ''}
 -- past the limit (nothing changes).
 local token = redis.call('GET', KEYS[1])
 if not token then return {0, 0, ''} end
+-- The cooldown's nonce: its value's first 16 characters (a plain cooldown's key holds
+-- its deadline after them).
+token = string.sub(token, 1, 16)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window = tonumber(ARGV[1])

@@ -124,7 +124,9 @@ if reason == '' then
     end
   end
 elseif reason ~= 'ip_limit' then
-  token = redis.call('GET', KEYS[1]) or ''
+  -- The running cooldown's nonce: its value's first 16 characters (a plain cooldown's
+  -- key holds its deadline after them).
+  token = string.sub(redis.call('GET', KEYS[1]) or '', 1, 16)
 end
 local nextCooldown = ARGV[10 + math.min(sends + 1, steps)]
 if fingerprint ~= '' then

@@ -1,0 +1,48 @@
+/// What a plain cooldown's key holds (the default policy: one cooldown, nothing counted):
+/// its nonce, then the cooldown's deadline in 12 hex digits of milliseconds since 1970 by
+/// the clock of the gate that allowed the send; 28 characters, which Redis keeps in the
+/// same 48-byte allocation as the nonce alone. A refused `SET … NX GET` returns it, so a
+/// refusal's wait needs no second command (`GateWorker+Cooldown.swift`).
+///
+/// Keys the scripts write hold the nonce alone; every script compares, publishes and
+/// returns only the first 16 characters, so tokens, releases and streams see nonces only.
+struct CooldownValue {
+    static let deadlineDigits = 12
+
+    let nonce: CooldownNonce
+    /// Nil for a key a script wrote (its value is the nonce alone).
+    let deadlineMilliseconds: Int64?
+
+    init(nonce: CooldownNonce, deadlineMilliseconds: Int64) {
+        precondition((0..<(1 << 48)).contains(deadlineMilliseconds), "a deadline fits 12 hex digits")
+        self.nonce = nonce
+        self.deadlineMilliseconds = deadlineMilliseconds
+    }
+
+    /// A key's value, or nil for one the gate did not write (another program's, or an
+    /// older version's 22-character token).
+    init?(text: Substring) {
+        let utf8 = text.utf8
+        guard utf8.count == CooldownNonce.textLength || utf8.count == CooldownNonce.textLength + Self.deadlineDigits,
+              let nonce = CooldownNonce(text: text.prefix(CooldownNonce.textLength)) else { return nil }
+        self.nonce = nonce
+        let digits = text.dropFirst(CooldownNonce.textLength)
+        if digits.isEmpty {
+            deadlineMilliseconds = nil
+        } else {
+            guard digits.utf8.allSatisfy(Self.isLowerHexDigit), let deadline = Int64(digits, radix: 16) else { return nil }
+            deadlineMilliseconds = deadline
+        }
+    }
+
+    /// The text the key holds.
+    var text: String {
+        guard let deadlineMilliseconds else { return nonce.text }
+        let hex = String(deadlineMilliseconds, radix: 16)
+        return nonce.text + String(repeating: "0", count: Self.deadlineDigits - hex.utf8.count) + hex
+    }
+
+    private static func isLowerHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+    }
+}
