@@ -87,8 +87,7 @@ extension ResendGateClient {
             }
             if let retry = parser.retryMilliseconds { delay = min(.milliseconds(retry), Self.maximumReconnectDelay) }
             do {
-                try await Task.sleep(nanoseconds: UInt64(max(0, delay.components.seconds)) * 1_000_000_000
-                                     + UInt64(max(0, delay.components.attoseconds / 1_000_000_000)))
+                try await sleepBeforeReconnect(delay)
             } catch {
                 return  // cancelled
             }

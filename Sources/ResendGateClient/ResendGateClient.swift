@@ -23,6 +23,9 @@ public struct ResendGateClient: Sendable {
     public let clock: any CountdownClock
     /// How long a plain request may take.
     public let timeout: TimeInterval
+    /// Waits out the delay before an event stream reconnects (`Task.sleep`): a test puts
+    /// its own here to see which delay the stream chose, whatever the machine's timing.
+    package var sleepBeforeReconnect: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
     /// Makes a client for `baseURL`.
     public init(baseURL: URL, apiKey: String? = nil, session: URLSession = .shared,

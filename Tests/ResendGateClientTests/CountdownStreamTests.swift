@@ -51,8 +51,8 @@ import Testing
                     ticks.append(tick.retryAfter)
                     if !restarted {
                         restarted = true
-                        gate.kill()
-                        try gate.restart()
+                        await gate.kill()
+                        try await gate.restart()
                     }
                 case .done:
                     ending = update
@@ -101,25 +101,25 @@ import Testing
     /// releases through gate A, and B's stream ends with `released` within a second.
     @Test func aReleaseOnAnotherGateEndsTheStream() async throws {
         try await withLiveGate(cooldown: "60s") { gate in
-            let (second, secondURL) = try gate.secondGate()
-            defer { second.stop(grace: .seconds(2)) }
-            let onA = gate.client()
-            let onB = ResendGateClient(baseURL: secondURL)
-            let token = try #require(try await onA.send(phone: Self.phone).countdownToken)
-            var last: CountdownUpdate?
-            var released: ContinuousClock.Instant?
-            var ended: ContinuousClock.Instant?
-            for try await update in onB.countdownEvents(token: token) {
-                last = update
-                if case .done = update { ended = .now }
-                if released == nil {
-                    released = .now
-                    try await onA.release(phone: Self.phone)
+            try await gate.withSecondGate { secondURL in
+                let onA = gate.client()
+                let onB = ResendGateClient(baseURL: secondURL)
+                let token = try #require(try await onA.send(phone: Self.phone).countdownToken)
+                var last: CountdownUpdate?
+                var released: ContinuousClock.Instant?
+                var ended: ContinuousClock.Instant?
+                for try await update in onB.countdownEvents(token: token) {
+                    last = update
+                    if case .done = update { ended = .now }
+                    if released == nil {
+                        released = .now
+                        try await onA.release(phone: Self.phone)
+                    }
                 }
+                #expect(last == .done(reason: "released"))
+                let delay = try #require(ended) - (try #require(released))
+                #expect(delay < .seconds(1), "the release reached gate B's stream after \(delay)")
             }
-            #expect(last == .done(reason: "released"))
-            let delay = try #require(ended) - (try #require(released))
-            #expect(delay < .seconds(1), "the release reached gate B's stream after \(delay)")
         }
     }
 

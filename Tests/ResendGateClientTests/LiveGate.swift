@@ -28,26 +28,38 @@ final class LiveGate: Sendable {
         ResendGateClient(baseURL: baseURL, clock: clock)
     }
 
+    // Starting, killing and stopping processes block: each runs off the cooperative pool.
+
     /// `kill -9`: open streams drop without a word.
-    func kill() {
-        gate.kill()
+    func kill() async {
+        await offThePool { [gate] in gate.kill() }
     }
 
     /// Starts the server again on the same port and Redis.
-    func restart() throws {
-        try gate.restart()
+    func restart() async throws {
+        try await offThePool { [gate] in try gate.restart() }
     }
 
-    func stop() {
-        gate.stop(grace: .seconds(2))
+    func stop() async {
+        await offThePool { [gate] in gate.stop(grace: .seconds(2)) }
     }
 
-    /// Another `resendgate serve` on the same Redis (a second gate behind a load
-    /// balancer), on a port of its own; the caller stops it.
-    func secondGate() throws -> (gate: TestGate, baseURL: URL) {
-        let second = try TestGate(
-            serve: Self.arguments(cooldown: cooldown) + ["--redis", redis.url], ownRedis: false, apiKey: gate.clientAPIKey)
-        return (second, URL(string: "http://127.0.0.1:\(second.port)")!)
+    /// Runs `body` with the base URL of another `resendgate serve` on the same Redis (a
+    /// second gate behind a load balancer), on a port of its own; stops it afterwards.
+    func withSecondGate<T>(isolation: isolated (any Actor)? = #isolation,
+                           _ body: (URL) async throws -> T) async throws -> T {
+        let arguments = Self.arguments(cooldown: cooldown) + ["--redis", redis.url]
+        let second = try await offThePool { [gate] in
+            try TestGate(serve: arguments, ownRedis: false, apiKey: gate.clientAPIKey)
+        }
+        do {
+            let result = try await body(URL(string: "http://127.0.0.1:\(second.port)")!)
+            await offThePool { second.stop(grace: .seconds(2)) }
+            return result
+        } catch {
+            await offThePool { second.stop(grace: .seconds(2)) }
+            throw error
+        }
     }
 
     private static func arguments(cooldown: String) -> [String] {
@@ -55,12 +67,19 @@ final class LiveGate: Sendable {
     }
 }
 
-/// Runs `body` against a fresh gate and stops it afterwards.
+/// Runs `body` against a fresh gate and stops it afterwards; the start and the stop hold
+/// no cooperative thread (nor the main actor, for suites on it).
 func withLiveGate<T>(isolation: isolated (any Actor)? = #isolation, cooldown: String, apiKey: String? = nil,
                      _ body: (LiveGate) async throws -> T) async throws -> T {
-    let gate = try LiveGate(cooldown: cooldown, apiKey: apiKey)
-    defer { gate.stop() }
-    return try await body(gate)
+    let gate = try await offThePool { try LiveGate(cooldown: cooldown, apiKey: apiKey) }
+    do {
+        let result = try await body(gate)
+        await gate.stop()
+        return result
+    } catch {
+        await gate.stop()
+        throw error
+    }
 }
 
 /// The wall clock off by `skew` (a device clock set wrong), monotonic time the system's.

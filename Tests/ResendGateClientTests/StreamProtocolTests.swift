@@ -1,5 +1,6 @@
 import Foundation
 import ResendGateClient
+import Synchronization
 import Testing
 
 /// The stream's rules against scripted servers: a restart's `shutdown` with `retry:`, a
@@ -13,7 +14,8 @@ import Testing
 
     /// A gate shutting down sends `retry: 150`, `event: shutdown` and closes: the client
     /// reconnects after 150 ms (not its 1 s default), and a `done` with a reason ends the
-    /// stream even though that connection stays open.
+    /// stream even though that connection stays open. The delay is the one the stream
+    /// asked to sleep, so a machine that stalls while it sleeps cannot fail the test.
     @Test func shutdownReconnectsAfterRetryAndDoneWithReasonEnds() async throws {
         let server = try ScriptedEventServer([
             .init(chunks: [ScriptedEventServer.streamHeader, Self.tick(5),
@@ -23,8 +25,9 @@ import Testing
                   close: false),
         ])
         defer { server.stop() }
+        let pauses = ReconnectPauses(sleeping: true)
         var updates: [CountdownUpdate] = []
-        for try await update in ResendGateClient(baseURL: server.baseURL).countdownEvents(token: Self.token) {
+        for try await update in pauses.client(of: server).countdownEvents(token: Self.token) {
             updates.append(update)
         }
         let seconds = updates.compactMap { update -> Int64? in
@@ -33,12 +36,40 @@ import Testing
         }
         #expect(seconds == [5, 4])
         #expect(updates.last == .done(reason: "released"))
+        #expect(pauses.recorded == [.milliseconds(150)])
+        // And it did sleep that long: a sleep never ends early, however slow the machine.
         let timeline = server.timeline
         #expect(timeline.arrivals.count == 2)
         if timeline.arrivals.count == 2, let closed = timeline.closes.first {
             let wait = closed.duration(to: timeline.arrivals[1])
-            #expect(wait >= .milliseconds(150) && wait < .milliseconds(900), "reconnected after \(wait)")
+            #expect(wait >= .milliseconds(150), "reconnected after \(wait)")
         }
+    }
+
+    /// Without a `retry:` the client waits its 1 s default; a `retry:` above the 30 s
+    /// ceiling is cut to it, and stays in force for later reconnects that name none.
+    @Test func reconnectDelayIsTheDefaultUntilARetryAndNeverAboveTheCeiling() async throws {
+        let dropped = { (extra: String) in
+            ScriptedEventServer.Reply(chunks: [ScriptedEventServer.streamHeader, Self.tick(9), Array(extra.utf8)], close: true)
+        }
+        let server = try ScriptedEventServer([
+            dropped(""),
+            dropped("retry: 600000\n\n"),
+            dropped(""),
+            .init(chunks: [ScriptedEventServer.streamHeader,
+                           Array("event: done\ndata: {\"retry_after\": 0, \"retry_after_ms\": 0}\n\n".utf8)], close: false),
+        ])
+        defer { server.stop() }
+        let pauses = ReconnectPauses(sleeping: false)  // the delays are recorded, not waited out
+        var updates: [CountdownUpdate] = []
+        for try await update in pauses.client(of: server).countdownEvents(token: Self.token) {
+            updates.append(update)
+        }
+        #expect(updates.count == 4 && updates.last == .done(reason: nil))
+        #expect(pauses.recorded == [ResendGateClient.defaultReconnectDelay, ResendGateClient.maximumReconnectDelay,
+                                    ResendGateClient.maximumReconnectDelay])
+        #expect(ResendGateClient.defaultReconnectDelay == .seconds(1) && ResendGateClient.maximumReconnectDelay == .seconds(30))
+        #expect(server.timeline.arrivals.count == 4)
     }
 
     /// A server that streams one endless line: the client gives up with `stream_too_large`
@@ -73,5 +104,26 @@ import Testing
         }
         #expect(updates.count == 2)
         #expect(updates.last == .done(reason: ResendGateError.notFound))
+    }
+}
+
+/// Records each delay a client's event stream sleeps before reconnecting; sleeps it
+/// too when `sleeping`, else goes on at once.
+private final class ReconnectPauses: Sendable {
+    private let delays = Mutex<[Duration]>([])
+    private let sleeping: Bool
+
+    init(sleeping: Bool) { self.sleeping = sleeping }
+
+    var recorded: [Duration] { delays.withLock { $0 } }
+
+    /// A client of `server` whose reconnects go through this recorder.
+    func client(of server: ScriptedEventServer) -> ResendGateClient {
+        var client = ResendGateClient(baseURL: server.baseURL)
+        client.sleepBeforeReconnect = { [self] delay in
+            delays.withLock { $0.append(delay) }
+            if sleeping { try await Task.sleep(for: delay) }
+        }
+        return client
     }
 }

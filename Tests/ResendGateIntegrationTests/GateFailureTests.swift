@@ -55,14 +55,14 @@ struct GateFailureTests {
     @Test func killedRedisGivesStoreUnavailableAndTheGateReconnectsAfterRestart() async throws {
         try await withLiveGate(redis: .init(appendOnly: true, appendFsync: .always), timeout: .milliseconds(500)) { redis, gate async throws in
             #expect(try await gate.reserve(phone: number).allowed)
-            redis.kill()
+            await offThePool { redis.kill() }
             let (error, elapsed) = await timedOnOwnThread {
                 await gateError { () async throws(GateError) in try await gate.reserve(phone: number) }
             }
             #expect(error?.code == "store_unavailable")
             #expect(elapsed < .milliseconds(1_500))
 
-            try redis.restart()
+            try await offThePool { try redis.restart() }
             let recovered = try await poll(every: .milliseconds(50), upTo: .seconds(3)) {
                 try? await gate.reserve(phone: number)
             }
@@ -85,22 +85,22 @@ struct GateFailureTests {
     }
 
     @Test func wrongPasswordGivesStoreUnavailableNamingTheAuthFailure() async throws {
-        let redis = try await startRedis(.init(password: "s3cret pass"))
-        defer { redis.stop() }
-        let gate = try makeGate(url: "redis://default:wrong@127.0.0.1:\(redis.port)/0", timeout: .milliseconds(500))
-        let error = await gateError { () async throws(GateError) in try await gate.reserve(phone: number) }
-        #expect(error?.code == "store_unavailable")
-        let message = error?.message ?? ""
-        #expect(message.contains("WRONGPASS") || message.contains("invalid password"), "\(message)")
-        #expect(try redis.client().keys() == [])
+        try await withRedis(.init(password: "s3cret pass")) { redis in
+            let gate = try makeGate(url: "redis://default:wrong@127.0.0.1:\(redis.port)/0", timeout: .milliseconds(500))
+            let error = await gateError { () async throws(GateError) in try await gate.reserve(phone: number) }
+            #expect(error?.code == "store_unavailable")
+            let message = error?.message ?? ""
+            #expect(message.contains("WRONGPASS") || message.contains("invalid password"), "\(message)")
+            #expect(try redis.client().keys() == [])
+        }
     }
 
     @Test func missingPasswordGivesStoreUnavailableNamingNoAuth() async throws {
-        let redis = try await startRedis(.init(password: "s3cret pass"))
-        defer { redis.stop() }
-        let gate = try makeGate(url: "redis://127.0.0.1:\(redis.port)/0", timeout: .milliseconds(500))
-        let error = await gateError { () async throws(GateError) in try await gate.reserve(phone: number) }
-        #expect(error?.code == "store_unavailable")
-        #expect(error?.message.contains("NOAUTH") == true, "\(String(describing: error))")
+        try await withRedis(.init(password: "s3cret pass")) { redis in
+            let gate = try makeGate(url: "redis://127.0.0.1:\(redis.port)/0", timeout: .milliseconds(500))
+            let error = await gateError { () async throws(GateError) in try await gate.reserve(phone: number) }
+            #expect(error?.code == "store_unavailable")
+            #expect(error?.message.contains("NOAUTH") == true, "\(String(describing: error))")
+        }
     }
 }

@@ -23,10 +23,18 @@ func withLiveGate<T>(
     timeout: Duration = .seconds(1),
     _ body: (RedisServer, Gate) async throws -> T
 ) async throws -> T {
+    try await withRedis(options) { redis in
+        let gate = try makeGate(url: url?(redis) ?? redis.url, policy: policy, region: region, timeout: timeout)
+        return try await body(redis, gate)
+    }
+}
+
+/// Starts a fresh `redis-server`, runs `body`, then stops Redis whatever happened; the
+/// start and the stop hold no cooperative thread.
+func withRedis<T>(_ options: RedisServer.Options = .init(), _ body: (RedisServer) async throws -> T) async throws -> T {
     let redis = try await startRedis(options)
     do {
-        let gate = try makeGate(url: url?(redis) ?? redis.url, policy: policy, region: region, timeout: timeout)
-        let result = try await body(redis, gate)
+        let result = try await body(redis)
         await offThePool { redis.stop() }
         return result
     } catch {
@@ -40,21 +48,14 @@ func startRedis(_ options: RedisServer.Options = .init()) async throws -> RedisS
     try await offThePool { try RedisServer(options) }
 }
 
-/// Runs blocking work (starting Redis, running a process) on a thread of its own. The
-/// cooperative pool has as many threads as cores (two here); with every suite starting
-/// its servers at once, blocking it stalls the gate's replies by over a second.
-func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
-    }
-}
-
-func offThePool(_ work: @escaping @Sendable () -> Void) async {
-    await withCheckedContinuation { continuation in
-        Thread.detachNewThread {
-            work()
-            continuation.resume()
-        }
+/// Runs `body` on a thread of its own and returns its result with how long it took, so
+/// that a latency measurement counts the gate's time and not the wait for a free
+/// cooperative thread (other suites hold them while their redis-servers boot).
+func timedOnOwnThread<T: Sendable>(_ body: @Sendable () async -> T) async -> (T, Duration) {
+    await onOwnThread(named: "latency-probe") {
+        let start = ContinuousClock.now
+        let result = await body()
+        return (result, ContinuousClock.now - start)
     }
 }
 
