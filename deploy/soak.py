@@ -10,9 +10,11 @@
 
   soak.py check --log FILE --events FILE --cooldown-ms 2000 [--rss-warm KB --rss-end KB]
       Proves three things from the logs and exits 1 if one fails:
-      safety    no number was allowed twice within its cooldown, by the server-side times
-                of the answers (server_time is Redis's clock, so the gate's clock and the
-                client's scheduling do not matter);
+      safety    no number was allowed twice within its cooldown: Redis ran each allowed
+                SET somewhere inside its request's [send, receive] interval, so two allowed
+                sends whose intervals lie less than a cooldown apart however they are placed
+                are a double send (a proof, never a false alarm; the answers' server_time is
+                the gate's clock for the default policy, which queueing can shift);
       liveness  every send that asked at least cooldown + tolerance after the number's
                 previous possible reservation, while Redis and the gate were up, was allowed;
       memory    the gate's RSS at the end is within 10% of its value after warm-up.
@@ -165,7 +167,10 @@ def check(args):
 
     failures = []
 
-    # Safety: allowed answers of one number, by Redis's clock, at least a cooldown apart.
+    # Safety: two allowed sends of one number were decided (Redis ran their SETs) at least a
+    # cooldown apart. Each ran somewhere in its request's [t0, t1] (one host, one clock
+    # rate), so the widest their decisions can be apart is the larger of the two
+    # "end of one minus start of the other": below the cooldown, they were a double send.
     allowed_by_number = collections.defaultdict(list)
     for r in sends:
         if r["status"] == 200:
@@ -173,14 +178,16 @@ def check(args):
     safety_violations = []
     closest = None
     for index, allowed in allowed_by_number.items():
-        allowed.sort(key=lambda r: r["server_ms"])
-        for previous, current in zip(allowed, allowed[1:]):
-            gap = current["server_ms"] - previous["server_ms"]
-            closest = gap if closest is None else min(closest, gap)
-            # server_time and the key's expiry are each rounded to the millisecond, so a
-            # gap of cooldown - 1 ms is the same instant; anything shorter is a double send.
-            if gap < cooldown_ms - 1:
-                safety_violations.append((phone(index), previous["server_ms"], current["server_ms"], gap))
+        allowed.sort(key=lambda r: r["t0"])
+        for at, first in enumerate(allowed):
+            for second in allowed[at + 1:]:
+                if (second["t0"] - first["t1"]) * 1000 >= cooldown_ms:
+                    break  # this one and every later one are provably a cooldown apart
+                widest = round(max(second["t1"] - first["t0"], first["t1"] - second["t0"]) * 1000)
+                closest = widest if closest is None else min(closest, widest)
+                # The key's expiry and the clocks are kept to the millisecond: 1 ms of slack.
+                if widest < cooldown_ms - 1:
+                    safety_violations.append((phone(index), first["server_ms"], second["server_ms"], widest))
     allowed_total = sum(len(v) for v in allowed_by_number.values())
     if safety_violations:
         failures.append("safety: %d numbers allowed twice within the cooldown, e.g. %s" %
@@ -272,7 +279,8 @@ def check(args):
     print("soak check: %d requests in %.0f s (%.0f/s): %s" % (
         len(records), duration, len(records) / max(duration, 1),
         ", ".join("%s %d" % ("error" if k == -1 else k, v) for k, v in sorted(statuses.items()))))
-    print("  safety:   %d allowed sends over %d numbers; %d pairs within the %d ms cooldown (closest gap %s ms)" % (
+    print("  safety:   %d allowed sends over %d numbers; %d pairs provably within the %d ms cooldown "
+          "(the closest pair could be at most %s ms apart)" % (
         allowed_total, len(allowed_by_number), len(safety_violations), cooldown_ms, closest))
     print("  liveness: %d sends asked after their cooldown + %d ms with Redis and the gate up; %d allowed, %d not "
           "(%d more asked inside a fault window or its %d ms recovery allowance, %d raced another send "
