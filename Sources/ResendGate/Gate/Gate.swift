@@ -40,11 +40,14 @@ public final class Gate: Sendable {
     /// A denial never consumes anything. `clientIP` feeds the per-IP limit;
     /// `idempotencyKey` makes a retry return the first answer without consuming; keys are
     /// scoped to `caller` (``SendRequest/caller``), so callers cannot replay each other's.
+    ///
+    /// `region` reads a nationally written `phone` in that region instead of the default
+    /// one (a country picker); see ``requestRegion(_:)``.
     public func reserve(
-        phone: String, purpose: String = Purpose.default.name, clientIP: String? = nil, idempotencyKey: String? = nil,
-        caller: String = ""
+        phone: String, region: String? = nil, purpose: String = Purpose.default.name, clientIP: String? = nil,
+        idempotencyKey: String? = nil, caller: String = ""
     ) async throws(GateError) -> Decision {
-        let (number, purpose) = try parse(phone, purpose)
+        let (number, purpose) = try parse(phone, region, purpose)
         var request = SendRequest(phone: number, purpose: purpose, caller: caller)
         if let clientIP {
             guard let address = ClientAddress(clientIP) else { throw .invalidField("client_ip must be an IPv4 or IPv6 address") }
@@ -59,8 +62,10 @@ public final class Gate: Sendable {
     }
 
     /// Reads the cooldown of `phone` for `purpose`; never consumes.
-    public func peek(phone: String, purpose: String = Purpose.default.name) async throws(GateError) -> CooldownStatus {
-        let (number, purpose) = try parse(phone, purpose)
+    public func peek(
+        phone: String, region: String? = nil, purpose: String = Purpose.default.name
+    ) async throws(GateError) -> CooldownStatus {
+        let (number, purpose) = try parse(phone, region, purpose)
         return try await onLoop { worker, done in worker.peek(number, purpose: purpose, completion: done) }
     }
 
@@ -69,8 +74,10 @@ public final class Gate: Sendable {
     /// whether a cooldown was running (none: nothing is consumed). Throws `refund_limit`
     /// past the limit and `forbidden` when the policy allows no refunds; then nothing changes.
     @discardableResult
-    public func release(phone: String, purpose: String = Purpose.default.name) async throws(GateError) -> Bool {
-        let (number, purpose) = try parse(phone, purpose)
+    public func release(
+        phone: String, region: String? = nil, purpose: String = Purpose.default.name
+    ) async throws(GateError) -> Bool {
+        let (number, purpose) = try parse(phone, region, purpose)
         return try await onLoop { worker, done in worker.release(number, purpose: purpose, completion: done) }
     }
 
@@ -80,17 +87,31 @@ public final class Gate: Sendable {
         try await onLoop { worker, done in worker.countdown(token, completion: done) }
     }
 
-    /// Canonicalises a number as this gate does (for keys, logs and display).
-    public func canonical(_ phone: String) throws(GateError) -> PhoneNumber {
+    /// Canonicalises a number as this gate does (for keys, logs and display); a national
+    /// spelling is read in `region` when given, else in the default region.
+    public func canonical(_ phone: String, region: String? = nil) throws(GateError) -> PhoneNumber {
+        let chosen = try region.map { (code: String) throws(GateError) in try Self.requestRegion(code) }
         do {
-            return try PhoneNumber(parsing: phone, defaultRegion: configuration.defaultRegion)
+            return try PhoneNumber(parsing: phone, defaultRegion: chosen ?? configuration.defaultRegion)
         } catch {
             throw .invalidPhone(error)
         }
     }
 
-    private func parse(_ phone: String, _ purpose: String) throws(GateError) -> (PhoneNumber, Purpose) {
-        (try canonical(phone), try configuration.policies.purpose(named: purpose))
+    /// A request's region (the country a user picked beside a nationally written number),
+    /// as its upper-case ISO 3166 alpha-2 code; `invalid_field` unless it is two letters
+    /// naming a region libphonenumber has numbers for. Only changes how a number without a
+    /// country code is read: it never relaxes `allowedRegions`, which judge the number.
+    public static func requestRegion(_ code: String) throws(GateError) -> String {
+        let upper = String(decoding: code.utf8.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self)
+        guard upper.utf8.count == 2, upper.utf8.allSatisfy({ (0x41...0x5A).contains($0) }), PhoneNumber.isKnownRegion(upper) else {
+            throw .invalidField("region must be the ISO 3166 alpha-2 code of a region with phone numbers, such as GB")
+        }
+        return upper
+    }
+
+    private func parse(_ phone: String, _ region: String?, _ purpose: String) throws(GateError) -> (PhoneNumber, Purpose) {
+        (try canonical(phone, region: region), try configuration.policies.purpose(named: purpose))
     }
 
     private func onLoop<T: Sendable>(

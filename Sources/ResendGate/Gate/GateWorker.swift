@@ -45,10 +45,13 @@ public final class GateWorker {
         tokenCipher = configuration.tokenSecret.map { CountdownTokenCipher(secret: Array($0.utf8)) }
     }
 
-    /// Canonicalises `text` with the configured default region.
-    public func phone(_ text: String) throws(GateError) -> PhoneNumber {
+    /// Canonicalises `text`: a national spelling is read in `region` (a request's country
+    /// picker, ISO 3166 alpha-2, see ``Gate/requestRegion(_:)``) or, without one, in the
+    /// configured default region; a spelling with a country code ignores both.
+    public func phone(_ text: String, region: String? = nil) throws(GateError) -> PhoneNumber {
+        let chosen = try region.map { (code: String) throws(GateError) in try Gate.requestRegion(code) }
         do {
-            return try parser.parse(text, defaultRegion: configuration.defaultRegion)
+            return try parser.parse(text, defaultRegion: chosen ?? configuration.defaultRegion)
         } catch {
             throw .invalidPhone(error)
         }

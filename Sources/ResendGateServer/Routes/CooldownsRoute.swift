@@ -45,8 +45,9 @@ extension Worker {
             throw .invalidPhone("the phone number in the path is not valid percent-encoding")
         }
         let purposeText = try PercentDecoding.queryValue("purpose", in: exchange.query) ?? Purpose.default.name
+        let region = try PercentDecoding.queryValue("region", in: exchange.query)
         do {
-            return (try gate.phone(phoneText), try gate.purpose(purposeText))
+            return (try gate.phone(phoneText, region: region), try gate.purpose(purposeText))
         } catch {
             throw APIError(error)
         }

@@ -117,8 +117,10 @@ enum SendInput {
         let phoneText = try string(fields, "phone", required: true)!
         let purposeText = try string(fields, "purpose", required: false) ?? Purpose.default.name
         let clientIP = try string(fields, "client_ip", required: false)
+        let region = try string(fields, "region", required: false)
         do throws(GateError) {
-            var request = SendRequest(phone: try gate.phone(phoneText), purpose: try gate.purpose(purposeText), caller: caller)
+            var request = SendRequest(
+                phone: try gate.phone(phoneText, region: region), purpose: try gate.purpose(purposeText), caller: caller)
             if let clientIP {
                 guard let address = ClientAddress(clientIP) else {
                     throw GateError.invalidField("client_ip must be an IPv4 or IPv6 address")
