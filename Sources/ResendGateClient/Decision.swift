@@ -44,6 +44,9 @@ public struct Decision: Hashable, Sendable {
     /// The handle of the running cooldown for ``ResendGateClient/countdown(token:)`` and
     /// ``ResendGateClient/countdownEvents(token:)``; nil when there is none to follow.
     public var countdownToken: String?
+    /// True when the number is one of the server's test numbers (`--test-numbers`): allowed
+    /// without any limit and not recorded; do not send a real SMS.
+    public var testNumber: Bool
     /// When the answer arrived, on the client's monotonic clock, and how long it travelled.
     public var receipt: ServerReceipt
 

@@ -15,6 +15,7 @@ enum WireFormat {
         let next_retry_after: Int64
         let sends_left: Int64?
         let countdown_token: String?
+        let test_number: Bool?
     }
 
     struct CooldownBody: Decodable {
@@ -74,7 +75,8 @@ enum WireFormat {
             phone: body.phone, purpose: body.purpose, retryAfter: body.retry_after,
             retryAfterMilliseconds: body.retry_after_ms, resendAt: try date(body.resend_at, status: status),
             serverTime: try date(body.server_time, status: status), nextRetryAfter: body.next_retry_after,
-            sendsLeft: body.sends_left, countdownToken: body.countdown_token, receipt: receipt)
+            sendsLeft: body.sends_left, countdownToken: body.countdown_token, testNumber: body.test_number ?? false,
+            receipt: receipt)
     }
 
     static func cooldown(_ data: Data, status: Int, receipt: ServerReceipt) throws(ResendGateError) -> CooldownStatus {

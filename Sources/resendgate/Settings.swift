@@ -26,6 +26,7 @@ struct Settings {
     var keySecret: String?
     var tokenSecret: String?
     var keyPrefix = GateConfiguration.defaultKeyPrefix
+    var testNumbers = TestNumbers.none
 
     // send, status, release
     var purpose = Purpose.default.name
@@ -76,7 +77,7 @@ struct Settings {
         }
         return try GateConfiguration(
             redis: redis, policies: policies, defaultRegion: region?.uppercased(), keyPrefix: keyPrefix,
-            keySecret: keySecret, tokenSecret: tokenSecret, waitReplicas: waitReplicas)
+            keySecret: keySecret, tokenSecret: tokenSecret, waitReplicas: waitReplicas, testNumbers: testNumbers)
     }
 }
 

@@ -15,7 +15,7 @@ import Testing
             #expect(first.phone == Self.phone && first.purpose == "login")
             #expect(first.retryAfter == 60 && first.retryAfterMilliseconds == 60_000)
             #expect(abs(first.resendAt.timeIntervalSince(first.serverTime) - 60) < 0.01)
-            #expect(first.sendsLeft == nil && first.nextRetryAfter == 60)
+            #expect(first.sendsLeft == nil && first.nextRetryAfter == 60 && !first.testNumber)
             let token = try #require(first.countdownToken)
             #expect((44...128).contains(token.count))
 

@@ -34,11 +34,15 @@ public struct Decision: Sendable, Equatable {
     /// The unguessable handle of the cooldown this decision started (allowed) or ran into
     /// (denied), for thin clients: `GET /v1/countdowns/{token}`. Nil when unknown.
     public var countdownToken: CountdownToken?
+    /// True for a test number (`GateConfiguration.testNumbers`): allowed, nothing recorded,
+    /// no limit applied; the caller must not send a real SMS.
+    public let testNumber: Bool
 
     public init(
         allowed: Bool, reason: Reason?, phone: PhoneNumber, purpose: Purpose, retryAfterMilliseconds: Int64,
         serverTimeMilliseconds: Int64, sendsInWindow: Int, sendsLeft: Int? = nil,
-        nextRetryAfterMilliseconds: Int64 = 0, replayed: Bool = false, countdownToken: CountdownToken? = nil
+        nextRetryAfterMilliseconds: Int64 = 0, replayed: Bool = false, countdownToken: CountdownToken? = nil,
+        testNumber: Bool = false
     ) {
         self.allowed = allowed
         self.reason = reason
@@ -51,6 +55,7 @@ public struct Decision: Sendable, Equatable {
         self.nextRetryAfterMilliseconds = nextRetryAfterMilliseconds
         self.replayed = replayed
         self.countdownToken = countdownToken
+        self.testNumber = testNumber
     }
 
     /// The same decision with a wait of at least `milliseconds`: an allowed send that

@@ -23,6 +23,8 @@ public struct GateConfiguration: Sendable {
     /// so that a failover cannot forget it; 0 does not wait. A reservation that too few
     /// replicas acknowledged in time is answered as store unavailable, never allowed.
     public var waitReplicas: Int
+    /// Numbers that skip every limit and are never recorded (CI, QA): `TestNumbers`.
+    public var testNumbers: TestNumbers
 
     /// The prefix of every Redis key.
     public static let defaultKeyPrefix = "rg"
@@ -41,7 +43,8 @@ public struct GateConfiguration: Sendable {
         keySecret: String? = nil,
         tokenSecret: String? = nil,
         idempotencyLifetime: Duration = GateConfiguration.defaultIdempotencyLifetime,
-        waitReplicas: Int = GateConfiguration.defaultWaitReplicas
+        waitReplicas: Int = GateConfiguration.defaultWaitReplicas,
+        testNumbers: TestNumbers = .none
     ) throws(ConfigurationError) {
         guard Self.waitReplicasRange.contains(waitReplicas) else {
             throw ConfigurationError(
@@ -68,5 +71,6 @@ public struct GateConfiguration: Sendable {
         self.tokenSecret = tokenSecret
         self.idempotencyLifetime = idempotencyLifetime
         self.waitReplicas = waitReplicas
+        self.testNumbers = testNumbers
     }
 }

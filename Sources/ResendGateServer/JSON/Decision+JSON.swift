@@ -17,6 +17,7 @@ extension Decision {
         json.key("sends_left")
         if let sendsLeft { json.value(Int64(sendsLeft)) } else { json.null() }
         if let token = countdownToken ?? self.countdownToken?.text { json.field("countdown_token", token) }
+        if testNumber { json.field("test_number", true) }
         json.endObject()
     }
 }

@@ -10,6 +10,7 @@ enum PrometheusText {
         metric("resendgate_decisions_total", "counter", "Send decisions by outcome and reason.", [
             ("{outcome=\"allowed\",reason=\"\"}", "\(sum(.allowed))"),
             ("{outcome=\"allowed\",reason=\"store_unavailable\"}", "\(sum(.allowedUnrecorded))"),
+            ("{outcome=\"allowed\",reason=\"test_number\"}", "\(sum(.allowedTestNumber))"),
             ("{outcome=\"denied\",reason=\"cooldown\"}", "\(sum(.deniedCooldown))"),
             ("{outcome=\"denied\",reason=\"max_sends\"}", "\(sum(.deniedMaxSends))"),
             ("{outcome=\"denied\",reason=\"ip_limit\"}", "\(sum(.deniedIPLimit))"),

@@ -29,6 +29,8 @@ final class WorkerMetrics: Sendable {
         case lateRequests
         /// Sends allowed without Redis (`--on-store-failure open`): nothing recorded them.
         case allowedUnrecorded
+        /// Sends to test numbers (`--test-numbers`): allowed, nothing recorded.
+        case allowedTestNumber
     }
 
     /// Upper bounds of the latency histogram, in seconds.
@@ -51,6 +53,7 @@ final class WorkerMetrics: Sendable {
 
     /// Counts a decision by its outcome and reason.
     func record(_ decision: Decision) {
+        if decision.testNumber { return add(.allowedTestNumber) }
         switch decision.reason {
         case nil: add(.allowed)
         case .cooldown?: add(.deniedCooldown)
