@@ -14,7 +14,7 @@ struct APIError: Error, Equatable {
 
     private let reason: Code
     let message: String
-    /// For `refund_limit`: how long until the limit frees a refund, sent as
+    /// For `refund_limit` and `locked`: how long until the limit frees a refund or the lock ends, sent as
     /// `retry_after`/`retry_after_ms` in the error object and as `Retry-After`.
     let retryAfterMilliseconds: Int64?
 
@@ -37,7 +37,7 @@ struct APIError: Error, Equatable {
             case .invalidPhone, .invalidPurpose, .invalidField: 400
             case .regionNotAllowed, .numberTypeNotAllowed, .forbidden: 403
             case .idempotencyKeyReused: 422
-            case .refundLimit: 429
+            case .refundLimit, .locked: 429
             case .storeUnavailable: 503
             }
         case .invalidJSON, .missingField, .badRequest: 400

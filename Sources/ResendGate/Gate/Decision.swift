@@ -8,6 +8,8 @@ public struct Decision: Sendable, Equatable {
         case maxSends = "max_sends"
         /// The client IP had its `ip-max-sends` in its window.
         case ipLimit = "ip_limit"
+        /// Too many wrong codes were checked for the number: it is locked (`lockout`).
+        case locked
     }
 
     /// True when the send was allowed, and so reserved: the cooldown now runs.

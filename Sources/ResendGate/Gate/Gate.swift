@@ -81,6 +81,16 @@ public final class Gate: Sendable {
         return try await onLoop { worker, done in worker.release(number, purpose: purpose, completion: done) }
     }
 
+    /// Reports the outcome of a code the back end checked for `phone`: `verified` clears its
+    /// wrong codes, `failed` counts one (the result says how many are left) and locks the
+    /// number at the policy's `maxFailedChecks`. Throws `locked` while it is locked.
+    public func verify(
+        phone: String, region: String? = nil, purpose: String = Purpose.default.name, outcome: VerificationOutcome
+    ) async throws(GateError) -> VerificationResult {
+        let (number, purpose) = try parse(phone, region, purpose)
+        return try await onLoop { worker, done in worker.verify(number, purpose: purpose, outcome: outcome, completion: done) }
+    }
+
     /// The remaining time of the cooldown that returned `token`; nil when the token is
     /// unknown, expired or released. Reveals nothing about the number.
     public func countdown(_ token: CountdownToken) async throws(GateError) -> CountdownReading? {

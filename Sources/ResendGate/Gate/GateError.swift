@@ -13,6 +13,8 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         case numberTypeNotAllowed = "number_type_not_allowed"
         case idempotencyKeyReused = "idempotency_key_reused"
         case refundLimit = "refund_limit"
+        /// Too many wrong codes: the number is locked (a verification or a refund of it).
+        case locked
         case forbidden
         case storeUnavailable = "store_unavailable"
     }
@@ -23,7 +25,8 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     public let message: String
     /// For `invalid_phone`: the precise reason.
     public let phoneError: PhoneNumberError?
-    /// For `refund_limit`: milliseconds until the oldest refund leaves the window.
+    /// For `refund_limit`: milliseconds until the oldest refund leaves the window; for
+    /// `locked`: until the lockout ends.
     public let retryAfterMilliseconds: Int64?
 
     private init(_ kind: Kind, _ message: String, phoneError: PhoneNumberError? = nil, retryAfterMilliseconds: Int64? = nil) {
@@ -42,7 +45,7 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         switch kind {
         case .storeUnavailable: false
         case .invalidPhone, .invalidPurpose, .invalidField, .regionNotAllowed, .numberTypeNotAllowed,
-             .idempotencyKeyReused, .refundLimit, .forbidden: true
+             .idempotencyKeyReused, .refundLimit, .locked, .forbidden: true
         }
     }
 
@@ -50,7 +53,7 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     /// refund (past `max refunds`, or refunds disabled): a denial, not a mistake in the request.
     public var isPolicyDenial: Bool {
         switch kind {
-        case .regionNotAllowed, .numberTypeNotAllowed, .refundLimit, .forbidden: true
+        case .regionNotAllowed, .numberTypeNotAllowed, .refundLimit, .locked, .forbidden: true
         case .invalidPhone, .invalidPurpose, .invalidField, .idempotencyKeyReused, .storeUnavailable: false
         }
     }
@@ -91,6 +94,14 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         GateError(
             .refundLimit,
             "this number had its \(maxRefunds) refund\(maxRefunds == 1 ? "" : "s") in the window; its cooldown keeps running",
+            retryAfterMilliseconds: retryAfterMilliseconds)
+    }
+
+    /// Too many wrong codes were checked for the number: it is locked until the lockout
+    /// ends, and nothing (no verification, no refund) changes that.
+    public static func locked(retryAfterMilliseconds: Int64) -> GateError {
+        GateError(
+            .locked, "too many wrong codes were checked for this number: it is locked until the lockout ends",
             retryAfterMilliseconds: retryAfterMilliseconds)
     }
 

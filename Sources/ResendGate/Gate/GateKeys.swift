@@ -8,10 +8,12 @@ import RedisClient
 /// its HMAC, see `NumberKeyHasher`), so every call about one number runs in one cluster
 /// slot. The per-IP counter and an idempotency record have hash tags of their own.
 ///
-///     rg:{login:+8613800138000}:cooldown   the running cooldown (its nonce, with a TTL)
+///     rg:{login:+8613800138000}:cooldown   the running cooldown (its nonce, with a TTL), or
+///                                          `locked` while wrong codes lock the number
 ///     rg:{login:+8613800138000}:sends      the sends in the policy's window (sorted set)
 ///     rg:{login:+8613800138000}:refunds    the refunds in the window (sorted set)
 ///     rg:{login:+8613800138000}:idem       the idempotency record an allowed send links
+///     rg:{login:+8613800138000}:failed     wrong codes in the window (a counter)
 ///     rg:ip:{203.0.113.7}:sends            the sends from one client address (sorted set)
 ///     rg:idem:{<SHA-1 of the Idempotency-Key>}  an idempotency record
 ///     rg:token-secret                      the deployment's countdown token secret
@@ -31,6 +33,8 @@ public struct GateKeys: Sendable, Hashable {
         case refunds
         /// The idempotency record an allowed send links to its cooldown (a refund voids it).
         case idempotencyLink = "idem"
+        /// Wrong codes checked in the policy's window, toward the lockout.
+        case failedChecks = "failed"
         /// Never written: fills the reserve script's per-IP slot when no cap applies, so
         /// the script's arity never changes and all its keys stay in the number's slot.
         case noIP = "no-ip"

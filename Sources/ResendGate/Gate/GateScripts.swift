@@ -17,6 +17,8 @@ enum GateScripts {
     static let peek = script(EmbeddedFiles.peek)
     /// A refund of the running cooldown's send, within the refund limit (`release.lua`).
     static let release = script(EmbeddedFiles.release)
+    /// A checked code's outcome: clears or counts wrong codes, locks at the limit (`verify.lua`).
+    static let verify = script(EmbeddedFiles.verify)
 
     // MARK: Redis Cluster: the steps that live in slots of their own
 
@@ -30,7 +32,7 @@ enum GateScripts {
     /// A countdown token's lookup of the cooldown it names (`countdown-of-cooldown.lua`).
     static let countdownOfCooldown = script(EmbeddedFiles.countdownOfCooldown)
 
-    static let all = [reserve, peek, release, ipTake, idempotencyGet, idempotencyPut, countdownOfCooldown]
+    static let all = [reserve, peek, release, verify, ipTake, idempotencyGet, idempotencyPut, countdownOfCooldown]
 
     private static func script(_ bytes: [UInt8]) -> RedisScript {
         RedisScript(String(decoding: bytes, as: UTF8.self))

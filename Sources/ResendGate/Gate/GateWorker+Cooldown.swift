@@ -74,6 +74,7 @@ extension GateWorker {
         milliseconds: Int64, nonce: CooldownNonce, token: (CooldownNonce) -> CountdownToken?, repair: () -> Void
     ) -> Result<Decision, GateError>? {
         let running: CooldownValue?
+        var locked = false
         switch set {
         case .failure(let error): return .failure(.storeUnavailable(error.description))
         case .success(.null):
@@ -81,7 +82,10 @@ extension GateWorker {
                 allowed: true, reason: nil, phone: request.phone, purpose: request.purpose,
                 retryAfterMilliseconds: milliseconds, serverTimeMilliseconds: now, sendsInWindow: 1,
                 sendsLeft: nil, nextRetryAfterMilliseconds: milliseconds, countdownToken: token(nonce)))
-        case .success(.bulk(let bytes)): running = CooldownValue(text: Substring(String(decoding: bytes, as: UTF8.self)))
+        case .success(.bulk(let bytes)):
+            // `locked` (verify.lua): wrong codes lock the number in place of its cooldown.
+            locked = bytes.starts(with: "locked".utf8)
+            running = CooldownValue(text: Substring(String(decoding: bytes, as: UTF8.self)))
         case .success(let reply): return .failure(unexpected(reply))
         }
         let remaining: Int64
@@ -102,7 +106,7 @@ extension GateWorker {
             }
         }
         return .success(Decision(
-            allowed: false, reason: .cooldown, phone: request.phone, purpose: request.purpose,
+            allowed: false, reason: locked ? .locked : .cooldown, phone: request.phone, purpose: request.purpose,
             retryAfterMilliseconds: remaining, serverTimeMilliseconds: now, sendsInWindow: 0,
             sendsLeft: nil, nextRetryAfterMilliseconds: milliseconds, countdownToken: running.flatMap { token($0.nonce) }))
     }

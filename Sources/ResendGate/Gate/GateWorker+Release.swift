@@ -46,6 +46,7 @@ extension GateWorker {
                 guard case .array(let items) = reply, items.count == 3,
                       let code = items[0].integer, let wait = items[1].integer else { throw Self.unexpected(reply) }
                 if code == -1 { throw .refundLimit(retryAfterMilliseconds: Int64(wait), maxRefunds: maxRefunds) }
+                if code == -2 { throw .locked(retryAfterMilliseconds: Int64(max(1, wait))) }
                 return (code == 1, items[2].string ?? "")
             }
             switch outcome {

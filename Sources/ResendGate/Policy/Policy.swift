@@ -26,6 +26,12 @@ public struct Policy: Sendable, Equatable {
     /// recorded in the window, so refunds can reset the ladder and `maxSends` at most
     /// this many times.
     public var maxRefunds: Int
+    /// Wrong codes (`failed` verifications) a number may have in `window` before it is
+    /// locked for `lockout`: sends and verifications are then refused with `locked`, so a
+    /// code cannot be guessed by trying; 0: no lockout. A `verified` code clears the count.
+    public var maxFailedChecks: Int
+    /// How long a number stays locked after `maxFailedChecks` wrong codes.
+    public var lockout: Duration
 
     /// The cooldown after a send when no ladder is set: 60 s.
     public static let defaultCooldown: Duration = .seconds(60)
@@ -35,6 +41,10 @@ public struct Policy: Sendable, Equatable {
     public static let defaultIPWindow: Duration = .seconds(3600)
     /// One refund a window: enough for one failed SMS, too few to reset a ladder at will.
     public static let defaultMaxRefunds = 1
+    /// Five wrong codes: a person mistypes a few, a guesser needs thousands.
+    public static let defaultMaxFailedChecks = 5
+    /// A quarter of an hour locked: a million guesses at five a lock take decades.
+    public static let defaultLockout: Duration = .seconds(900)
     public static let defaultNumberTypes: Set<PhoneNumberType> = [.mobile, .fixedLineOrMobile]
 
     /// A flat 60 s cooldown, mobiles only, no caps, one refund a day.
@@ -43,7 +53,8 @@ public struct Policy: Sendable, Equatable {
     public init(
         ladder: [Duration] = [Policy.defaultCooldown], window: Duration = Policy.defaultWindow, maxSends: Int? = nil,
         ipMaxSends: Int? = nil, ipWindow: Duration = Policy.defaultIPWindow, allowedRegions: Set<String>? = nil,
-        allowedNumberTypes: Set<PhoneNumberType> = Policy.defaultNumberTypes, maxRefunds: Int = Policy.defaultMaxRefunds
+        allowedNumberTypes: Set<PhoneNumberType> = Policy.defaultNumberTypes, maxRefunds: Int = Policy.defaultMaxRefunds,
+        maxFailedChecks: Int = Policy.defaultMaxFailedChecks, lockout: Duration = Policy.defaultLockout
     ) {
         self.ladder = ladder
         self.window = window
@@ -53,6 +64,8 @@ public struct Policy: Sendable, Equatable {
         self.allowedRegions = allowedRegions
         self.allowedNumberTypes = allowedNumberTypes
         self.maxRefunds = maxRefunds
+        self.maxFailedChecks = maxFailedChecks
+        self.lockout = lockout
     }
 
     /// Refuses rules that cannot work, naming the field (`where` prefixes it, such
@@ -77,6 +90,8 @@ public struct Policy: Sendable, Equatable {
             }
         }
         guard maxRefunds >= 0 else { throw fail("max-refunds", "must be 0 (no refunds) or more, got \(maxRefunds)") }
+        guard maxFailedChecks >= 0 else { throw fail("max-failed-checks", "must be 0 (no lockout) or more, got \(maxFailedChecks)") }
+        guard lockout >= .milliseconds(1) else { throw fail("lockout", "must be at least 1 ms") }
         if let ipMaxSends, ipMaxSends < 1 { throw fail("ip-max-sends", "must be at least 1, got \(ipMaxSends)") }
         if let allowedRegions, allowedRegions.isEmpty {
             throw fail("allow-regions", "needs at least one region (leave it out to allow every region)")

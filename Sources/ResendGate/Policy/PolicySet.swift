@@ -62,7 +62,8 @@ public struct PolicySet: Sendable, Equatable {
 
     /// Reads a policy file: `{"default": {...}, "purposes": {"login": {...}}}`, each
     /// object with any of `cooldown`, `window`, `max_sends`, `ip_max_sends`,
-    /// `ip_window`, `allow_regions`, `allow_number_types`, `max_refunds`. A purpose's object
+    /// `ip_window`, `allow_regions`, `allow_number_types`, `max_refunds`, `max_failed_checks`,
+    /// `lockout`. A purpose's object
     /// starts from the default; the default starts from `base` (the flags).
     /// `plainPurposes` are configured too (`--purposes`), with the file's default policy.
     public static func parse(json data: Data, base: Policy, plainPurposes: Set<String> = []) throws(ConfigurationError) -> PolicySet {
@@ -141,11 +142,17 @@ public struct PolicySet: Sendable, Equatable {
                 }
                 policy.maxRefunds = refunds
             case "ip_window": policy.ipWindow = try DurationParser.parse(try text(), field: field)
+            case "max_failed_checks":
+                guard let checks = try count() else {
+                    throw ConfigurationError(field: field, message: "must be a whole number (0: no lockout)")
+                }
+                policy.maxFailedChecks = checks
+            case "lockout": policy.lockout = try DurationParser.parse(try text(), field: field)
             case "allow_regions":
                 policy.allowedRegions = value is NSNull ? nil : Policy.parseRegions(try list())
             case "allow_number_types": policy.allowedNumberTypes = try Policy.parseNumberTypes(try list(), field: field)
             default:
-                throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, max_refunds, ip_max_sends, ip_window, allow_regions, allow_number_types)")
+                throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, max_refunds, ip_max_sends, ip_window, allow_regions, allow_number_types, max_failed_checks, lockout)")
             }
         }
         return policy

@@ -14,6 +14,7 @@ enum PrometheusText {
             ("{outcome=\"denied\",reason=\"cooldown\"}", "\(sum(.deniedCooldown))"),
             ("{outcome=\"denied\",reason=\"max_sends\"}", "\(sum(.deniedMaxSends))"),
             ("{outcome=\"denied\",reason=\"ip_limit\"}", "\(sum(.deniedIPLimit))"),
+            ("{outcome=\"denied\",reason=\"locked\"}", "\(sum(.deniedLocked))"),
             ("{outcome=\"denied\",reason=\"region_not_allowed\"}", "\(sum(.deniedRegion))"),
             ("{outcome=\"denied\",reason=\"number_type_not_allowed\"}", "\(sum(.deniedNumberType))"),
         ])

@@ -5,7 +5,7 @@ import Synchronization
 /// contention), read by whichever worker answers `/metrics`.
 final class WorkerMetrics: Sendable {
     enum Counter: Int, CaseIterable {
-        case allowed, deniedCooldown, deniedMaxSends, deniedIPLimit, deniedRegion, deniedNumberType
+        case allowed, deniedCooldown, deniedMaxSends, deniedIPLimit, deniedRegion, deniedNumberType, deniedLocked
         case requests2xx, requests4xx, requests5xx
         case inFlight
         case openConnections, evictedConnections
@@ -59,6 +59,7 @@ final class WorkerMetrics: Sendable {
         case .cooldown?: add(.deniedCooldown)
         case .maxSends?: add(.deniedMaxSends)
         case .ipLimit?: add(.deniedIPLimit)
+        case .locked?: add(.deniedLocked)
         }
     }
 

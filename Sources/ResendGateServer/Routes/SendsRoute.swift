@@ -92,6 +92,7 @@ extension Worker {
         let quota = switch decision.reason {
         case .maxSends?: policy.maxSends ?? decision.sendsInWindow
         case .ipLimit?: policy.ipMaxSends ?? 1
+        case .locked?: policy.maxFailedChecks
         case .cooldown?, nil: 1
         }
         return [

@@ -11,9 +11,11 @@
 -- in the same script, so every gate ends the event streams that follow it.
 -- Returns {1, 0, voided record name or ''} refunded, {0, 0, ''} when no cooldown
 -- runs (nothing is consumed), {-1, ms until the oldest refund leaves the window, ''}
--- past the limit (nothing changes).
+-- past the limit, {-2, ms the lock has left, ''} for a locked number (nothing changes).
 local token = redis.call('GET', KEYS[1])
 if not token then return {0, 0, ''} end
+-- A number locked by wrong codes (verify.lua) is not a cooldown to refund.
+if string.sub(token, 1, 6) == 'locked' then return {-2, redis.call('PTTL', KEYS[1]), ''} end
 -- The cooldown's nonce: its value's first 16 characters (a plain cooldown's key holds
 -- its deadline after them).
 token = string.sub(token, 1, 16)

@@ -123,10 +123,16 @@ if reason == '' then
       if f > tonumber(wait) then wait = f end
     end
   end
-elseif reason ~= 'ip_limit' then
+elseif remaining > 0 then
   -- The running cooldown's nonce: its value's first 16 characters (a plain cooldown's
-  -- key holds its deadline after them).
-  token = string.sub(redis.call('GET', KEYS[1]) or '', 1, 16)
+  -- key holds its deadline after them); or 'locked' (verify.lua): then the lock is the
+  -- reason, whatever else refuses, and the wait at least the lock's.
+  local held = redis.call('GET', KEYS[1]) or ''
+  if string.sub(held, 1, 6) == 'locked' then
+    reason, wait = 'locked', math.max(wait, remaining)
+  elseif reason ~= 'ip_limit' then
+    token = string.sub(held, 1, 16)
+  end
 end
 local nextCooldown = ARGV[10 + math.min(sends + 1, steps)]
 if fingerprint ~= '' then

@@ -1,0 +1,25 @@
+-- KEYS: 1 cooldown, 2 failed checks (a counter).
+-- ARGV: 1 'verified' or 'failed', 2 max failed checks (at least 1), 3 window ms,
+--       4 lockout ms.
+-- The outcome of a code the back end checked. While the number is locked (its cooldown
+-- key holds 'locked') nothing changes: {-1, ms the lock has left}. 'verified' clears the
+-- wrong codes: {1, 0}. 'failed' counts one in the window: {0, attempts left}, or, at the
+-- limit, locks the number for the lockout (or for its running cooldown, if that is
+-- longer: a lock never shortens a wait) and clears the count: {-1, lock ms}. The lock
+-- replaces the cooldown key, so a send meets it in the same single command as a cooldown.
+local value = redis.call('GET', KEYS[1])
+if value and string.sub(value, 1, 6) == 'locked' then return {-1, redis.call('PTTL', KEYS[1])} end
+if ARGV[1] == 'verified' then
+  redis.call('DEL', KEYS[2])
+  return {1, 0}
+end
+local failed = redis.call('INCR', KEYS[2])
+if failed == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+local limit = tonumber(ARGV[2])
+if failed < limit then return {0, limit - failed} end
+local hold = tonumber(ARGV[4])
+local left = redis.call('PTTL', KEYS[1])
+if left > hold then hold = left end
+redis.call('SET', KEYS[1], 'locked', 'PX', tostring(hold))
+redis.call('DEL', KEYS[2])
+return {-1, hold}
