@@ -14,14 +14,18 @@ public struct APIScopes: OptionSet, Sendable, Hashable {
     /// `DELETE /v1/cooldowns/{phone}` (refund): granted only by name, since a refund
     /// gives a number a send back.
     public static let release = APIScopes(rawValue: 4)
+    /// `POST /v1/verifications`: the back end that checks codes reports their outcomes.
+    public static let verify = APIScopes(rawValue: 8)
 
-    /// A key that names no scopes: it may send and read, not release.
-    public static let bare: APIScopes = [.send, .read]
+    /// A key that names no scopes: it may send, read and report verifications, not release.
+    public static let bare: APIScopes = [.send, .read, .verify]
     /// Every scope: what a gate without keys grants (it listens on loopback only).
-    public static let all: APIScopes = [.send, .read, .release]
+    public static let all: APIScopes = [.send, .read, .release, .verify]
 
     /// The scope names of `--api-keys-file`, in the order `--help` lists them.
-    public static let names: [(name: String, scope: APIScopes)] = [("send", .send), ("read", .read), ("release", .release)]
+    public static let names: [(name: String, scope: APIScopes)] = [
+        ("send", .send), ("read", .read), ("release", .release), ("verify", .verify),
+    ]
 }
 
 /// A bearer key and what it may do.

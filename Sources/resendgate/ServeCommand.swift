@@ -47,7 +47,7 @@ enum ServeCommand {
     }
 
     /// The keys of `--api-keys-file` (with the scopes each line names) and of
-    /// `--api-keys` (bare keys: send and read). An unknown scope stops the start (exit 2).
+    /// `--api-keys` (bare keys: send, read and verify). An unknown scope stops the start (exit 2).
     private static func apiKeys(_ settings: Settings) throws -> [APIKey] {
         var keys: [APIKey] = []
         if let path = settings.apiKeysFile {

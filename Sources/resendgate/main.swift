@@ -10,6 +10,8 @@ let usage = """
       send PHONE      reserve a send if the cooldown allows (exit 0 allowed, 3 denied)
       status PHONE    show a number's cooldown without consuming it
       release PHONE   end a number's cooldown and refund its send (--max-refunds a window)
+      verified PHONE  report the right code: clears the number's wrong codes
+      failed PHONE    report a wrong code: at --max-failed-checks the number is locked
       serve           run the HTTP server
       watch TOKEN     show "Resend in 42s" for a countdown token, redrawn in place
 
@@ -24,6 +26,8 @@ do {
     case "send": code = try await SendCommand.run(Array(arguments.dropFirst()), environment: environment)
     case "status": code = try await StatusCommand.run(Array(arguments.dropFirst()), environment: environment)
     case "release": code = try await ReleaseCommand.run(Array(arguments.dropFirst()), environment: environment)
+    case "verified": code = try await VerifyCommand.run(.verified, Array(arguments.dropFirst()), environment: environment)
+    case "failed": code = try await VerifyCommand.run(.failed, Array(arguments.dropFirst()), environment: environment)
     case "watch": code = try await WatchCommand.run(Array(arguments.dropFirst()), environment: environment)
     case "serve": code = try await ServeCommand.run(Array(arguments.dropFirst()), environment: environment)
     case "help", "--help", "-h":

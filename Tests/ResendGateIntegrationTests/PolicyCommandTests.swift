@@ -74,6 +74,28 @@ struct PolicyCommandTests {
         #expect(try json(status.stdout)["active"] as? Bool == true, "\(status)")
     }
 
+    /// `resendgate failed` counts down to the lock (exit 3 `locked`), which then refuses
+    /// `send`, `verified` and `release` too.
+    @Test func wrongCodesFromTheCommandLineLockTheNumber() async throws {
+        let redis = try await startRedis()
+        defer { redis.stop() }
+        let common = ["--redis", redis.url, "--max-failed-checks", "2", "--lockout", "10m"]
+        let first = try await run(["failed", number] + common)
+        #expect(first.exitCode == 0, "\(first)")
+        #expect(try json(first.stdout)["attempts_left"] as? Int == 1)
+        let second = try await run(["failed", "138 0013 8000", "--region", "CN"] + common)
+        #expect(second.exitCode == 3 && second.stderr.contains("locked"), "\(second)")
+        let send = try await run(["send", number] + common)
+        #expect(send.exitCode == 3, "\(send)")
+        #expect(try json(send.stdout)["reason"] as? String == "locked")
+        for command in ["verified", "release"] {
+            let refused = try await run([command, number] + common)
+            #expect(refused.exitCode == 3 && refused.stderr.contains("locked"), "\(command): \(refused)")
+        }
+        let badOutcome = try await run(["failed", number, "--redis", redis.url, "--max-failed-checks", "-1"])
+        #expect(badOutcome.exitCode == 2 && badOutcome.stderr.hasPrefix("resendgate: --max-failed-checks:"), "\(badOutcome)")
+    }
+
     /// Purposes are an allow-list for the CLI too: `send`, `status` and `release` refuse a
     /// purpose that is neither `default`, in `--purposes` (or RESENDGATE_PURPOSES), nor in
     /// the policy file, with exit 2 and nothing written to Redis.

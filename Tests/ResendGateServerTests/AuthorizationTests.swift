@@ -80,11 +80,11 @@ struct AuthorizationTests {
     }
 
     @Test func unknownScopesAreRefusedWithTheLineNamed() throws {
-        #expect(try APIKey(line: "\(Self.key) send,read,release").scopes == .all)
-        #expect(try APIKey(line: Self.key).scopes == [.send, .read])
+        #expect(try APIKey(line: "\(Self.key) send,read,release,verify").scopes == .all)
+        #expect(try APIKey(line: Self.key).scopes == [.send, .read, .verify])
         #expect(try APIKey(line: "\(Self.key)\tread").scopes == .read)
         let file = "# keys\n\(Self.key) send\n\n\(Self.otherKey) send,delete\n"
-        #expect(throws: ConfigurationError(field: "api-keys-file", message: "line 4: unknown scope \"delete\" (known: send, read, release)")) {
+        #expect(throws: ConfigurationError(field: "api-keys-file", message: "line 4: unknown scope \"delete\" (known: send, read, release, verify)")) {
             try APIKey.parseFile(file)
         }
         #expect(throws: ConfigurationError.self) { try APIKey(line: "\(Self.key) send,,read") }

@@ -76,7 +76,7 @@ struct OpenAPIDocumentTests {
             "invalid_json", "invalid_phone", "invalid_purpose", "missing_field", "invalid_field", "bad_request",
             "unauthorized", "not_found", "method_not_allowed", "body_too_large", "unsupported_media_type",
             "header_too_large", "store_unavailable", "region_not_allowed", "number_type_not_allowed",
-            "idempotency_key_reused", "misdirected_request", "forbidden", "refund_limit",
+            "idempotency_key_reused", "misdirected_request", "forbidden", "refund_limit", "locked",
         ])
         #expect(document.node(at: "components/securitySchemes/bearer/scheme")?.value == "bearer")
         let tooMany = try #require(try Self.operations(document)[Operation(method: "POST", path: "/v1/sends")]?[429])
@@ -159,6 +159,21 @@ struct OpenAPIDocumentTests {
         ]
         probes.append(Probe(operation: release, method: "DELETE", target: "/v1/cooldowns/%2B8613800138000",
                             headers: [("Origin", "http://attacker.example")]))
+        // Verifications: four wrong codes answered, the fifth locks (429 locked); bad bodies,
+        // keys and pages; Redis frozen.
+        let verify = Operation(method: "POST", path: "/v1/verifications")
+        let wrong = #"{"phone": "+8613800138009", "outcome": "failed"}"#
+        probes += (0..<5).map { _ in Probe(operation: verify, method: "POST", target: "/v1/verifications", headers: json, body: wrong) }
+        probes += [
+            Probe(operation: verify, method: "POST", target: "/v1/verifications", headers: json, body: #"{"phone": "+8613800138009"}"#),
+            Probe(operation: verify, method: "POST", target: "/v1/verifications", headers: json, body: wrong, withKey: false),
+            Probe(operation: verify, method: "POST", target: "/v1/verifications", headers: json, body: wrong, apiKey: sendOnlyKey),
+            Probe(operation: verify, method: "POST", target: "/v1/verifications", headers: json,
+                  body: #"{"phone": "+8613800138008", "x": "\#(String(repeating: "x", count: 20 * 1024))"}"#),
+            Probe(operation: verify, method: "POST", target: "/v1/verifications", headers: [("Content-Type", "text/plain")], body: wrong),
+            Probe(operation: verify, method: "POST", target: "/v1/verifications", headers: json,
+                  body: #"{"phone": "+8613800138007", "outcome": "failed"}"#, frozen: true),
+        ]
         for path in ["/healthz", "/readyz", "/metrics", "/", "/openapi.yaml"] {
             probes.append(Probe(operation: Operation(method: "GET", path: path), method: "GET", target: path, withKey: false))
         }
@@ -201,7 +216,7 @@ struct OpenAPIDocumentTests {
             }
         }
         let policies = PolicySet(purposes: ["short": Policy(ladder: [.milliseconds(1500)])])
-        let keys = ["\(RunningGate.apiKey) send,read,release", "\(Self.sendOnlyKey) send", Self.bareKey]
+        let keys = ["\(RunningGate.apiKey) send,read,release,verify", "\(Self.sendOnlyKey) send", Self.bareKey]
         try withRunningGate(apiKeys: keys, redisTimeout: .milliseconds(300), policies: policies) { gate in
             var token = ""
             for frozen in [false, true] {

@@ -124,7 +124,7 @@ struct ServeCommandTests {
             try Self.executable(), ["serve", "--port", "0", "--redis", "redis://127.0.0.1:1/0", "--api-keys-file", path],
             timeout: .seconds(10))
         #expect(keys.status == .exited(2), "\(keys)")
-        #expect(keys.stderr.contains(#"--api-keys-file: line 2: unknown scope "delete" (known: send, read, release)"#), "\(keys.stderr)")
+        #expect(keys.stderr.contains(#"--api-keys-file: line 2: unknown scope "delete" (known: send, read, release, verify)"#), "\(keys.stderr)")
         #expect(!keys.stderr.contains(RunningGate.apiKey))
         #expect(!keys.stderr.contains("listening on"))
 
@@ -170,6 +170,8 @@ struct ServeCommandTests {
             ("window", "24h", "RESENDGATE_WINDOW"),
             ("max-sends", nil, "RESENDGATE_MAX_SENDS"),
             ("max-refunds", "1", "RESENDGATE_MAX_REFUNDS"),
+            ("max-failed-checks", "5", "RESENDGATE_MAX_FAILED_CHECKS"),
+            ("lockout", "900s", "RESENDGATE_LOCKOUT"),
             ("ip-max-sends", nil, "RESENDGATE_IP_MAX_SENDS"),
             ("ip-window", "1h", "RESENDGATE_IP_WINDOW"),
             ("allow-regions", nil, "RESENDGATE_ALLOW_REGIONS"),
@@ -179,6 +181,7 @@ struct ServeCommandTests {
             ("key-secret", nil, "RESENDGATE_KEY_SECRET"),
             ("token-secret", nil, "RESENDGATE_TOKEN_SECRET"),
             ("key-prefix", "rg", "RESENDGATE_KEY_PREFIX"),
+            ("test-numbers", nil, "RESENDGATE_TEST_NUMBERS"),
         ]
         let lines = result.stdout.split(separator: "\n").map(String.init)
         for (option, defaultValue, environment) in expected {

@@ -17,14 +17,8 @@ extension Worker {
             gate.release(phone, purpose: purpose) { [unowned self] result in
                 switch result {
                 case .success: self.respond(exchange, status: 204, body: [])
-                case .failure(let error) where error.kind == .refundLimit:
-                    let refunds = self.gate.configuration.policies.policy(for: purpose).maxRefunds
-                    let seconds = String(Decision.wholeSeconds(error.retryAfterMilliseconds ?? 0))
-                    self.respond(exchange, error: APIError(error), headers: [
-                        ("Retry-After", seconds),
-                        ("RateLimit-Policy", "\"refund_limit\";q=\(refunds)"),
-                        ("RateLimit", "\"refund_limit\";r=0;t=\(seconds)"),
-                    ])
+                case .failure(let error) where error.kind == .refundLimit || error.kind == .locked:
+                    self.respondLimited(exchange, error, purpose: purpose)
                 case .failure(let error): self.respond(exchange, error: APIError(error))
                 }
             }
@@ -54,3 +48,18 @@ extension Worker {
     }
 }
 
+
+extension Worker {
+    /// A 429 error answer (`refund_limit`, `locked`) with `Retry-After` and the IETF
+    /// `RateLimit` pair, whose quota is the limit's: the refunds or the wrong codes a window.
+    func respondLimited(_ exchange: Exchange, _ error: GateError, purpose: Purpose) {
+        let policy = gate.configuration.policies.policy(for: purpose)
+        let seconds = String(Decision.wholeSeconds(error.retryAfterMilliseconds ?? 0))
+        let quota = error.kind == .locked ? policy.maxFailedChecks : policy.maxRefunds
+        respond(exchange, error: APIError(error), headers: [
+            ("Retry-After", seconds),
+            ("RateLimit-Policy", "\"\(error.code)\";q=\(quota)"),
+            ("RateLimit", "\"\(error.code)\";r=0;t=\(seconds)"),
+        ])
+    }
+}

@@ -106,15 +106,7 @@ extension Worker {
 /// The fields of a `POST /v1/sends` body, validated into a request.
 enum SendInput {
     static func decode(body: [UInt8], idempotencyKey: String?, caller: String = "", gate: GateWorker) throws(APIError) -> SendRequest {
-        let fields: JSONFields
-        do {
-            fields = try JSONFields(parsing: body)
-        } catch {
-            switch error {
-            case .notAnObject: throw APIError.invalidJSON("the body must be a JSON object")
-            case .malformed(let reason): throw APIError.invalidJSON("the body is not valid JSON: \(reason)")
-            }
-        }
+        let fields = try object(body)
         let phoneText = try string(fields, "phone", required: true)!
         let purposeText = try string(fields, "purpose", required: false) ?? Purpose.default.name
         let clientIP = try string(fields, "client_ip", required: false)
@@ -138,7 +130,19 @@ enum SendInput {
         }
     }
 
-    private static func string(_ fields: JSONFields, _ name: String, required: Bool) throws(APIError) -> String? {
+    /// The body as a JSON object's members.
+    static func object(_ body: [UInt8]) throws(APIError) -> JSONFields {
+        do {
+            return try JSONFields(parsing: body)
+        } catch {
+            switch error {
+            case .notAnObject: throw APIError.invalidJSON("the body must be a JSON object")
+            case .malformed(let reason): throw APIError.invalidJSON("the body is not valid JSON: \(reason)")
+            }
+        }
+    }
+
+    static func string(_ fields: JSONFields, _ name: String, required: Bool) throws(APIError) -> String? {
         let value: JSONFields.Value?
         do { value = try fields.value(name) } catch { throw APIError.invalidJSON("the member \"\(name)\" appears twice") }
         switch value {

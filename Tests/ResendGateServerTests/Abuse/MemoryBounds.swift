@@ -11,3 +11,12 @@ enum MemoryBounds {
     /// The bound on a gate's RSS, in MiB: 64 where it is asserted.
     static let residentMiB = asserted ? 64.0 : .infinity
 }
+
+/// How long a health check may take while an attack runs. AddressSanitizer makes the gate
+/// several times slower on the same two cores (every load and store checked), so its runs
+/// allow five times the plain bound: they look for memory errors, the plain pass for speed.
+enum ResponsivenessBounds {
+    static func healthCheck(_ plain: Duration) -> Duration {
+        MemoryBounds.asserted ? plain : plain * 5
+    }
+}

@@ -1,0 +1,39 @@
+import ResendGate
+import ResendGateServer
+
+/// `resendgate verified PHONE` and `resendgate failed PHONE`: report a checked code.
+enum VerifyCommand {
+    static func summary(_ outcome: VerificationOutcome) -> String {
+        switch outcome {
+        case .verified:
+            """
+            Report that PHONE typed the right code: its wrong codes are cleared. Exit 0, 3 while the
+            number is locked (locked), 2 bad input, 1 store unavailable.
+            """
+        case .failed:
+            """
+            Report that PHONE typed a wrong code: it counts toward --max-failed-checks in --window; at the
+            limit the number is locked for --lockout (sends and verifications refused). Prints the attempts
+            left. Exit 0, 3 when this locked the number or it was locked (locked), 2 bad input, 1 store
+            unavailable.
+            """
+        }
+    }
+
+    static func run(_ outcome: VerificationOutcome, _ arguments: [String], environment: [String: String]) async throws -> ExitCode {
+        guard let command = try NumberCommand.make(
+            name: outcome.rawValue, arguments: arguments, environment: environment, summary: summary(outcome))
+        else { return .success }
+        let result = try await command.gate.verify(phone: command.phone, purpose: command.purpose, outcome: outcome)
+        printJSON { json in
+            json.beginObject()
+            json.field("phone", result.phone.e164)
+            json.field("purpose", result.purpose.name)
+            json.field("outcome", result.outcome.rawValue)
+            json.key("attempts_left")
+            if let left = result.attemptsLeft { json.value(Int64(left)) } else { json.null() }
+            json.endObject()
+        }
+        return .success
+    }
+}
