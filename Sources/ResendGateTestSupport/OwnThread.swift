@@ -47,8 +47,10 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
     private var stopping = false
 
     public init(name: String = "dedicated-executor") {
-        let thread = Thread { [self] in run() }
-        thread.name = name
+        let thread = Thread { [self] in
+            nameCurrentThread(name)
+            run()
+        }
         thread.start()
     }
 
@@ -82,4 +84,16 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
             for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
         }
     }
+}
+
+/// Names the calling thread as `ps -L`, `top -H` and debuggers show it, through Linux's
+/// /proc/thread-self/comm: Foundation on Linux drops a name set before `start()` (it races
+/// the thread's start) and does not export pthread_setname_np. The kernel keeps 15 bytes.
+private func nameCurrentThread(_ name: String) {
+    let fd = open("/proc/thread-self/comm", O_WRONLY)
+    guard fd >= 0 else { return }
+    defer { close(fd) }
+    var bytes = Array(name.utf8.prefix(15))
+    while !bytes.isEmpty, String(validating: bytes, as: UTF8.self) == nil { bytes.removeLast() }
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
 }

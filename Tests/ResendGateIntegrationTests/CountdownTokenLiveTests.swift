@@ -6,7 +6,7 @@ import Testing
 
 /// Countdown tokens need no key of their own: they name their cooldown, and are live
 /// exactly while its key holds their nonce. Against a real Redis.
-@Suite("Countdown tokens against a real Redis: staleness, a shared secret, rotation, refused writes")
+@Suite("Countdown tokens against a real Redis: staleness, a shared secret, rotation, refused writes", .ownThread)
 struct CountdownTokenLiveTests {
     static func gate(_ redis: RedisServer, policy: Policy = .default, tokenSecret: String? = nil) throws -> Gate {
         let configuration = try RedisConfiguration(url: redis.url, connectTimeout: .seconds(1), commandTimeout: .seconds(1))

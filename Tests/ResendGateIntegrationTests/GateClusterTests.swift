@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// The gate on a real Redis Cluster (3 masters, 1 replica each) and behind Sentinels.
-@Suite("Gate: Redis Cluster and Sentinel", .serialized)
+@Suite("Gate: Redis Cluster and Sentinel", .serialized, .ownThread)
 struct GateClusterTests {
     static func gate(
         cluster: RedisCluster, waitReplicas: Int = 0, policy: Policy = .default, logger: GateLogger = .off

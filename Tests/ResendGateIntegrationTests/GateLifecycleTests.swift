@@ -5,7 +5,7 @@ import ResendGateTestSupport
 import Testing
 
 /// Gates come and go (a CLI run, a test, a reload): dropping one must never touch freed memory.
-@Suite("Gate: lifecycle against a real Redis")
+@Suite("Gate: lifecycle against a real Redis", .ownThread)
 struct GateLifecycleTests {
     @Test func droppingGatesRightAfterACallNeverCrashes() async throws {
         let redis = try await startRedis()

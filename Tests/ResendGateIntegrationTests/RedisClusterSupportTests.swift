@@ -34,7 +34,7 @@ struct RedisClusterSlotTests {
 
 /// Each test starts its own cluster or Sentinel set (6 or 5 processes); serialized so that a
 /// 2-CPU machine does not starve nodes whose failure detector trips after 1 s.
-@Suite("RedisCluster and RedisSentinelSet: real multi-node Redis for tests", .serialized)
+@Suite("RedisCluster and RedisSentinelSet: real multi-node Redis for tests", .serialized, .ownThread)
 struct RedisClusterSupportTests {
     @Test(.timeLimit(.minutes(1))) func clusterComesUpWithEverySlotServed() throws {
         let cluster = try RedisCluster()

@@ -9,7 +9,7 @@ import Glibc
 import Darwin
 #endif
 
-@Suite("RedisServer: a real redis-server per test")
+@Suite("RedisServer: a real redis-server per test", .ownThread)
 struct RedisServerTests {
     @Test func answersPingOnItsOwnLoopbackPort() throws {
         let redis = try RedisServer()
@@ -138,7 +138,7 @@ struct RedisServerTests {
     }
 }
 
-@Suite("CommandRunner and ServerProcess")
+@Suite("CommandRunner and ServerProcess", .ownThread)
 struct CommandRunnerTests {
     @Test func capturesOutputAndExitCode() throws {
         let result = try CommandRunner.run(

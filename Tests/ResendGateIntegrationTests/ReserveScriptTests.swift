@@ -8,7 +8,7 @@ import Testing
 /// (GateWorker+Cooldown.swift) instead of the `reserve` script. Both run here on a real
 /// Redis from the same starting state, and must give the same answer and leave the same
 /// keys behind.
-@Suite("Plain cooldown: SET NX PX GET and PTTL answer as the reserve script")
+@Suite("Plain cooldown: SET NX PX GET and PTTL answer as the reserve script", .ownThread)
 struct ReserveScriptTests {
     static let cooldown = gateKey(.cooldown, "+8613800138000")
     static let nonce = "AAAAAAAAAAAAAAAA"

@@ -4,7 +4,7 @@ import Testing
 
 /// The gate calls its scripts by `EVALSHA` with the name `SHA1` gives them: a real
 /// Redis must give every script the same name when it loads it.
-@Suite("Script names agree with Redis")
+@Suite("Script names agree with Redis", .ownThread)
 struct ScriptNameTests {
     @Test func redisNamesEveryGateScriptAsTheGateDoes() async throws {
         let redis = try await startRedis(RedisServer.Options())

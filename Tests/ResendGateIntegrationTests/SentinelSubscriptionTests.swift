@@ -10,7 +10,7 @@ private final class Holder: @unchecked Sendable {
     var subscription: SentinelSubscription?
 }
 
-@Suite("Sentinel +switch-master subscription")
+@Suite("Sentinel +switch-master subscription", .ownThread)
 struct SentinelSubscriptionTests {
     /// A plain Redis carries the same pub/sub message a Sentinel sends after a failover.
     /// (Before, a refused connect left the subscription dead for good: hiredis frees a

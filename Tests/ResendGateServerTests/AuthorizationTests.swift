@@ -2,11 +2,12 @@ import Foundation
 import RedisClient
 import ResendGate
 import ResendGateServer
+import ResendGateTestSupport
 import Testing
 
 /// API keys: with keys configured, `/v1/sends` and `/v1/cooldowns` need
 /// `Authorization: Bearer <key>` with the route's scope; the operational routes do not.
-@Suite("API keys")
+@Suite("API keys", .ownThread)
 struct AuthorizationTests {
     static let key = RunningGate.apiKey
     static let otherKey = "second-key-abcdefghijklmnop"

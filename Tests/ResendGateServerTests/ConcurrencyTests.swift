@@ -4,7 +4,7 @@ import Testing
 
 /// Many clients racing for one number: the reservation is atomic in Redis, so exactly
 /// one wins, however the requests spread over workers and connections.
-@Suite("Concurrent sends")
+@Suite("Concurrent sends", .ownThread)
 struct ConcurrencyTests {
     @Test func twoHundredConcurrentSendsForOneNumberAllowExactlyOne() throws {
         try withRunningGate(workers: 4, redisTimeout: .seconds(5)) { gate in

@@ -13,7 +13,7 @@ import Glibc
 /// CHTTPConnection). These pin what that must never change: pipelined requests are
 /// answered in order, a client that leaves mid-request is noticed, an answer larger
 /// than the socket takes arrives whole, and bytes sent early stay bounded.
-@Suite("Connections around the request they serve", .serialized)
+@Suite("Connections around the request they serve", .serialized, .ownThread)
 struct ConnectionHandlingTests {
     @Test func pipelinedSendsAreAnsweredInOrder() throws {
         try withRunningGate { gate in

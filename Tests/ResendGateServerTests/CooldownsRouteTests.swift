@@ -1,8 +1,9 @@
 import Foundation
+import ResendGateTestSupport
 import Testing
 
 /// `GET /v1/cooldowns/{phone}` (peek, never consumes) and `DELETE` (release).
-@Suite("GET and DELETE /v1/cooldowns/{phone}")
+@Suite("GET and DELETE /v1/cooldowns/{phone}", .ownThread)
 struct CooldownsRouteTests {
     static let statusKeys: Set<String> = [
         "phone", "purpose", "active", "retry_after", "retry_after_ms", "resend_at", "server_time",

@@ -6,7 +6,7 @@ import Testing
 /// A release reaches every open event stream of its cooldown, on any gate, within one
 /// second: the release script publishes the cooldown's value and every worker follows
 /// that channel. Real `resendgate serve` processes on a real Redis.
-@Suite("Countdown streams end when their cooldown is released", .serialized)
+@Suite("Countdown streams end when their cooldown is released", .serialized, .ownThread)
 struct CountdownReleaseTests {
     static let phone = "+8613800138000"
     static let other = "+8613800138001"

@@ -2,7 +2,7 @@ import Foundation
 import ResendGateTestSupport
 import Testing
 
-@Suite("Countdown tokens and their SSE stream over HTTP", .serialized)
+@Suite("Countdown tokens and their SSE stream over HTTP", .serialized, .ownThread)
 struct CountdownRoutesTests {
     static let key = "test-key-0123456789abcdef"
 

@@ -3,7 +3,7 @@ import ResendGateTestSupport
 import Testing
 
 /// `resendgate watch` end to end: the built binary against an in-process server.
-@Suite("resendgate watch: a terminal thin client of the SSE stream", .serialized)
+@Suite("resendgate watch: a terminal thin client of the SSE stream", .serialized, .ownThread)
 struct CountdownWatchCommandTests {
     static func watch(_ arguments: [String]) throws -> CommandResult {
         try CommandRunner.run(try BuiltProducts.executable(named: "resendgate"), ["watch"] + arguments,

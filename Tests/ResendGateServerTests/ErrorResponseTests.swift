@@ -4,7 +4,7 @@ import Testing
 
 /// Every error answer of the HTTP API: its status, its stable code, and a JSON body
 /// `{"error": {"code", "message"}}` and nothing else.
-@Suite("Error answers")
+@Suite("Error answers", .ownThread)
 struct ErrorResponseTests {
     struct BadBody: CustomTestStringConvertible, Sendable {
         let body: String

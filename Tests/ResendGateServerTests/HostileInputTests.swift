@@ -13,7 +13,7 @@ import Glibc
 /// or a closed connection, never a 5xx (other than 503), never a crash or a hang,
 /// never a reservation it should not make; and after each, the server still answers
 /// `/healthz` within 500 ms and a valid send still works.
-@Suite("Hostile HTTP input", .serialized)
+@Suite("Hostile HTTP input", .serialized, .ownThread)
 struct HostileInputTests {
     // MARK: - Request lines
 

@@ -6,7 +6,7 @@ import Testing
 
 /// `deploy/openapi.yaml` is the API's description: the server serves the same bytes,
 /// and every documented route answers as documented, with every documented status.
-@Suite("OpenAPI document")
+@Suite("OpenAPI document", .ownThread)
 struct OpenAPIDocumentTests {
     /// `deploy/openapi.yaml`, the file the server embeds (Content/EmbeddedFiles.txt).
     static func deployFile() throws -> String { try packageFile("deploy/openapi.yaml") }

@@ -4,7 +4,7 @@ import Testing
 
 /// `/healthz`, `/readyz`, `/metrics` and `/`, and how the gate behaves when Redis
 /// freezes (SIGSTOP): 503 within the Redis timeout, never a hang, never an allowed send.
-@Suite("Operational routes and a frozen Redis")
+@Suite("Operational routes and a frozen Redis", .ownThread)
 struct OperationalRouteTests {
     @Test func healthzAndReadyzAnswer200() throws {
         try withRunningGate { gate in

@@ -13,7 +13,7 @@ import Glibc
 /// The anti-abuse policies over HTTP, against a real Redis: each reason in a 429 or 403
 /// body with its headers, Idempotency-Key replays, refunds, the per-IP race of the issue,
 /// and the policy file and privacy of `resendgate serve`.
-@Suite("Policies over HTTP")
+@Suite("Policies over HTTP", .ownThread)
 struct PolicyRoutesTests {
     static let number = "+8613800138000"
 

@@ -13,7 +13,7 @@ import Testing
 /// afterwards), serve again within 1 s of Redis being back, and show the fault on
 /// `/readyz` and `/metrics`. Cooldowns recorded before the fault survive it (AOF).
 /// Measured latencies are printed (`fault ...` lines) for the record.
-@Suite("Redis faults through HTTP", .serialized)
+@Suite("Redis faults through HTTP", .serialized, .ownThread)
 struct RedisFaultTests {
     static let timeout = Duration.milliseconds(500)
     /// Scheduling slack on a loaded 2-core CI machine.

@@ -4,7 +4,7 @@ import Testing
 
 /// `POST /v1/sends` over a real socket against a real Redis: the 200 and 429 answers
 /// of docs/API.md, field by field and header by header.
-@Suite("POST /v1/sends")
+@Suite("POST /v1/sends", .ownThread)
 struct SendsRouteTests {
     static let decisionKeys: Set<String> = [
         "allowed", "phone", "purpose", "retry_after", "retry_after_ms", "resend_at", "server_time",

@@ -12,7 +12,7 @@ import Glibc
 
 /// The built `resendgate serve` executable, end to end: graceful SIGTERM, the
 /// loopback-only rule, and `--help`.
-@Suite("resendgate serve")
+@Suite("resendgate serve", .ownThread)
 struct ServeCommandTests {
     static func executable() throws -> String {
         try BuiltProducts.executable(named: "resendgate")

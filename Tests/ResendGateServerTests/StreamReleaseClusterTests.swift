@@ -7,7 +7,7 @@ import Testing
 /// cluster the release script's `PUBLISH` runs on the number's master and the cluster
 /// bus carries it to every node, so a gate subscribed on any node hears it. Heavy (six
 /// Redis nodes; a failover): run it alone, with `--no-parallel`.
-@Suite("Streams end on release: Redis Cluster and Sentinel", .serialized)
+@Suite("Streams end on release: Redis Cluster and Sentinel", .serialized, .ownThread)
 struct StreamReleaseClusterTests {
     static let released = "{\"retry_after\": 0, \"retry_after_ms\": 0, \"reason\": \"released\"}"
 

@@ -14,7 +14,7 @@ import Glibc
 /// 200 MB each; a stream whose client reads nothing. The server must read no more than
 /// 64 KiB ahead of what it serves, keep at most one answer (or a few KiB of a stream)
 /// unsent, close what stays stuck past --connection-timeout, and stay under 64 MB RSS.
-@Suite("Abuse: memory one connection can make the server hold", .serialized)
+@Suite("Abuse: memory one connection can make the server hold", .serialized, .ownThread)
 struct AbuseConnectionMemoryTests {
     /// The RSS the server must stay under, whatever clients send.
     static let residentBoundMiB = MemoryBounds.residentMiB

@@ -6,7 +6,7 @@ import Testing
 /// is "simple": `fetch(url, {method: 'POST', mode: 'no-cors', body: new Blob([json])})`
 /// sends no Content-Type at all, and a form sends `text/plain` or a form type. Each must
 /// be refused with 415 before anything reaches Redis; only `application/json` passes.
-@Suite("Abuse: Content-Type of a send", .serialized)
+@Suite("Abuse: Content-Type of a send", .serialized, .ownThread)
 struct AbuseContentTypeTests {
     static let phone = "+447911123456"
     static let body = #"{"phone": "+447911123456", "purpose": "login"}"#

@@ -12,7 +12,7 @@ import Glibc
 /// (1.4 cores, 105 MB of stderr in 6 s, /healthz in 1.7 s). The default cap now comes
 /// from RLIMIT_NOFILE, and a listener that runs out anyway pauses instead of spinning,
 /// logs once per interval, and closes idle connections so /healthz still gets in.
-@Suite("Abuse: file descriptors", .serialized)
+@Suite("Abuse: file descriptors", .serialized, .ownThread)
 struct AbuseFileDescriptorTests {
     /// Under `ulimit -n 1024` with the default cap, 1 100 idle connections arriving in
     /// one burst (the server is stopped while they connect): the cap (480 per worker for

@@ -7,7 +7,7 @@ import Testing
 /// (`Origin` names it). Every such request is refused before it reaches Redis: 421 for
 /// a foreign `Host` on a keyless gate, 403 `forbidden` for a foreign `Origin` on
 /// anything but GET and HEAD. The gate's own pages, curl and servers still pass.
-@Suite("Abuse: Host and Origin from a browser", .serialized)
+@Suite("Abuse: Host and Origin from a browser", .serialized, .ownThread)
 struct AbuseHostOriginTests {
     static let phone = "+447911123456"
     static let body = #"{"phone": "+447911123456"}"#

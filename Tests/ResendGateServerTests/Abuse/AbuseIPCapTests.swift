@@ -6,7 +6,7 @@ import Testing
 /// Issue 12, item 1: the per-IP cap held its entries by `purpose:number@<ms>`, so a POST,
 /// a DELETE and a POST of one number in the same millisecond overwrote each other's
 /// entry, and 20 POST+DELETE pairs from one client_ip got 15 sends past a cap of 5.
-@Suite("Abuse: the per-IP cap against pipelined sends and refunds")
+@Suite("Abuse: the per-IP cap against pipelined sends and refunds", .ownThread)
 struct AbuseIPCapTests {
     static let clientIP = "203.0.113.9"
     static let ipKey = ipSendsKey("203.0.113.9")

@@ -6,7 +6,7 @@ import Testing
 /// Issue 12, item 3: after POST with `Idempotency-Key: k1`, DELETE and the same POST again,
 /// the replay still answered 200 allowed for a send that had been refunded. A refund now
 /// voids the record of the send it refunds, so the retry is decided afresh, and counts.
-@Suite("Abuse: a refunded send's Idempotency-Key is not replayed")
+@Suite("Abuse: a refunded send's Idempotency-Key is not replayed", .ownThread)
 struct AbuseIdempotencyReplayTests {
     static let policy = Policy(ladder: [.seconds(60)], window: .seconds(3600), maxSends: 3, maxRefunds: 2)
 

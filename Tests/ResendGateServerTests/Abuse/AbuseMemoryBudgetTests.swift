@@ -13,7 +13,7 @@ import Glibc
 /// stop reached 300 MB). Every worker now keeps what its connections hold within its
 /// share of ``ConnectionMemoryBudget``: past it, the connections holding the most are
 /// closed, so the server stays under 64 MB and still answers a new client.
-@Suite("Abuse: memory all connections together can make the server hold", .serialized)
+@Suite("Abuse: memory all connections together can make the server hold", .serialized, .ownThread)
 struct AbuseMemoryBudgetTests {
     /// 3 000 clients that pipeline requests for the 16 KB OpenAPI document and read
     /// nothing (one in ten also sends 256 KiB of junk), and 400 that send 1 500 tiny

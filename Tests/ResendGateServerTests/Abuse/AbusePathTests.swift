@@ -1,10 +1,11 @@
 import Foundation
+import ResendGateTestSupport
 import Testing
 
 /// Paths with extra segments must name no route (`/v1/cooldowns/%2B447911123456/x` was
 /// served as the number), and respelling a number must never give a second cooldown:
 /// every spelling of one number is one Redis key, and text around a number is refused.
-@Suite("Abuse: paths and spellings", .serialized)
+@Suite("Abuse: paths and spellings", .serialized, .ownThread)
 struct AbusePathTests {
     static let e164 = "+447911123456"
 

@@ -7,7 +7,7 @@ import Testing
 /// worker), then 1 000 distinct 7 KiB ones in the path. Every one is refused with 400
 /// `invalid_phone`, nothing reaches Redis, and the worker's resident memory stays
 /// under 64 MB. (The cache's own entry and byte bounds: `PhoneInputBoundTests`.)
-@Suite("Abuse: phone text the cache must not keep", .serialized)
+@Suite("Abuse: phone text the cache must not keep", .serialized, .ownThread)
 struct AbusePhoneCacheTests {
     static let residentBound = MemoryBounds.asserted ? 64 << 20 : Int.max
 

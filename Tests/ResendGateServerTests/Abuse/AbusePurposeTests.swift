@@ -8,7 +8,7 @@ import Testing
 /// (`--cooldown 2s,4s --max-sends 3`) got six 200s in a second. Purposes are now an
 /// allow-list (`default`, `--purposes`, the policy file's): any other is 400
 /// `invalid_purpose` and touches nothing in Redis.
-@Suite("Abuse: made-up purposes get no limits of their own")
+@Suite("Abuse: made-up purposes get no limits of their own", .ownThread)
 struct AbusePurposeTests {
     static let policy = Policy(ladder: [.seconds(60), .seconds(120)], window: .seconds(3600), maxSends: 3, ipMaxSends: 100)
     static let configured = ["default", "a", "b", "c"]

@@ -6,7 +6,7 @@ import Testing
 /// Issue 12, item 2: `DELETE /v1/cooldowns/{phone}` refunded every time, with the key that
 /// sends, so alternating POST and DELETE got 9 sends under `--max-sends 3`, each at the
 /// ladder's first step. Refunds are now a separately granted, limited right.
-@Suite("Abuse: refunds are limited and granted apart")
+@Suite("Abuse: refunds are limited and granted apart", .ownThread)
 struct AbuseRefundTests {
     static let bareKey = "abuse-bare-key-0123456789ab"
 

@@ -6,7 +6,7 @@ import Testing
 /// Issue 12, item 4: with `--cooldown 1s,2s --max-sends 2 --window 1h` the second send
 /// answered `retry_after 2`, the peek said `active: false` two seconds later, and the next
 /// POST was 429 `max_sends` with 3 597 s. Every answer now gives the real wait.
-@Suite("Abuse: retry_after is the real wait")
+@Suite("Abuse: retry_after is the real wait", .ownThread)
 struct AbuseRetryAfterTests {
     /// The 1 s cooldown is ended by moving Redis's clock past it (no test time waits on it).
     @Test func theSendThatFillsTheWindowAnswersWithTheWindowEverywhere() throws {

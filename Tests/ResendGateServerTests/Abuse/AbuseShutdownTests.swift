@@ -10,7 +10,7 @@ import Glibc
 /// and more) and the streams ended without a word. Now every open stream gets one
 /// `shutdown` event, telling its client to reconnect (elsewhere) after `retry` ms, its
 /// response is ended and its connection closed, and the process exits 0 at once.
-@Suite("Abuse: shutdown with event streams open", .serialized)
+@Suite("Abuse: shutdown with event streams open", .serialized, .ownThread)
 struct AbuseShutdownTests {
     /// The exact last frame of every stream (deploy/openapi.yaml documents it).
     static let shutdownFrame = "retry: 1000\nevent: shutdown\ndata: {}\n\n"

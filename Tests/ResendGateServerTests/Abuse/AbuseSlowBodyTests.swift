@@ -11,7 +11,7 @@ import Glibc
 /// every byte, so 3 000 connections each holding 65 000 body bytes and sending one more
 /// every 4 s held 200 MB for as long as they liked. Now a body is read to 1.5× the limit
 /// at most, and a request must arrive whole within --connection-timeout of its first byte.
-@Suite("Abuse: slow bodies", .serialized)
+@Suite("Abuse: slow bodies", .serialized, .ownThread)
 struct AbuseSlowBodyTests {
     static let post = "POST /v1/sends HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
 

@@ -12,7 +12,7 @@ import Glibc
 /// Now a worker keeps at most 4 streams per token and half its connection cap in all,
 /// closing the OLDEST with the `shutdown` event, and at the connection cap or out of
 /// descriptors with nothing idle it closes the oldest stream the same way.
-@Suite("Abuse: stream exhaustion", .serialized)
+@Suite("Abuse: stream exhaustion", .serialized, .ownThread)
 struct AbuseStreamExhaustionTests {
     /// The final frame of a stream closed to make room (the shutdown event).
     static let shutdownFrame = AbuseShutdownTests.shutdownFrame
