@@ -7,7 +7,7 @@ import Testing
 /// Issue 15, item 7: a request's `region` (a country picker) reads a nationally written
 /// number in that region instead of the server's default; a number with a country code
 /// ignores it, and it never relaxes `--allow-regions`.
-@Suite("Country picker: a request's region")
+@Suite("Country picker: a request's region", .ownThread)
 struct CountryPickerTests {
     @Test func aNationalNumberIsReadInThePickedRegion() throws {
         try withRunningGate(region: "CN") { gate in

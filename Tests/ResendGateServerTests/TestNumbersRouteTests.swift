@@ -5,7 +5,7 @@ import Testing
 
 /// `resendgate serve --test-numbers`: the answer says `test_number`, nothing reaches Redis,
 /// `/metrics` counts them apart; a malformed list stops the server at start.
-@Suite("Test numbers over HTTP")
+@Suite("Test numbers over HTTP", .ownThread)
 struct TestNumbersRouteTests {
     @Test func aTestNumberIsAllowedEveryTimeAndRecordsNothing() throws {
         let gate = try TestGate(serve: [

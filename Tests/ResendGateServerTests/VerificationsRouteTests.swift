@@ -7,7 +7,7 @@ import Testing
 /// `POST /v1/verifications` and the wrong-code lockout over HTTP (issue 15, items 1-2):
 /// attempts left, 429 `locked` with its headers on the verification and on sends, scopes,
 /// and what a guesser could try against the route.
-@Suite("Verifications over HTTP")
+@Suite("Verifications over HTTP", .ownThread)
 struct VerificationsRouteTests {
     static let number = "+8613800138000"
     static let policy = Policy(ladder: [.seconds(60)], maxFailedChecks: 3, lockout: .seconds(600))
