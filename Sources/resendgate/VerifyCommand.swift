@@ -25,15 +25,7 @@ enum VerifyCommand {
             name: outcome.rawValue, arguments: arguments, environment: environment, summary: summary(outcome))
         else { return .success }
         let result = try await command.gate.verify(phone: command.phone, purpose: command.purpose, outcome: outcome)
-        printJSON { json in
-            json.beginObject()
-            json.field("phone", result.phone.e164)
-            json.field("purpose", result.purpose.name)
-            json.field("outcome", result.outcome.rawValue)
-            json.key("attempts_left")
-            if let left = result.attemptsLeft { json.value(Int64(left)) } else { json.null() }
-            json.endObject()
-        }
+        printJSON { result.writeJSON(to: &$0) }
         return .success
     }
 }

@@ -50,3 +50,16 @@ extension CountdownReading {
         json.endObject()
     }
 }
+
+extension VerificationResult {
+    /// The result as `POST /v1/verifications` and `resendgate verified|failed` print it.
+    public func writeJSON(to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("phone", phone.e164)
+        json.field("purpose", purpose.name)
+        json.field("outcome", outcome.rawValue)
+        json.key("attempts_left")
+        if let attemptsLeft { json.value(Int64(attemptsLeft)) } else { json.null() }
+        json.endObject()
+    }
+}

@@ -5,16 +5,8 @@ import ResendGate
 extension Worker {
     /// `caller` scopes the request's `Idempotency-Key` (`SendRequest.caller`).
     func handleSend(_ exchange: Exchange, caller: String) {
+        guard readJSONBody(exchange) else { return }
         let request = exchange.request
-        guard request.bodyLength <= configuration.maxBodyBytes else {
-            return respond(exchange, error: .bodyTooLarge(
-                "the body may be at most \(configuration.maxBodyBytes) bytes"), headers: [("Connection", "close")])
-        }
-        // No Content-Type is refused too: a page can POST a Blob without one (no-cors).
-        guard request.withHeader("Content-Type", Self.isJSON) == true else {
-            return respond(exchange, error: .unsupportedMediaType("send the body as JSON with the header Content-Type: application/json"))
-        }
-        request.readBody(into: &bodyBuffer)
         let send: SendRequest
         do {
             send = try SendInput.decode(
@@ -64,6 +56,24 @@ extension Worker {
             json.field("store", "unavailable")
             json.endObject()
         }
+    }
+
+    /// Reads a POST's JSON body into `bodyBuffer`, or answers 413 (over `maxBodyBytes`) or
+    /// 415 (not sent as `application/json`) and returns false.
+    func readJSONBody(_ exchange: Exchange) -> Bool {
+        let request = exchange.request
+        guard request.bodyLength <= configuration.maxBodyBytes else {
+            respond(exchange, error: .bodyTooLarge(
+                "the body may be at most \(configuration.maxBodyBytes) bytes"), headers: [("Connection", "close")])
+            return false
+        }
+        // No Content-Type is refused too: a page can POST a Blob without one (no-cors).
+        guard request.withHeader("Content-Type", Self.isJSON) == true else {
+            respond(exchange, error: .unsupportedMediaType("send the body as JSON with the header Content-Type: application/json"))
+            return false
+        }
+        request.readBody(into: &bodyBuffer)
+        return true
     }
 
     /// `application/json`, with or without parameters (`; charset=utf-8`), in any case.

@@ -6,15 +6,7 @@ import ResendGate
 /// its sends and verifications are 429 `locked` until the lockout ends.
 extension Worker {
     func handleVerification(_ exchange: Exchange) {
-        let request = exchange.request
-        guard request.bodyLength <= configuration.maxBodyBytes else {
-            return respond(exchange, error: .bodyTooLarge(
-                "the body may be at most \(configuration.maxBodyBytes) bytes"), headers: [("Connection", "close")])
-        }
-        guard request.withHeader("Content-Type", Self.isJSON) == true else {
-            return respond(exchange, error: .unsupportedMediaType("send the body as JSON with the header Content-Type: application/json"))
-        }
-        request.readBody(into: &bodyBuffer)
+        guard readJSONBody(exchange) else { return }
         let input: (phone: PhoneNumber, purpose: Purpose, outcome: VerificationOutcome)
         do {
             input = try VerificationInput.decode(body: bodyBuffer, gate: gate)
@@ -24,15 +16,7 @@ extension Worker {
         gate.verify(input.phone, purpose: input.purpose, outcome: input.outcome) { [unowned self] result in
             switch result {
             case .success(let verification):
-                self.respond(exchange, status: 200) { json in
-                    json.beginObject()
-                    json.field("phone", verification.phone.e164)
-                    json.field("purpose", verification.purpose.name)
-                    json.field("outcome", verification.outcome.rawValue)
-                    json.key("attempts_left")
-                    if let left = verification.attemptsLeft { json.value(Int64(left)) } else { json.null() }
-                    json.endObject()
-                }
+                self.respond(exchange, status: 200) { verification.writeJSON(to: &$0) }
             case .failure(let error) where error.kind == .locked:
                 self.respondLimited(exchange, error, purpose: input.purpose)
             case .failure(let error):
