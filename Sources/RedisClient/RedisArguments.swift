@@ -4,10 +4,11 @@
 /// Each argument is sent with its length (a bulk string of Redis's protocol), so no
 /// argument can ever be read as part of another command.
 public struct RedisArguments: ~Copyable {
-    var bytes: [UInt8] = []
+    /// Every argument's bytes, one after another (`ends` says where each ends).
+    package private(set) var bytes: [UInt8] = []
     var ends: [Int] = []
 
-    init() {
+    package init() {
         bytes.reserveCapacity(256)
         ends.reserveCapacity(16)
     }
@@ -59,6 +60,15 @@ extension RedisArguments {
     /// `GateKeys`); `endArgument()` ends it.
     package mutating func appendPart(_ text: String) {
         bytes.append(contentsOf: text.utf8)
+    }
+
+    /// Appends `value` to the argument being written as exactly `digits` lower-case hex
+    /// digits, leading zeros included (a fixed-width field no String is made for).
+    package mutating func appendHexPart(_ value: UInt64, digits: Int) {
+        for shift in stride(from: (digits - 1) * 4, through: 0, by: -4) {
+            let nibble = UInt8((value >> UInt64(shift)) & 0xF)
+            bytes.append(nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10)
+        }
     }
 
     /// Ends the argument `appendPart(_:)` wrote.

@@ -117,6 +117,10 @@ struct CooldownDecisionTests {
         #expect(value.text.utf8.count == 28 && value.text.hasPrefix(Self.running.text))
         let read = try #require(CooldownValue(text: Substring(value.text)))
         #expect(read.nonce == Self.running && read.deadlineMilliseconds == Self.now)
+        // Twelve lower-case hex digits, leading zeros kept, at both ends of the range.
+        #expect(CooldownValue(nonce: Self.running, deadlineMilliseconds: 0).text == Self.running.text + "000000000000")
+        #expect(CooldownValue(nonce: Self.running, deadlineMilliseconds: (1 << 48) - 1).text == Self.running.text + "ffffffffffff")
+        #expect(CooldownValue(nonce: Self.running, deadlineMilliseconds: 0x18d2a4b3c5e).text.hasSuffix("018d2a4b3c5e"))
         let scriptWritten = try #require(CooldownValue(text: Substring(Self.running.text)))
         #expect(scriptWritten.deadlineMilliseconds == nil)
     }

@@ -1,3 +1,5 @@
+import RedisClient
+
 /// What a plain cooldown's key holds (the default policy: one cooldown, nothing counted):
 /// its nonce, then the cooldown's deadline in 12 hex digits of milliseconds since 1970 by
 /// the clock of the gate that allowed the send; 28 characters, which Redis keeps in the
@@ -37,9 +39,17 @@ struct CooldownValue {
 
     /// The text the key holds.
     var text: String {
-        guard let deadlineMilliseconds else { return nonce.text }
-        let hex = String(deadlineMilliseconds, radix: 16)
-        return nonce.text + String(repeating: "0", count: Self.deadlineDigits - hex.utf8.count) + hex
+        var args = RedisArguments()
+        append(to: &args)
+        return String(decoding: args.bytes, as: UTF8.self)
+    }
+
+    /// Writes the key's value as one argument into the connection's reused buffer: the
+    /// send path builds no String for it.
+    func append(to args: inout RedisArguments) {
+        args.appendPart(nonce.text)
+        if let deadlineMilliseconds { args.appendHexPart(UInt64(deadlineMilliseconds), digits: Self.deadlineDigits) }
+        args.endArgument()
     }
 
     private static func isLowerHexDigit(_ byte: UInt8) -> Bool {

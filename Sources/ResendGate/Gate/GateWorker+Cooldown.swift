@@ -34,7 +34,7 @@ extension GateWorker {
         store.send(slotKey: slotKey, { args in
             args.append("SET")
             keys.append(.cooldown, purpose: purpose, number: number, to: &args)
-            args.append(value.text)
+            value.append(to: &args)
             args.append("NX")
             args.append("PX")
             args.append(Int(milliseconds))

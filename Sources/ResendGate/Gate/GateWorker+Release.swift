@@ -37,7 +37,7 @@ extension GateWorker {
             keys.append(.sends, purpose: purpose, number: number, to: &args)
             keys.append(.refunds, purpose: purpose, number: number, to: &args)
             keys.append(.idempotencyLink, purpose: purpose, number: number, to: &args)
-            args.append(Int(policy.refundWindowMilliseconds))
+            args.append(Int(policy.policyWindowMilliseconds))
             args.append(maxRefunds)
             args.append(onCluster ? 0 : 1)
             args.append(channel)

@@ -26,7 +26,7 @@ extension GateWorker {
             keys.append(.failedChecks, purpose: purpose, number: number, to: &args)
             args.append(outcome.rawValue)
             args.append(limit)
-            args.append(Int(policy.refundWindowMilliseconds))
+            args.append(Int(policy.policyWindowMilliseconds))
             args.append(Int(policy.rules.lockout.wholeMilliseconds))
         }, completion: { result in
             completion(Self.decode(result) { reply throws(GateError) -> VerificationResult in

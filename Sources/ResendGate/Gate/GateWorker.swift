@@ -269,8 +269,9 @@ struct CompiledPolicy {
     /// 0 when sends need no counting (a flat cooldown without a cap).
     let windowMilliseconds: Int64
     let ipWindowMilliseconds: Int64
-    /// The window refunds are counted in: the policy's, even when sends are not counted.
-    let refundWindowMilliseconds: Int64
+    /// The policy's window, in which refunds and wrong codes are counted even when sends
+    /// are not.
+    let policyWindowMilliseconds: Int64
     /// The cooldown of a policy that is one cooldown and counts nothing: the requests
     /// without a client IP to cap or an idempotency key take `reserveCooldown`.
     let plainCooldownMilliseconds: Int64?
@@ -280,7 +281,7 @@ struct CompiledPolicy {
         ladderMilliseconds = rules.ladder.map(\.wholeMilliseconds)
         windowMilliseconds = rules.ladder.count > 1 || rules.maxSends != nil ? rules.window.wholeMilliseconds : 0
         ipWindowMilliseconds = rules.ipWindow.wholeMilliseconds
-        refundWindowMilliseconds = rules.window.wholeMilliseconds
+        policyWindowMilliseconds = rules.window.wholeMilliseconds
         plainCooldownMilliseconds = windowMilliseconds == 0 && ladderMilliseconds.count == 1 ? ladderMilliseconds[0] : nil
     }
 }
