@@ -1,8 +1,9 @@
 extension RedisTestClient {
     /// Moves the gate's state in this Redis `milliseconds` into the past, which to the gate's
     /// scripts is the same as that much time passing: every key's time to live shrinks by it
-    /// (a key with less left is deleted, as its expiry would), and every sorted-set score (the
-    /// gate scores sends and refunds by Redis's clock) moves back by it. Atomic, in one script.
+    /// (a key with less left is deleted, as its expiry would), and every time the gate stamped
+    /// by Redis's clock moves back by it: sorted-set scores (the IP's sends, refunds) and the
+    /// sends a number's window key holds (`…:window`, see `windowSends`). Atomic, in one script.
     ///
     /// Tests use it instead of sleeping through a cooldown or a window: the policy's durations
     /// can then be minutes long, so a machine that stalls for seconds cannot end one early.
@@ -36,6 +37,13 @@ extension RedisTestClient {
             for i = 1, #all, 2 do
               redis.call('ZADD', key, string.format('%.0f', tonumber(all[i + 1]) - by), all[i])
             end
+          elseif string.sub(key, -7) == ':window' then
+            local sends, moved = redis.call('GET', key), {}
+            for at = 1, #sends - 28, 29 do
+              moved[#moved + 1] = string.format('%013.0f', tonumber(string.sub(sends, at, at + 12)) - by)
+                .. string.sub(sends, at + 13, at + 28)
+            end
+            redis.call('SET', key, table.concat(moved), 'KEEPTTL')
           end
           local left = redis.call('PTTL', key)
           if left > 0 then

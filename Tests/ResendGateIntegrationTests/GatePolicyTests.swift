@@ -49,8 +49,8 @@ struct GatePolicyTests {
             #expect(third.sendsInWindow == 2)
             #expect(third.retryAfterMilliseconds == 120_000)
             #expect(third.nextRetryAfterMilliseconds == 180_000)
-            #expect(try client.command("ZCARD", sendsKey()) == .integer(2))
-            let window = try #require(try client.pttl(sendsKey()))
+            #expect(try client.windowSends(windowKey()).count == 2)
+            let window = try #require(try client.pttl(windowKey()))
             #expect(window > 170_000 && window <= 180_000)
         }
     }
@@ -114,14 +114,14 @@ struct GatePolicyTests {
             #expect(second.sendsInWindow == 2)
             // The second send filled the window: its answer, and its cooldown, last until
             // the oldest send leaves the 60 s window, not just the 10 s step.
-            let oldest = try oldestScore(sendsKey(), in: client)
+            let oldest = try oldestSend(windowKey(), in: client)
             let filled = oldest + 60_000 - second.serverTimeMilliseconds
             #expect(second.retryAfterMilliseconds == filled, "\(second)")
             #expect(second.retryAfterMilliseconds > 10_000)
             let cooldownLeft = try #require(try client.pttl(cooldownKey()))
             #expect(cooldownLeft > 10_000 && cooldownLeft <= filled)
 
-            let windowBefore = try #require(try client.pttl(sendsKey()))
+            let windowBefore = try #require(try client.pttl(windowKey()))
             let third = try await gate.reserve(phone: number)
             #expect(!third.allowed)
             #expect(third.reason == .maxSends)
@@ -136,9 +136,9 @@ struct GatePolicyTests {
             // The token of the cooldown that runs until then.
             #expect(third.countdownToken == second.countdownToken)
             // Nothing consumed: no entry, no new cooldown, no longer window.
-            #expect(try client.command("ZCARD", sendsKey()) == .integer(2))
+            #expect(try client.windowSends(windowKey()).count == 2)
             #expect(try #require(try client.pttl(cooldownKey())) <= cooldownLeft)
-            let windowAfter = try #require(try client.pttl(sendsKey()))
+            let windowAfter = try #require(try client.pttl(windowKey()))
             #expect(windowAfter <= windowBefore)
 
             // retry_after is the real wait: at that moment a send is allowed again.
@@ -203,7 +203,7 @@ struct GatePolicyTests {
         try await withLiveGate(policy: capped) { redis, gate async throws in
             let client = try redis.client()
             #expect(try await gate.reserve(phone: number).allowed)
-            let oldest = try oldestScore(sendsKey(), in: client)
+            let oldest = try oldestSend(windowKey(), in: client)
             let denied = try await gate.reserve(phone: number)
             #expect(denied.reason == .maxSends)
             #expect(try #require(try client.pttl(cooldownKey())) > 0, "the cooldown still runs")
@@ -279,16 +279,20 @@ struct GatePolicyTests {
             let first = try await gate.reserve(phone: number, purpose: "login", clientIP: "203.0.113.7", idempotencyKey: "req-1")
             #expect(first.allowed)
             #expect(!first.replayed)
-            let members = try client.command("ZRANGE", sendsKey(purpose: "login"), "0", "-1", "WITHSCORES")
-            let token = try #require(try client.command("GET", cooldownKey(purpose: "login")).string)
+            let members = try client.windowSends(windowKey(purpose: "login"))
+            // The cooldown holds the send's nonce, then a space and the record's name (the
+            // link a refund voids).
+            let held = try #require(try client.command("GET", cooldownKey(purpose: "login")).string)
+            let token = String(held.prefix(16))
+            #expect(held.dropFirst(16).hasPrefix(" rg:idem:{"))
 
             // Another spelling of the same request, later: the stored answer, nothing new.
             let replay = try await gate.reserve(phone: "+86 138 0013 8000", purpose: "login", clientIP: "203.0.113.7", idempotencyKey: "req-1")
             #expect(replay.replayed)
             #expect(replay.allowed)
             #expect(sameAnswer(replay, first))
-            #expect(try client.command("ZRANGE", sendsKey(purpose: "login"), "0", "-1", "WITHSCORES") == members)
-            #expect(try client.command("GET", cooldownKey(purpose: "login")).string == token)
+            #expect(try client.windowSends(windowKey(purpose: "login")) == members)
+            #expect(try client.command("GET", cooldownKey(purpose: "login")).string == held)
             // The answer's countdown token names that cooldown (its key holds the token's nonce).
             let secret = try #require(try client.command("GET", tokenSecretKey).string)
             let opened = CountdownTokenCipher(secret: Array(secret.utf8)).open(try #require(first.countdownToken))
@@ -319,7 +323,7 @@ struct GatePolicyTests {
             try client.advanceTime(byMilliseconds: Int(denied.retryAfterMilliseconds))
             let late = try await gate.reserve(phone: number, purpose: "login", clientIP: "203.0.113.7", idempotencyKey: "req-2")
             #expect(late.allowed && !late.replayed)
-            #expect(try client.command("ZCARD", sendsKey(purpose: "login")) == .integer(2))
+            #expect(try client.windowSends(windowKey(purpose: "login")).count == 2)
 
             #expect(await gateError { () async throws(GateError) in
                 try await gate.reserve(phone: number, idempotencyKey: "has space")
@@ -353,12 +357,12 @@ struct GatePolicyTests {
             #expect(other.retryAfterMilliseconds == 90_000)
             // A flat cooldown without a cap counts no sends.
             #expect(try client.keys() == [
-                cooldownKey(purpose: "login"), sendsKey(purpose: "login"), cooldownKey(purpose: "reset"),
-                cooldownKey(purpose: "signup"), sendsKey(purpose: "signup"),
+                cooldownKey(purpose: "login"), windowKey(purpose: "login"), cooldownKey(purpose: "reset"),
+                cooldownKey(purpose: "signup"), windowKey(purpose: "signup"),
             ])
             let capped = try await gate.reserve(phone: number, purpose: "signup")
             #expect(capped.reason == .maxSends)
-            let frees = try oldestScore(sendsKey(purpose: "signup"), in: client) + 60_000 - capped.serverTimeMilliseconds
+            let frees = try oldestSend(windowKey(purpose: "signup"), in: client) + 60_000 - capped.serverTimeMilliseconds
             #expect(capped.retryAfterMilliseconds >= frees && capped.retryAfterMilliseconds <= frees + 2, "\(capped) vs \(frees)")
             try client.runOut(cooldownKey(purpose: "login"))
             #expect(try await gate.reserve(phone: number, purpose: "login").retryAfterMilliseconds == 20_000)
@@ -388,13 +392,13 @@ struct GatePolicyTests {
                 #expect(!dump.contains(digits), "\(digits) in \(dump)")
             }
             let keys = try client.keys("*")
-            // 2 numbers × (cooldown, sends), the link to the idempotency record, ip, idem, the
-            // token secret (countdown tokens have no keys)
-            #expect(keys.count == 8, "\(keys)")
+            // 2 numbers × (cooldown, window), ip, idem, the token secret (countdown tokens
+            // have no keys; the cooldown's value names the idempotency record it links)
+            #expect(keys.count == 7, "\(keys)")
             let hashed = try client.keys("rg:{default:*")
-            #expect(hashed.count == 3)
+            #expect(hashed.count == 2)
             #expect(hashed.allSatisfy { key in
-                ["cooldown", "sends", "idem"].contains { key.hasSuffix(":" + $0) && key.count == "rg:{default:}:".count + 64 + $0.count }
+                ["cooldown", "window"].contains { key.hasSuffix(":" + $0) && key.count == "rg:{default:}:".count + 64 + $0.count }
             })
 
             #expect(try await gate.release(phone: "+86 138 0013 8000"))
@@ -422,6 +426,11 @@ struct GatePolicyTests {
         let reply = try client.command("ZRANGE", key, "0", "0", "WITHSCORES")
         let score = try #require(reply.array?.last?.string.flatMap { Int64($0) }, "\(reply)")
         return score
+    }
+
+    /// The time (Redis ms) of the oldest send a number's window holds.
+    func oldestSend(_ key: String, in client: RedisTestClient) throws -> Int64 {
+        try #require(try client.windowSends(key).first, "\(key) holds no send").time
     }
 
     /// Every key, member, field and value in the database, as one text.

@@ -10,7 +10,7 @@ import Testing
 let number = "+8613800138000"
 
 func cooldownKey(_ e164: String = number, purpose: String = "default") -> String { gateKey(.cooldown, e164, purpose: purpose) }
-func sendsKey(_ e164: String = number, purpose: String = "default") -> String { gateKey(.sends, e164, purpose: purpose) }
+func windowKey(_ e164: String = number, purpose: String = "default") -> String { gateKey(.window, e164, purpose: purpose) }
 func refundsKey(_ e164: String = number, purpose: String = "default") -> String { gateKey(.refunds, e164, purpose: purpose) }
 
 /// Starts a fresh `redis-server`, makes a `Gate` on it, runs `body`, then stops Redis

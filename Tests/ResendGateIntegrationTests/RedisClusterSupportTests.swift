@@ -22,7 +22,7 @@ struct RedisClusterSlotTests {
         #expect(RedisCluster.slot(forKey: "foo{bar}{zap}") == RedisCluster.slot(forKey: "bar"))
         #expect(
             RedisCluster.slot(forKey: gateKey(.cooldown, "+8613800138000", purpose: "login"))
-                == RedisCluster.slot(forKey: gateKey(.sends, "+8613800138000", purpose: "login")))
+                == RedisCluster.slot(forKey: gateKey(.window, "+8613800138000", purpose: "login")))
     }
 
     @Test func hashTagForSlotLandsThere() {

@@ -27,7 +27,8 @@ struct RedisServerTests {
     }
 
     /// Moving time forward ages every key as Redis's clock would: a time to live shrinks or
-    /// runs out, sorted-set scores (times) move back by exactly that much, the rest is kept.
+    /// runs out, sorted-set scores and a window's send times move back by exactly that much,
+    /// the rest is kept.
     @Test func advancingTimeAgesEveryKey() throws {
         let redis = try RedisServer()
         defer { redis.stop() }
@@ -37,7 +38,13 @@ struct RedisServerTests {
         try client.command("SET", "rg:forever", "v")
         try client.command("ZADD", "rg:sends", "1796145777374", "a", "1796145779000", "b")
         try client.command("PEXPIRE", "rg:sends", "5000")
+        let window = gateKey(.window, "+8613800138000")
+        try client.command("SET", window, "1796145777374AAAAAAAAAAAAAAAA1796145779000BBBBBBBBBBBBBBBB", "PX", "60000")
         try client.advanceTime(byMilliseconds: 4_000)
+        #expect(try client.windowSends(window) == [
+            WindowSend(time: 1_796_145_773_374, nonce: "AAAAAAAAAAAAAAAA"), WindowSend(time: 1_796_145_775_000, nonce: "BBBBBBBBBBBBBBBB"),
+        ])
+        #expect(try client.windowSends(gateKey(.window, "+8613800138001")).isEmpty)
         let long = try #require(try client.command("PTTL", "rg:long").integer)
         #expect(long > 55_000 && long <= 56_000)
         #expect(try client.command("EXISTS", "rg:short") == .integer(0))

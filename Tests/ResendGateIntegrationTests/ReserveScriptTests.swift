@@ -30,9 +30,9 @@ struct ReserveScriptTests {
         let client = try redis.client()
 
         let full = try Self.run(client, setup: setup, [[
-            "EVAL", GateScripts.reserve.source, "6",
-            Self.cooldown, gateKey(.sends, "+8613800138000"), gateKey(.noIP, "+8613800138000"),
-            gateKey(.noIdempotency, "+8613800138000"), gateKey(.noToken, "+8613800138000"), gateKey(.idempotencyLink, "+8613800138000"),
+            "EVAL", GateScripts.reserve.source, "4",
+            Self.cooldown, gateKey(.window, "+8613800138000"), gateKey(.noIP, "+8613800138000"),
+            gateKey(.noIdempotency, "+8613800138000"),
             "0", "0", "0", "0", "", "86400000", Self.nonce, "", "0", "0", Self.step,
         ]])
         let plain = try Self.run(client, setup: setup, [

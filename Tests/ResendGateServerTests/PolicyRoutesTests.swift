@@ -34,7 +34,7 @@ struct PolicyRoutesTests {
             // send leaves the 60 s window, not the 10 s step.
             let filling = try object(try client.send(phone: Self.number))
             #expect(filling["sends_left"] as? Int == 0)
-            let oldest = try server.oldestScore(gateKey(.sends, Self.number))
+            let oldest = try server.oldestScore(gateKey(.window, Self.number))
             let filledText = try #require(filling["server_time"] as? String)
             let filledAt = try #require(RFC3339.milliseconds(filledText))
             #expect((filling["retry_after_ms"] as? Int).map(Int64.init) == oldest + 60_000 - filledAt, "\(filling)")
@@ -61,7 +61,7 @@ struct PolicyRoutesTests {
             #expect(response.header("RateLimit-Policy") == #""max_sends";q=2"#)
             #expect(response.header("RateLimit") == #""max_sends";r=0;t=\#(seconds)"#)
             #expect(response.header("Content-Type") == jsonContentType)
-            #expect(try server.redis.client().command("ZCARD", gateKey(.sends, Self.number)) == .integer(2))
+            #expect(try server.redis.client().windowSends(gateKey(.window, Self.number)).count == 2)
 
             let metrics = try PrometheusSamples(try client.get("/metrics").text)
             #expect(metrics.value("resendgate_decisions_total", #"outcome="denied",reason="max_sends""#) == 1)
@@ -136,8 +136,8 @@ struct PolicyRoutesTests {
             let first = try send(body, key: "order-42")
             #expect(first.status == 200)
             #expect(first.header("Idempotent-Replayed") == nil)
-            let sends = gateKey(.sends, Self.number, purpose: "login")
-            let members = try redis.command("ZRANGE", sends, "0", "-1", "WITHSCORES")
+            let sends = gateKey(.window, Self.number, purpose: "login")
+            let members = try redis.windowSends(sends)
             let cooldownValue = try redis.command("GET", gateKey(.cooldown, Self.number, purpose: "login"))
             usleep(20_000)  // so that a fresh decision would carry another server_time
 
@@ -145,7 +145,7 @@ struct PolicyRoutesTests {
             #expect(replay.status == 200)
             #expect(replay.header("Idempotent-Replayed") == "true")
             #expect(replay.body == first.body, "\(replay.text)\n\(first.text)")
-            #expect(try redis.command("ZRANGE", sends, "0", "-1", "WITHSCORES") == members)
+            #expect(try redis.windowSends(sends) == members)
             #expect(try redis.command("GET", gateKey(.cooldown, Self.number, purpose: "login")) == cooldownValue)
 
             let other = try send(#"{"phone": "+8613800138001", "purpose": "login", "client_ip": "203.0.113.7"}"#, key: "order-42")
@@ -166,7 +166,7 @@ struct PolicyRoutesTests {
             for name in ["Retry-After", "RateLimit", "RateLimit-Policy"] {
                 #expect(deniedReplay.header(name) == denied.header(name), "\(name)")
             }
-            #expect(try redis.command("ZCARD", sends) == .integer(1))
+            #expect(try redis.windowSends(sends).count == 1)
 
             #expect(try send(body, key: "no spaces allowed").errorCode == "invalid_field")
             // Replays are not counted as decisions again.
@@ -196,7 +196,7 @@ struct PolicyRoutesTests {
             let body = try object(again)
             #expect(body["retry_after_ms"] as? Int == 50_000, "the 2nd step again, not the 3rd")
             #expect(body["next_retry_after"] as? Int == 90)
-            #expect(try server.redis.client().command("ZCARD", gateKey(.sends, Self.number)) == .integer(2))
+            #expect(try server.redis.client().windowSends(gateKey(.window, Self.number)).count == 2)
         }
     }
 
@@ -373,13 +373,12 @@ private final class PolicyServer: Sendable {
 
     func client() -> HTTPTestClient { HTTPTestClient(port: port) }
 
-    /// The score (Redis time ms) of the oldest entry of a sorted set.
+    /// The time (Redis ms) of the oldest send a window holds.
     func oldestScore(_ key: String) throws -> Int64 {
-        let reply = try redis.client().command("ZRANGE", key, "0", "0", "WITHSCORES")
-        guard let score = reply.array?.last?.string.flatMap({ Int64($0) }) else {
-            throw RawHTTPError.malformed("no oldest entry in \(key): \(reply)")
+        guard let oldest = try redis.client().windowSends(key).first else {
+            throw RawHTTPError.malformed("no send in \(key)")
         }
-        return score
+        return oldest.time
     }
 
     func stop() {

@@ -12,14 +12,12 @@ struct GateKeysTests {
 
     @Test func numberKeys() {
         #expect(keys.cooldown(purpose: login, number: number) == "rg:{login:+8613800138000}:cooldown")
-        #expect(keys.sends(purpose: login, number: number) == "rg:{login:+8613800138000}:sends")
+        #expect(keys.window(purpose: login, number: number) == "rg:{login:+8613800138000}:window")
         #expect(keys.refunds(purpose: login, number: number) == "rg:{login:+8613800138000}:refunds")
-        #expect(keys.idempotencyLink(purpose: login, number: number) == "rg:{login:+8613800138000}:idem")
         let spelled = GateKeys.NumberKey.allCases.map { keys.key($0, purpose: .default, number: "ab12") }
         #expect(spelled == [
-            "rg:{default:ab12}:cooldown", "rg:{default:ab12}:sends", "rg:{default:ab12}:refunds",
-            "rg:{default:ab12}:idem", "rg:{default:ab12}:failed", "rg:{default:ab12}:no-ip", "rg:{default:ab12}:no-idem",
-            "rg:{default:ab12}:no-token",
+            "rg:{default:ab12}:cooldown", "rg:{default:ab12}:window", "rg:{default:ab12}:refunds",
+            "rg:{default:ab12}:failed", "rg:{default:ab12}:no-ip", "rg:{default:ab12}:no-idem",
         ])
     }
 

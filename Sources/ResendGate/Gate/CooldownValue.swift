@@ -6,13 +6,15 @@ import RedisClient
 /// same 48-byte allocation as the nonce alone. A refused `SET … NX GET` returns it, so a
 /// refusal's wait needs no second command (`GateWorker+Cooldown.swift`).
 ///
-/// Keys the scripts write hold the nonce alone; every script compares, publishes and
-/// returns only the first 16 characters, so tokens, releases and streams see nonces only.
+/// Keys the scripts write hold the nonce alone, or the nonce, a space and the name of the
+/// idempotency record the send wrote (`reserve.lua`, so a refund can void that record);
+/// every script compares, publishes and returns only the first 16 characters, so tokens,
+/// releases and streams see nonces only.
 struct CooldownValue {
     static let deadlineDigits = 12
 
     let nonce: CooldownNonce
-    /// Nil for a key a script wrote (its value is the nonce alone).
+    /// Nil for a key a script wrote.
     let deadlineMilliseconds: Int64?
 
     init(nonce: CooldownNonce, deadlineMilliseconds: Int64) {
@@ -25,11 +27,13 @@ struct CooldownValue {
     /// older version's 22-character token).
     init?(text: Substring) {
         let utf8 = text.utf8
-        guard utf8.count == CooldownNonce.textLength || utf8.count == CooldownNonce.textLength + Self.deadlineDigits,
+        let rest = utf8.dropFirst(CooldownNonce.textLength)
+        let linked = rest.first == UInt8(ascii: " ")
+        guard rest.isEmpty || linked || rest.count == Self.deadlineDigits,
               let nonce = CooldownNonce(text: text.prefix(CooldownNonce.textLength)) else { return nil }
         self.nonce = nonce
         let digits = text.dropFirst(CooldownNonce.textLength)
-        if digits.isEmpty {
+        if digits.isEmpty || linked {
             deadlineMilliseconds = nil
         } else {
             guard digits.utf8.allSatisfy(Self.isLowerHexDigit), let deadline = Int64(digits, radix: 16) else { return nil }

@@ -24,7 +24,8 @@ public struct Decision: Sendable, Equatable {
     public let retryAfterMilliseconds: Int64
     /// Redis's clock when it decided, in ms since 1970.
     public let serverTimeMilliseconds: Int64
-    /// Sends counted in the policy's window, this one included when allowed.
+    /// Sends counted in the policy's window, this one included when allowed: at most
+    /// `max(max sends, ladder steps, 16)`, the last sends a window keeps.
     public let sendsInWindow: Int
     /// Sends still allowed in the window; nil when the policy sets no cap.
     public let sendsLeft: Int?

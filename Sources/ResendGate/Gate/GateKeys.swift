@@ -10,9 +10,9 @@ import RedisClient
 ///
 ///     rg:{login:+8613800138000}:cooldown   the running cooldown (its nonce, with a TTL), or
 ///                                          `locked` while wrong codes lock the number
-///     rg:{login:+8613800138000}:sends      the sends in the policy's window (sorted set)
+///     rg:{login:+8613800138000}:window     the sends in the policy's window (a string: each
+///                                          send's time and nonce, see reserve.lua)
 ///     rg:{login:+8613800138000}:refunds    the refunds in the window (sorted set)
-///     rg:{login:+8613800138000}:idem       the idempotency record an allowed send links
 ///     rg:{login:+8613800138000}:failed     wrong codes in the window (a counter)
 ///     rg:ip:{203.0.113.7}:sends            the sends from one client address (sorted set)
 ///     rg:idem:{<SHA-1 of the Idempotency-Key>}  an idempotency record
@@ -29,10 +29,10 @@ public struct GateKeys: Sendable, Hashable {
     /// The keys of one number for one purpose.
     public enum NumberKey: String, Sendable, CaseIterable {
         case cooldown
-        case sends
+        /// The sends in the policy's window. (Versions before 0.9 kept them in a sorted set
+        /// named `sends`; the new name keeps a mixed deployment from reading one as the other.)
+        case window
         case refunds
-        /// The idempotency record an allowed send links to its cooldown (a refund voids it).
-        case idempotencyLink = "idem"
         /// Wrong codes checked in the policy's window, toward the lockout.
         case failedChecks = "failed"
         /// Never written: fills the reserve script's per-IP slot when no cap applies, so
@@ -40,8 +40,6 @@ public struct GateKeys: Sendable, Hashable {
         case noIP = "no-ip"
         /// Never written: fills the idempotency record's slot without an `Idempotency-Key`.
         case noIdempotency = "no-idem"
-        /// Never written: a placeholder the reserve script's key list keeps.
-        case noToken = "no-token"
     }
 
     /// The hash tag of a number's keys for `purpose` (`login:+8613800138000`): on a
@@ -57,17 +55,14 @@ public struct GateKeys: Sendable, Hashable {
         return text
     }
 
-    /// The running cooldown of a number: holds its nonce (and, for a plain cooldown, its
-    /// deadline: `CooldownValue`), expires when it ends.
+    /// The running cooldown of a number: holds its nonce (then, for a plain cooldown, its
+    /// deadline, or for a scripted one the idempotency record its send wrote:
+    /// `CooldownValue`), expires when it ends.
     public func cooldown(purpose: Purpose, number: String) -> String { key(.cooldown, purpose: purpose, number: number) }
     /// The sends of a number in the policy's window.
-    public func sends(purpose: Purpose, number: String) -> String { key(.sends, purpose: purpose, number: number) }
+    public func window(purpose: Purpose, number: String) -> String { key(.window, purpose: purpose, number: number) }
     /// The refunds of a number in the policy's window.
     public func refunds(purpose: Purpose, number: String) -> String { key(.refunds, purpose: purpose, number: number) }
-    /// The idempotency record an allowed send of a number links to its cooldown.
-    public func idempotencyLink(purpose: Purpose, number: String) -> String {
-        key(.idempotencyLink, purpose: purpose, number: number)
-    }
 
     /// The sends from one client address (`ClientAddress.text`: an IPv4 address or an IPv6 /64).
     public func ipSends(address: String) -> String {

@@ -32,11 +32,10 @@ extension GateWorker {
         let slotKey = keys.slotKey(purpose: purpose, number: number)
         let channel = releaseChannel
         store.evaluate(GateScripts.release, slotKey: slotKey, { args in
-            args.append(4)
+            args.append(3)
             keys.append(.cooldown, purpose: purpose, number: number, to: &args)
-            keys.append(.sends, purpose: purpose, number: number, to: &args)
+            keys.append(.window, purpose: purpose, number: number, to: &args)
             keys.append(.refunds, purpose: purpose, number: number, to: &args)
-            keys.append(.idempotencyLink, purpose: purpose, number: number, to: &args)
             args.append(Int(policy.policyWindowMilliseconds))
             args.append(maxRefunds)
             args.append(onCluster ? 0 : 1)

@@ -224,7 +224,7 @@ public final class GateWorker {
         store.evaluate(GateScripts.peek, slotKey: keys.slotKey(purpose: purpose, number: number), { args in
             args.append(2)
             keys.append(.cooldown, purpose: purpose, number: number, to: &args)
-            keys.append(.sends, purpose: purpose, number: number, to: &args)
+            keys.append(.window, purpose: purpose, number: number, to: &args)
             args.append(Int(policy.windowMilliseconds))
             args.append(policy.rules.maxSends ?? 0)
         }, completion: { result in

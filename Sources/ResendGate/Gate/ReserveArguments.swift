@@ -16,8 +16,8 @@ struct ReserveArguments {
     let idempotencyKey: String?
     let fingerprint: String?
     let idempotencyLifetime: Int64
-    /// The idempotency record an allowed send links to its cooldown, so that a refund
-    /// can void it (on a cluster the record is written apart, in its own slot).
+    /// The idempotency record an allowed send names in its cooldown's value, so that a
+    /// refund can void it (on a cluster the record is written apart, in its own slot).
     var linkedRecord: String? = nil
     /// A wait decided outside the number's slot (a cluster's per-IP cap) that refuses
     /// this send as `ip_limit` unless the number's own limits end later; 0: none.
@@ -31,9 +31,9 @@ struct ReserveArguments {
     var slotKey: String { keys.slotKey(purpose: purpose, number: number) }
 
     func write(_ args: inout RedisArguments) {
-        args.append(6)
+        args.append(4)
         keys.append(.cooldown, purpose: purpose, number: number, to: &args)
-        keys.append(.sends, purpose: purpose, number: number, to: &args)
+        keys.append(.window, purpose: purpose, number: number, to: &args)
         if let ipAddress {
             keys.appendIPSends(address: ipAddress, to: &args)
         } else {
@@ -44,8 +44,6 @@ struct ReserveArguments {
         } else {
             keys.append(.noIdempotency, purpose: purpose, number: number, to: &args)
         }
-        keys.append(.noToken, purpose: purpose, number: number, to: &args)
-        keys.append(.idempotencyLink, purpose: purpose, number: number, to: &args)
         args.append(Int(policy.windowMilliseconds))
         args.append(policy.rules.maxSends ?? 0)
         args.append(ipCap)

@@ -46,7 +46,7 @@ struct AbuseRefundTests {
                 #expect(refused.header("Retry-After") == String(wait))
                 #expect(refused.header("RateLimit-Policy") == #""refund_limit";q=2"#)
             }
-            #expect(try Abuse.count(Abuse.sendsKey(), in: gate.redis) == 1)
+            #expect(try Abuse.windowCount(in: gate.redis) == 1)
             #expect(try Abuse.count(Abuse.refundsKey(), in: gate.redis) == 2)
             let peek = try gate.client(apiKey: Abuse.releaseKey).get("/v1/cooldowns/\(Abuse.encoded)")
             #expect(try peek.decode(CooldownBody.self).active, "the cooldown keeps running")
@@ -89,7 +89,7 @@ struct AbuseRefundTests {
             }
             // The last allowed send is the third in the window: the ladder climbed to it.
             #expect(allowed.last?["sends_left"] as? Int == 0)
-            #expect(try Abuse.count(Abuse.sendsKey(), in: gate.redis) == 3)
+            #expect(try Abuse.windowCount(in: gate.redis) == 3)
             #expect(try Abuse.count(Abuse.refundsKey(), in: gate.redis) == 2)
             let denied = try client.send(phone: Abuse.number)
             #expect(try Abuse.object(denied)["reason"] as? String == "max_sends")

@@ -11,7 +11,7 @@ enum Abuse {
     static let releaseKey = "abuse-release-key-0123456789"
 
     static func cooldownKey(_ purpose: String = "default") -> String { gateKey(.cooldown, number, purpose: purpose) }
-    static func sendsKey(_ purpose: String = "default") -> String { gateKey(.sends, number, purpose: purpose) }
+    static func windowKey(_ purpose: String = "default") -> String { gateKey(.window, number, purpose: purpose) }
     static func refundsKey(_ purpose: String = "default") -> String { gateKey(.refunds, number, purpose: purpose) }
 
     /// Writes every request on one keep-alive connection before reading any answer, then
@@ -53,6 +53,11 @@ enum Abuse {
             throw RawHTTPError.malformed("not an error answer: \(response)")
         }
         return error
+    }
+
+    /// The sends the number's window holds.
+    static func windowCount(_ purpose: String = "default", in redis: RedisServer) throws -> Int {
+        try redis.client().windowSends(windowKey(purpose)).count
     }
 
     static func count(_ key: String, in redis: RedisServer) throws -> Int {

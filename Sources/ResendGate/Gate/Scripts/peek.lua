@@ -1,14 +1,20 @@
--- KEYS: cooldown, sends. ARGV: window ms, max sends (0: none). Returns {wait ms,
--- Redis time ms}, never writing: the cooldown's PTTL (-2 none, -1 no expiry), or,
--- when the window already holds `max sends`, until its oldest send leaves it if that
--- is later. The cooldown key normally lasts that long already; this also covers
--- windows filled before it did, or under a higher `max sends`.
+-- KEYS: cooldown, window (the sends in it, as reserve.lua keeps them). ARGV: window ms,
+-- max sends (0: none). Returns {wait ms, Redis time ms}, never writing: the cooldown's
+-- PTTL (-2 none, -1 no expiry), or, when the window already holds `max sends`, until
+-- the send whose leaving lets the next one in leaves it, if that is later. The cooldown
+-- key normally lasts that long already; this also covers windows filled before it did,
+-- or under a higher `max sends`.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local wait = redis.call('PTTL', KEYS[1])
 local window, maxSends = tonumber(ARGV[1]), tonumber(ARGV[2])
-if maxSends > 0 and redis.call('ZCOUNT', KEYS[2], '(' .. (now - window), '+inf') >= maxSends then
-  local oldest = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. (now - window), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  wait = math.max(wait, tonumber(oldest[2]) + window - now)
+if maxSends > 0 then
+  local sends = redis.call('GET', KEYS[2]) or ''
+  local times = {}
+  for at = 1, #sends - 28, 29 do
+    local sent = tonumber(string.sub(sends, at, at + 12))
+    if sent > now - window then times[#times + 1] = sent end
+  end
+  if #times >= maxSends then wait = math.max(wait, times[#times - maxSends + 1] + window - now) end
 end
 return {wait, now}

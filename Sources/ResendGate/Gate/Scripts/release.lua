@@ -1,24 +1,27 @@
--- KEYS: 1 cooldown, 2 sends, 3 refunds (sorted set of refunded sends' tokens, by
---       time), 4 idempotency link.
+-- KEYS: 1 cooldown, 2 window (the sends in it, as reserve.lua keeps them), 3 refunds
+--       (sorted set of refunded sends' nonces, by time).
 -- ARGV: 1 refund window ms, 2 max refunds (at least 1), 3 '1' to delete the linked
 --       idempotency record here (one Redis), '0' to return its name (a cluster, where
 --       it lives in another slot), 4 the channel releases are announced on.
 -- Ends the running cooldown and refunds its send (that send leaves the window, so
 -- the ladder step and the count go back by one) unless the window already holds
 -- `max refunds` refunds; the refund is recorded, so at most that many sends are
--- given back per window. Also voids the idempotency record of the refunded send.
+-- given back per window. Also voids the idempotency record of the refunded send (the
+-- cooldown's value names it after the nonce and a space).
 -- Publishes the cooldown's nonce (which its countdown tokens carry) on the channel,
 -- in the same script, so every gate ends the event streams that follow it.
 -- Returns {1, 0, voided record name or ''} refunded, {0, 0, ''} when no cooldown
 -- runs (nothing is consumed), {-1, ms until the oldest refund leaves the window, ''}
 -- past the limit, {-2, ms the lock has left, ''} for a locked number (nothing changes).
-local token = redis.call('GET', KEYS[1])
-if not token then return {0, 0, ''} end
+local value = redis.call('GET', KEYS[1])
+if not value then return {0, 0, ''} end
 -- A number locked by wrong codes (verify.lua) is not a cooldown to refund.
-if string.sub(token, 1, 6) == 'locked' then return {-2, redis.call('PTTL', KEYS[1]), ''} end
--- The cooldown's nonce: its value's first 16 characters (a plain cooldown's key holds
--- its deadline after them).
-token = string.sub(token, 1, 16)
+if string.sub(value, 1, 6) == 'locked' then return {-2, redis.call('PTTL', KEYS[1]), ''} end
+-- The cooldown's nonce: its value's first 16 characters (after them a plain cooldown's
+-- key holds its deadline, a scripted one a space and its idempotency record's name).
+local token = string.sub(value, 1, 16)
+local record = ''
+if string.sub(value, 17, 17) == ' ' then record = string.sub(value, 18) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window = tonumber(ARGV[1])
@@ -29,17 +32,18 @@ if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[2]) then
 end
 redis.call('DEL', KEYS[1])
 redis.call('PUBLISH', ARGV[4], token)
-redis.call('ZREM', KEYS[2], token)
+-- The refunded send leaves the window: its 29 characters (time, then nonce) go.
+local sends = redis.call('GET', KEYS[2])
+if sends then
+  for at = 1, #sends - 28, 29 do
+    if string.sub(sends, at + 13, at + 28) == token then
+      local rest = string.sub(sends, 1, at - 1) .. string.sub(sends, at + 29)
+      if rest == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], rest, 'KEEPTTL') end
+      break
+    end
+  end
+end
 redis.call('ZADD', KEYS[3], now, token)
 redis.call('PEXPIRE', KEYS[3], window)
-local voided = ''
-local link = redis.call('GET', KEYS[4])
-if link then
-  local space = string.find(link, ' ', 1, true)
-  if space and string.sub(link, 1, space - 1) == token then
-    voided = string.sub(link, space + 1)
-    if ARGV[3] == '1' then redis.call('DEL', voided) end
-  end
-  redis.call('DEL', KEYS[4])
-end
-return {1, 0, voided}
+if record ~= '' and ARGV[3] == '1' then redis.call('DEL', record) end
+return {1, 0, record}
