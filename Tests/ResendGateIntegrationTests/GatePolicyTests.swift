@@ -280,11 +280,13 @@ struct GatePolicyTests {
             #expect(first.allowed)
             #expect(!first.replayed)
             let members = try client.windowSends(windowKey(purpose: "login"))
-            // The cooldown holds the send's nonce, then a space and the record's name (the
-            // link a refund voids).
+            // The cooldown holds the send's nonce, its deadline (12 hex digits of Redis ms),
+            // then a space and the record's name (the link a refund voids).
             let held = try #require(try client.command("GET", cooldownKey(purpose: "login")).string)
             let token = String(held.prefix(16))
-            #expect(held.dropFirst(16).hasPrefix(" rg:idem:{"))
+            let deadline = try #require(Int64(held.dropFirst(16).prefix(12), radix: 16))
+            #expect(deadline == first.serverTimeMilliseconds + first.retryAfterMilliseconds)
+            #expect(held.dropFirst(28).hasPrefix(" rg:idem:{"))
 
             // Another spelling of the same request, later: the stored answer, nothing new.
             let replay = try await gate.reserve(phone: "+86 138 0013 8000", purpose: "login", clientIP: "203.0.113.7", idempotencyKey: "req-1")

@@ -123,10 +123,12 @@ struct CooldownDecisionTests {
         #expect(CooldownValue(nonce: Self.running, deadlineMilliseconds: 0x18d2a4b3c5e).text.hasSuffix("018d2a4b3c5e"))
         let scriptWritten = try #require(CooldownValue(text: Substring(Self.running.text)))
         #expect(scriptWritten.deadlineMilliseconds == nil)
-        // A scripted send's value may name its idempotency record after a space: the nonce
-        // still reads, and nothing after it passes for a deadline.
-        let linked = try #require(CooldownValue(text: Substring(Self.running.text + " rg:idem:{0a1b}")))
-        #expect(linked.nonce == Self.running && linked.deadlineMilliseconds == nil)
+        // A scripted send's value names its idempotency record after a space, past the
+        // deadline (an older version's, right after the nonce): both read.
+        let linked = try #require(CooldownValue(text: Substring(Self.running.text + "018d2a4b3c5e rg:idem:{0a1b}")))
+        #expect(linked.nonce == Self.running && linked.deadlineMilliseconds == 0x18d2a4b3c5e)
+        let older = try #require(CooldownValue(text: Substring(Self.running.text + " rg:idem:{0a1b}")))
+        #expect(older.nonce == Self.running && older.deadlineMilliseconds == nil)
         #expect(CooldownValue(text: Substring(Self.running.text + "018d2a4b3c5")) == nil)
         #expect(CooldownValue(text: Substring(Self.running.text + "x18d2a4b3c5e")) == nil)
     }

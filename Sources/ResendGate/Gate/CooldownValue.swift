@@ -6,15 +6,15 @@ import RedisClient
 /// same 48-byte allocation as the nonce alone. A refused `SET … NX GET` returns it, so a
 /// refusal's wait needs no second command (`GateWorker+Cooldown.swift`).
 ///
-/// Keys the scripts write hold the nonce alone, or the nonce, a space and the name of the
-/// idempotency record the send wrote (`reserve.lua`, so a refund can void that record);
-/// every script compares, publishes and returns only the first 16 characters, so tokens,
-/// releases and streams see nonces only.
+/// Keys the reserve script writes hold the same, by Redis's clock, and then, for a send
+/// with an idempotency record, a space and the record's name (so a refund can void it);
+/// other scripts' keys may hold the nonce alone. Every script compares, publishes and
+/// returns only the first 16 characters, so tokens, releases and streams see nonces only.
 struct CooldownValue {
     static let deadlineDigits = 12
 
     let nonce: CooldownNonce
-    /// Nil for a key a script wrote.
+    /// Nil for a value that holds none.
     let deadlineMilliseconds: Int64?
 
     init(nonce: CooldownNonce, deadlineMilliseconds: Int64) {
@@ -26,14 +26,13 @@ struct CooldownValue {
     /// A key's value, or nil for one the gate did not write (another program's, or an
     /// older version's 22-character token).
     init?(text: Substring) {
-        let utf8 = text.utf8
-        let rest = utf8.dropFirst(CooldownNonce.textLength)
-        let linked = rest.first == UInt8(ascii: " ")
-        guard rest.isEmpty || linked || rest.count == Self.deadlineDigits,
-              let nonce = CooldownNonce(text: text.prefix(CooldownNonce.textLength)) else { return nil }
+        guard let nonce = CooldownNonce(text: text.prefix(CooldownNonce.textLength)) else { return nil }
+        // After the nonce: nothing, or 12 hex digits; then maybe a space and a record's name.
+        var digits = text.dropFirst(CooldownNonce.textLength)
+        if let space = digits.firstIndex(of: " ") { digits = digits[..<space] }
+        guard digits.isEmpty || digits.utf8.count == Self.deadlineDigits else { return nil }
         self.nonce = nonce
-        let digits = text.dropFirst(CooldownNonce.textLength)
-        if digits.isEmpty || linked {
+        if digits.isEmpty {
             deadlineMilliseconds = nil
         } else {
             guard digits.utf8.allSatisfy(Self.isLowerHexDigit), let deadline = Int64(digits, radix: 16) else { return nil }

@@ -13,9 +13,10 @@ import RedisClient
 /// (`deploy/bench --only cost`).
 ///
 /// The deadline is the allowing gate's clock; gates are assumed to keep theirs in step
-/// (NTP). A deadline that is not within the cooldown ahead of this gate's clock (give or
-/// take `clockSkewAllowance`; or a key a script or an older version wrote) is not trusted:
-/// then a `PTTL` asks Redis, as a second command. `server_time` is the gate's clock too:
+/// (NTP); the reserve script writes the same value by Redis's clock. A deadline that is not
+/// within the cooldown ahead of this gate's clock (give or take `clockSkewAllowance`; or a
+/// value without one: a lock, a key an older version wrote) is not trusted: then a `PTTL`
+/// asks Redis, as a second command. `server_time` is the gate's clock too:
 /// Redis's `TIME` was only a stamp there, it never decided.
 extension GateWorker {
     /// How far another gate's clock may be ahead or behind before its deadlines are not trusted.

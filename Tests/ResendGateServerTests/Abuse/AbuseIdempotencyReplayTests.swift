@@ -28,8 +28,10 @@ struct AbuseIdempotencyReplayTests {
             let record = try gate.redis.client().command("GET", try #require(records.first)).string ?? ""
             let nonce = record.split(separator: " ", omittingEmptySubsequences: false).dropFirst(6).first.map(String.init)
             #expect(nonce?.utf8.count == 16)
-            // (After the nonce, a space and the record's name: the link a refund voids.)
-            #expect(try gate.redis.client().command("GET", gateKey(.cooldown, Abuse.number)).string == "\(nonce ?? "") \(records[0])")
+            // (After the nonce and its deadline, a space and the record's name: the link a
+            // refund voids.)
+            let held = try gate.redis.client().command("GET", gateKey(.cooldown, Abuse.number)).string ?? ""
+            #expect(held.hasPrefix(nonce ?? "-") && held.hasSuffix(" " + records[0]) && held.utf8.count == 29 + records[0].utf8.count)
             let replay = try gate.client().send(#"{"phone": "\#(Abuse.number)"}"#, headers: [("Content-Type", "application/json")] + key)
             #expect(replay.status == 200)
             #expect(replay.header("Idempotent-Replayed") == "true")

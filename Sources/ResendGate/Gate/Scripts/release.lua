@@ -7,7 +7,7 @@
 -- the ladder step and the count go back by one) unless the window already holds
 -- `max refunds` refunds; the refund is recorded, so at most that many sends are
 -- given back per window. Also voids the idempotency record of the refunded send (the
--- cooldown's value names it after the nonce and a space).
+-- cooldown's value names it after a space).
 -- Publishes the cooldown's nonce (which its countdown tokens carry) on the channel,
 -- in the same script, so every gate ends the event streams that follow it.
 -- Returns {1, 0, voided record name or ''} refunded, {0, 0, ''} when no cooldown
@@ -17,11 +17,13 @@ local value = redis.call('GET', KEYS[1])
 if not value then return {0, 0, ''} end
 -- A number locked by wrong codes (verify.lua) is not a cooldown to refund.
 if string.sub(value, 1, 6) == 'locked' then return {-2, redis.call('PTTL', KEYS[1]), ''} end
--- The cooldown's nonce: its value's first 16 characters (after them a plain cooldown's
--- key holds its deadline, a scripted one a space and its idempotency record's name).
+-- The cooldown's nonce: its value's first 16 characters. After them comes its deadline
+-- (12 hex digits), then, for a send with an idempotency record, a space and the record's
+-- name (a value an older version wrote may have the space right after the nonce).
 local token = string.sub(value, 1, 16)
 local record = ''
-if string.sub(value, 17, 17) == ' ' then record = string.sub(value, 18) end
+local space = string.find(value, ' ', 17, true)
+if space then record = string.sub(value, space + 1) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window = tonumber(ARGV[1])

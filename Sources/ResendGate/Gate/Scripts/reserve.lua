@@ -1,4 +1,5 @@
--- KEYS: 1 cooldown (its value: the send's nonce; then, when an idempotency record
+-- KEYS: 1 cooldown (its value: the send's nonce, then its deadline in 12 hex digits of
+--       ms, as a plain cooldown's (`CooldownValue`); then, when an idempotency record
 --       answered the send, a space and the record's key name, so a refund can void it),
 --       2 sends (a string: the sends in the policy's window, oldest first, 29 characters
 --       each: the send's time in 13 digits of ms, then its nonce), 3 the IP's sends
@@ -30,16 +31,18 @@
 -- first, with `SET … NX GET`: a record already there is a replay (or another request's
 -- key), and nothing else is written.
 --
--- Cost: each command a script calls costs Redis more than the Lua around it, and each
--- write more again (it is appended to the AOF and sent to replicas). So the window is one
--- string read and written whole, not a sorted set (a read, and one write per send instead
--- of two); the idempotency link rides in the cooldown's value; the record's check is its
--- write. It keeps the last `max(max sends, ladder steps, 16)` sends, all any rule reads.
+-- Cost: each command a script calls costs Redis more than the Lua around it (its
+-- arguments and reply are converted, the command looked up and checked), and each write
+-- more again (it is appended to the AOF and sent to replicas). So the window is one string
+-- read and written whole, not a sorted set (one write per send instead of two); it is read
+-- with the cooldown's value in one MGET, and that value holds the cooldown's deadline, so
+-- the wait needs no PTTL; the idempotency link rides in the cooldown's value; the record's
+-- check is its write. The window keeps the last `max(max sends, ladder steps, 16)` sends,
+-- all any rule reads.
 -- Numbers go to Redis as the strings they came in (ARGV, TIME): turning a Lua number into
 -- a command's argument costs Redis a printf, more than a whole read command.
 local t = redis.call('TIME')
-local us = t[2]
-local nowText = t[1] .. string.sub(string.rep('0', 6 - #us) .. us, 1, 3)
+local nowText = t[1] .. string.sub('00000' .. t[2], -6, -4)
 local now = tonumber(nowText)
 local window, maxSends = tonumber(ARGV[1]), tonumber(ARGV[2])
 local ipMax, ipWindow = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -47,8 +50,10 @@ local steps = #ARGV - 10
 -- The sends still in the window, oldest first: at most the last `keepSends`, which is
 -- more than any rule reads (max sends, or the ladder's steps) and bounds the key.
 local kept, keepSends = {}, math.max(maxSends, steps, 16)
+-- The cooldown's value and the window, in one read.
+local held = redis.call('MGET', KEYS[1], KEYS[2])
 if window > 0 then
-  local list = redis.call('GET', KEYS[2])
+  local list = held[2]
   if list then
     local since = now - window
     for at = 1, #list - 28, 29 do
@@ -58,22 +63,32 @@ if window > 0 then
   end
 end
 local sends = #kept
--- The time of the send whose leaving the window lets the next one in, once the window
--- holds `max sends` (of `count` sends, the newest maybe not yet in `kept`).
-local function freedAt(count)
-  local at = kept[count - maxSends + 1]
-  if at then return tonumber(string.sub(at, 1, 13)) + window - now end
-  return window
-end
 local reason, wait = '', 0
-local remaining = redis.call('PTTL', KEYS[1])
-local repair = remaining == -1
-if repair then remaining = tonumber(ARGV[10 + math.max(1, math.min(sends, steps))]) end
-if remaining > 0 then reason, wait = 'cooldown', remaining end
+-- A running cooldown refuses (its key exists: Redis alone decides that). Its wait is the
+-- deadline its value holds after the nonce, when that is one the gate could have set
+-- (ahead by at most the longest hold, give or take a second of another gate's clock);
+-- else, or for a lock, the key's PTTL.
+local value, remaining, repair, locked = held[1], 0, false, false
+if value then
+  locked = string.sub(value, 1, 6) == 'locked'
+  local deadline = not locked and tonumber(string.sub(value, 17, 28), 16)
+  local longest = window
+  for i = 11, #ARGV do longest = math.max(longest, tonumber(ARGV[i])) end
+  if deadline and deadline > now and deadline - now <= longest + 1000 then
+    remaining = deadline - now
+  else
+    remaining = redis.call('PTTL', KEYS[1])
+    repair = remaining == -1
+    if repair then remaining = tonumber(ARGV[10 + math.max(1, math.min(sends, steps))]) end
+  end
+  if remaining < 1 then remaining = 1 end
+  reason, wait = 'cooldown', remaining
+end
 if maxSends > 0 and sends >= maxSends then
   -- The send that filled the window stretched its cooldown to this same moment
-  -- (give or take Redis's millisecond rounding): then max_sends is what binds.
-  local f = freedAt(sends)
+  -- (give or take Redis's millisecond rounding): then max_sends is what binds. The
+  -- window lets the next send in when the send `max sends` back from the newest leaves.
+  local f = tonumber(string.sub(kept[sends - maxSends + 1], 1, 13)) + window - now
   if f + 2 >= wait then reason, wait = 'max_sends', math.max(f, wait) end
 end
 -- The IP's sends: the count may include stale ones (or, with purposes of other IP
@@ -83,18 +98,14 @@ end
 -- purpose counts those within its own window.
 local ipCount, keep = 0, tonumber(ARGV[9])
 if keep < ipWindow then keep = ipWindow end
-local function ipFreedAt()
-  local first = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. (now - ipWindow), '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
-  if first[2] then return tonumber(first[2]) + ipWindow - now end
-  return ipWindow
-end
 if ipMax > 0 then
   ipCount = redis.call('ZCARD', KEYS[3])
   if ipCount + 1 >= ipMax then
     redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - keep)
     ipCount = redis.call('ZCOUNT', KEYS[3], '(' .. (now - ipWindow), '+inf')
     if ipCount >= ipMax then
-      local f = ipFreedAt()
+      local first = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. (now - ipWindow), '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
+      local f = tonumber(first[2]) + ipWindow - now
       if f > wait then reason, wait = 'ip_limit', f end
     end
   end
@@ -107,26 +118,28 @@ if reason == '' then
   sends = sends + 1
   hold = ARGV[10 + math.max(1, math.min(sends, steps))]
   if window > 0 and maxSends > 0 and sends >= maxSends then
-    local f = freedAt(sends)
+    -- This send fills the window (it is not in `kept` yet; with `max sends` 1, it is the one).
+    local at = kept[sends - maxSends + 1]
+    local f = at and tonumber(string.sub(at, 1, 13)) + window - now or window
     if f > tonumber(hold) then hold = tostring(f) end
   end
   wait = hold
   -- The send that fills the IP's cap: the next one from the IP waits for it too.
   if ipMax > 0 and ipCount + 1 >= ipMax then
-    local f = ipCount == 0 and ipWindow or ipFreedAt()
+    local f = ipWindow
+    if ipCount > 0 then
+      local first = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. (now - ipWindow), '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
+      f = tonumber(first[2]) + ipWindow - now
+    end
     if f > tonumber(wait) then wait = f end
   end
-elseif remaining > 0 then
-  -- The running cooldown's nonce: its value's first 16 characters (after them a plain
-  -- cooldown's key holds its deadline, a scripted one its idempotency link); or 'locked'
-  -- (verify.lua): then the lock is the reason, whatever else refuses, and the wait at
-  -- least the lock's.
-  local held = redis.call('GET', KEYS[1]) or ''
-  if string.sub(held, 1, 6) == 'locked' then
-    reason, wait = 'locked', math.max(wait, remaining)
-  elseif reason ~= 'ip_limit' then
-    token = string.sub(held, 1, 16)
-  end
+elseif locked then
+  -- Wrong codes locked the number (verify.lua): the lock is the reason, whatever else
+  -- refuses, and the wait at least the lock's.
+  reason, wait = 'locked', math.max(wait, remaining)
+elseif value and reason ~= 'ip_limit' then
+  -- The running cooldown's nonce: its value's first 16 characters.
+  token = string.sub(value, 1, 16)
 end
 local nextCooldown = ARGV[10 + math.min(sends + 1, steps)]
 local fingerprint = ARGV[5]
@@ -136,7 +149,8 @@ if fingerprint ~= '' then
   -- denials cost nothing else, so fresh keys on denied requests must not fill Redis.
   local keepFor = ARGV[6]
   if allowed == 0 then keepFor = tostring(math.max(1, math.min(tonumber(keepFor), tonumber(wait), 60000))) end
-  local record = redis.call('SET', KEYS[4], table.concat({allowed, reason, wait, sends, nextCooldown, nowText, token, fingerprint}, ' '),
+  local record = redis.call('SET', KEYS[4],
+    allowed .. ' ' .. reason .. ' ' .. wait .. ' ' .. sends .. ' ' .. nextCooldown .. ' ' .. nowText .. ' ' .. token .. ' ' .. fingerprint,
     'NX', 'PX', keepFor, 'GET')
   if record then
     local a, r, ms, s, n, at, tok, fp = string.match(record, '^(%-?%d+) (%S*) (%-?%d+) (%-?%d+) (%-?%d+) (%-?%d+) (%S*) (.*)$')
@@ -150,10 +164,12 @@ if allowed == 1 then
     if #kept > keepSends then table.remove(kept, 1) end
     redis.call('SET', KEYS[2], table.concat(kept), 'PX', ARGV[1])
   end
+  -- The nonce, the deadline in 12 hex digits of ms (as a plain cooldown's), and the link.
+  local deadline = string.format('%012x', now + tonumber(hold))
   if ARGV[8] ~= '' then
-    redis.call('SET', KEYS[1], token .. ' ' .. ARGV[8], 'PX', hold)
+    redis.call('SET', KEYS[1], token .. deadline .. ' ' .. ARGV[8], 'PX', hold)
   else
-    redis.call('SET', KEYS[1], token, 'PX', hold)
+    redis.call('SET', KEYS[1], token .. deadline, 'PX', hold)
   end
   if ipMax > 0 then
     redis.call('ZADD', KEYS[3], nowText, token)
