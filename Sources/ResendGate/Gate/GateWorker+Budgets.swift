@@ -78,12 +78,11 @@ extension GateWorker {
         guard next < checks.count else {
             return reserve(request, budgetsTaken: true) { [unowned self] outcome in
                 var outcome = outcome
-                if case .success(var decision) = outcome, decision.allowed, !decision.replayed {
+                if case .success(var decision) = outcome, !decision.replayed {
                     decision.observed += observed
                     outcome = .success(decision)
-                } else {
-                    self.giveBack(taken, member: member)
                 }
+                if (try? outcome.get()).map({ !$0.allowed || $0.replayed }) ?? true { self.giveBack(taken, member: member) }
                 completion(outcome)
             }
         }
