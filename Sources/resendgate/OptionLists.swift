@@ -42,7 +42,7 @@ extension Settings {
                    help: "at most N sends per client IP (IPv6: per /64) in `--ip-window`: over it, 429 `ip_limit`"),
             .duration("ip-window", \.policy.ipWindow, help: "the sliding window of `--ip-max-sends`"),
             Option.value("country-max-sends", \.policy.countryMaxSends, placeholder: "CC=N/D,...",
-                         help: "budgets of allowed sends per destination region (the ISO region of the canonical number, so `US` and `CA` count apart) in each budget's window, shared by every purpose without its own in `--policy`: over one, 429 `country_limit` ([Budgets](docs/anti-abuse.md#budgets))",
+                         help: "budgets of allowed sends per destination in each budget's window: a region (`CN`: libphonenumber's region of the number, so Guernsey's `GG` numbers are not `GB`'s) or a calling code (`+44`: every region under it); shared by every purpose without its own in `--policy`: over one, 429 `country_limit` ([Budgets](docs/anti-abuse.md#budgets))",
                          parse: { text throws(ConfigurationError) in try SendBudget.parseRegions(text, field: "country-max-sends") },
                          render: { _ in nil })
                 .with(documentedDefault: "none"),

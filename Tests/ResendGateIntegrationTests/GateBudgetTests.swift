@@ -66,6 +66,23 @@ struct GateBudgetTests {
         }
     }
 
+    @Test func aCallingCodesBudgetCountsEveryRegionUnderItAndARegionsItsOwn() async throws {
+        // +447400... is Britain's (GB), +447911... Guernsey's (GG): both are +44.
+        try await withLiveGate(policy: try Self.policy(country: ["+44": "3/1h", "GB": "1/1h"])) { redis, gate async throws in
+            #expect(try await gate.reserve(phone: "+447400123456").allowed)
+            #expect(try await gate.reserve(phone: "+447400123457").reason == .countryLimit)
+            #expect(try await gate.reserve(phone: "+447911123456").allowed)
+            #expect(try await gate.reserve(phone: "+447911123457").allowed)
+            let spent = try await gate.reserve(phone: "+447911123458")
+            #expect(spent.reason == .countryLimit && spent.retryAfterMilliseconds > 3_590_000)
+            let client = try redis.client()
+            #expect(try Self.counted(client, "rg:budget:{\\*:+44:*") == 3)
+            #expect(try Self.counted(client, "rg:budget:{\\*:GB:*") == 1)
+            // Other calling codes are not counted.
+            #expect(try await gate.reserve(phone: Self.chineseNumbers(1)[0]).allowed)
+        }
+    }
+
     @Test func aGlobalBudgetHoldsUnderFiftyConcurrentSendersOfEveryRegion() async throws {
         try await withLiveGate(policy: try Self.policy(total: "23/1h")) { redis, gate async throws in
             let numbers = zip(Self.chineseNumbers(25), Self.britishNumbers(25)).flatMap { [$0, $1] }

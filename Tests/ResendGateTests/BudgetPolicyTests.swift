@@ -25,12 +25,13 @@ struct BudgetPolicyTests {
         #expect(regions == ["CN": SendBudget(limit: 50_000, window: .seconds(86_400)), "GB": SendBudget(limit: 2000, window: .seconds(3600))])
         #expect(try SendBudget.parse("100000/24h", field: "max-sends-total") == SendBudget(limit: 100_000, window: .seconds(86_400)))
         #expect(try SendBudget.parseRegions("", field: "country-max-sends").isEmpty)
+        #expect(try SendBudget.parseRegions("+44=2000/24h,+1=5/1h", field: "country-max-sends").keys.sorted() == ["+1", "+44"])
         #expect(try Policy.parseObserve("country_limit, global_limit") == [.countryLimit, .globalLimit])
     }
 
     @Test(arguments: [
         "CN", "CN=", "CN=50000", "CN=x/24h", "CN=0/24h", "CN=-1/24h", "CN=10000001/24h", "CN=5/0s", "CN=5/soon",
-        "XX=5/1h", "CN=5/1h,CN=6/1h",
+        "XX=5/1h", "CN=5/1h,CN=6/1h", "+=5/1h", "+0=5/1h", "+1234=5/1h", "+4a=5/1h", "44=5/1h",
     ])
     func aBadRegionBudgetIsRefusedNamingTheFlag(text: String) {
         #expect(error { () throws(ConfigurationError) in _ = try SendBudget.parseRegions(text, field: "country-max-sends") }?.field

@@ -18,7 +18,7 @@ import RedisClient
 ///     rg:idem:{<SHA-1 of the Idempotency-Key>}  an idempotency record
 ///     rg:budget:{*:CN:3}                   shard 3 of a send budget (sorted set): `*` the
 ///                                          budget every purpose shares, or a purpose's name;
-///                                          a region or `total`
+///                                          a region, a calling code (`+44`) or `total`
 ///     rg:token-secret                      the deployment's countdown token secret
 ///     rg:released                          the pub/sub channel of refunds
 public struct GateKeys: Sendable, Hashable {
@@ -89,7 +89,8 @@ public struct GateKeys: Sendable, Hashable {
     }
 
     /// Shard `shard` of a send budget (`SendBudget`): `scope` "" is the shared budget,
-    /// else a purpose's own; `kind` a region (`CN`) or `total`. A hash tag of its own.
+    /// else a purpose's own; `kind` a region (`CN`), a calling code (`+44`) or `total`.
+    /// A hash tag of its own.
     public func budgetShard(scope: String, kind: String, shard: Int) -> String {
         var text = ""
         spellBudgetShard(scope: scope, kind: kind, shard: shard) { text += $0 }

@@ -6,7 +6,8 @@ import RedisClient
 ///
 /// 1. with an `Idempotency-Key`: a request already decided is replayed by the number's
 ///    step and takes no share, so its record is read first;
-/// 2. take a share of each budget that counts the send (its region's, then the total),
+/// 2. take a share of each budget that counts the send (its region's, its calling code's,
+///    then the total),
 ///    under the send's own nonce, from the first of the budget's shards with room
 ///    (`budget-take.lua`); a full budget refuses the send with its reason and the wait
 ///    until its first shard admits one again, and gives back the shares already taken;
@@ -43,8 +44,13 @@ extension GateWorker {
         _ request: SendRequest, policy: CompiledPolicy, completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
         var checks: [BudgetCheck] = []
-        if let budget = policy.rules.countryMaxSends[request.phone.region] {
-            checks.append(BudgetCheck(reason: .countryLimit, budget: budget, kind: request.phone.region))
+        let countries = policy.rules.countryMaxSends
+        if !countries.isEmpty {
+            if let budget = countries[request.phone.region] {
+                checks.append(BudgetCheck(reason: .countryLimit, budget: budget, kind: request.phone.region))
+            }
+            let callingCode = "+" + String(request.phone.countryCode)
+            if let budget = countries[callingCode] { checks.append(BudgetCheck(reason: .countryLimit, budget: budget, kind: callingCode)) }
         }
         if let budget = policy.rules.maxSendsTotal { checks.append(BudgetCheck(reason: .globalLimit, budget: budget, kind: "total")) }
         guard !checks.isEmpty else { return reserve(request, budgetsTaken: true, completion: completion) }

@@ -29,10 +29,8 @@ extension Policy {
 
     /// Checks the budgets (`country_max_sends`, `max_sends_total`), naming the field.
     func lintBudgets(where prefix: String) throws(ConfigurationError) {
-        for (region, budget) in countryMaxSends.sorted(by: { $0.key < $1.key }) {
-            guard PhoneNumber.isKnownRegion(region) else {
-                throw ConfigurationError(field: prefix + "country-max-sends", message: "\"\(region)\" is not a known region (two letters, such as CN or GB)")
-            }
+        for (destination, budget) in countryMaxSends.sorted(by: { $0.key < $1.key }) {
+            try SendBudget.lintDestination(destination, field: prefix + "country-max-sends")
             try budget.lint(field: prefix + "country-max-sends")
         }
         try maxSendsTotal?.lint(field: prefix + "max-sends-total")

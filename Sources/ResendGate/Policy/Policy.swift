@@ -32,8 +32,9 @@ public struct Policy: Sendable, Equatable {
     public var maxFailedChecks: Int
     /// How long a number stays locked after `maxFailedChecks` wrong codes.
     public var lockout: Duration
-    /// Allowed sends per destination region (ISO 3166 code of the canonical number) in
-    /// each budget's window: over it, `country_limit`. Empty: no budget.
+    /// Allowed sends per destination in each budget's window: over one, `country_limit`.
+    /// Keyed by region (`CN`: libphonenumber's region of the canonical number) or by calling
+    /// code (`+44`: every region under it); a number may fit in both. Empty: no budget.
     public var countryMaxSends: [String: SendBudget] = [:]
     /// Allowed sends to any number in the budget's window: over it, `global_limit`.
     public var maxSendsTotal: SendBudget?

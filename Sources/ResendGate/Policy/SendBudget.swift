@@ -60,7 +60,9 @@ public struct SendBudget: Sendable, Equatable {
         return budget
     }
 
-    /// Reads `CN=50000/24h,GB=2000/24h` into budgets by region (upper case); "" is none.
+    /// Reads `CN=50000/24h,+44=2000/24h` into budgets by destination: a region (upper
+    /// case; libphonenumber's, so `GG` and `JE` numbers are not `GB`'s) or a calling code
+    /// (`+44`: every region under it); "" is none.
     public static func parseRegions(_ text: String, field: String, scope: String = "") throws(ConfigurationError) -> [String: SendBudget] {
         var budgets: [String: SendBudget] = [:]
         for entry in text.split(separator: ",") {
@@ -69,14 +71,14 @@ public struct SendBudget: Sendable, Equatable {
                 throw ConfigurationError(field: field, message: "\"\(entry)\" is not REGION=sends/window, such as CN=50000/24h")
             }
             let region = pair[0].trimmingCharacters(in: .whitespaces).uppercased()
-            try lintRegion(region, field: field)
+            try lintDestination(region, field: field)
             guard budgets[region] == nil else { throw ConfigurationError(field: field, message: "\(region) has two budgets") }
             budgets[region] = try parse(String(pair[1]), field: field, scope: scope)
         }
         return budgets
     }
 
-    /// A policy file's `country_max_sends`: `{"CN": "50000/24h"}`, or null for none.
+    /// A policy file's `country_max_sends`: `{"CN": "50000/24h", "+44": "2000/24h"}`, or null for none.
     static func regions(fromJSON value: Any, field: String, scope: String) throws(ConfigurationError) -> [String: SendBudget] {
         if value is NSNull { return [:] }
         guard let object = value as? [String: Any] else {
@@ -88,7 +90,7 @@ public struct SendBudget: Sendable, Equatable {
                 throw ConfigurationError(field: field + "." + name, message: "must be sends/window, such as \"50000/24h\"")
             }
             let region = name.uppercased()
-            try lintRegion(region, field: field + "." + name)
+            try lintDestination(region, field: field + "." + name)
             budgets[region] = try parse(text, field: field + "." + name, scope: scope)
         }
         return budgets
@@ -110,9 +112,17 @@ public struct SendBudget: Sendable, Equatable {
         return String(path.dropFirst("purposes.".count).dropLast())
     }
 
-    private static func lintRegion(_ region: String, field: String) throws(ConfigurationError) {
-        guard PhoneNumber.isKnownRegion(region) else {
-            throw ConfigurationError(field: field, message: "\"\(region)\" is not a known region (two letters, such as CN or GB)")
+    /// A region libphonenumber knows (`CN`), or a calling code (`+44`, 1 to 3 digits).
+    static func lintDestination(_ destination: String, field: String) throws(ConfigurationError) {
+        if destination.hasPrefix("+") {
+            let digits = destination.dropFirst()
+            guard (1...3).contains(digits.count), digits.allSatisfy({ $0.isASCII && $0.isNumber }), digits.first != "0" else {
+                throw ConfigurationError(field: field, message: "\"\(destination)\" is not a calling code (+ and 1 to 3 digits, such as +44)")
+            }
+            return
+        }
+        guard PhoneNumber.isKnownRegion(destination) else {
+            throw ConfigurationError(field: field, message: "\"\(destination)\" is not a known region (two letters, such as CN or GB) or calling code (such as +44)")
         }
     }
 }
