@@ -36,6 +36,13 @@ struct GateBudgetTests {
         try client.keys(pattern).reduce(0) { $0 + (try client.command("ZCARD", $1).integer ?? 0) }
     }
 
+    /// The count once it is `expected` (shares given back are `ZREM`s the gate sends after
+    /// answering), or the last count after 3 s.
+    static func counted(_ client: RedisTestClient, _ pattern: String, settlingAt expected: Int) async throws -> Int {
+        let settled = try await poll { (try? counted(client, pattern)).flatMap { $0 == expected ? $0 : nil } }
+        return try settled ?? counted(client, pattern)
+    }
+
     static func policy(country: [String: String] = [:], total: String? = nil, observe: Set<Decision.Reason> = []) throws -> Policy {
         var policy = Policy(ladder: [.seconds(60)])
         for (region, text) in country { policy.countryMaxSends[region] = try SendBudget.parse(text, field: "test") }
@@ -108,14 +115,39 @@ struct GateBudgetTests {
             let repeats = try await Self.reserveConcurrently(gate, [String](repeating: numbers[0], count: 30))
             #expect(repeats.allSatisfy { !$0.allowed && ($0.reason == .cooldown || $0.reason == .countryLimit) })
             let client = try redis.client()
-            #expect(try Self.counted(client, "rg:budget:{*:CN:*}") == 1)
-            #expect(try Self.counted(client, "rg:budget:{*:total:*}") == 1)
+            #expect(try await Self.counted(client, "rg:budget:{*:CN:*}", settlingAt: 1) == 1)
+            #expect(try await Self.counted(client, "rg:budget:{*:total:*}", settlingAt: 1) == 1)
             #expect(try await gate.reserve(phone: numbers[1]).allowed)
             #expect(try await gate.reserve(phone: numbers[2]).allowed)
             let spent = try await gate.reserve(phone: numbers[3])
             #expect(spent.reason == .countryLimit)
-            // The country budget's refusal gave back the total's share it had taken.
+            // The country budget refused before the total was asked: the total holds three.
             #expect(try Self.counted(client, "rg:budget:{*:total:*}") == 3)
+        }
+    }
+
+    @Test func aRefusalByTheTotalGivesTheCountrysShareBack() async throws {
+        try await withLiveGate(policy: try Self.policy(country: ["CN": "100/1h"], total: "2/1h")) { redis, gate async throws in
+            let numbers = Self.chineseNumbers(5)
+            #expect(try await gate.reserve(phone: numbers[0]).allowed)
+            #expect(try await gate.reserve(phone: numbers[1]).allowed)
+            for phone in numbers[2...] { #expect(try await gate.reserve(phone: phone).reason == .globalLimit) }
+            let client = try redis.client()
+            #expect(try await Self.counted(client, "rg:budget:{*:CN:*}", settlingAt: 2) == 2)
+            #expect(try Self.counted(client, "rg:budget:{*:total:*}") == 2)
+        }
+    }
+
+    @Test func whenTheNumbersStepFailsTheSharesGoBack() async throws {
+        try await withLiveGate(policy: try Self.policy(country: ["CN": "5/1h"], total: "5/1h")) { redis, gate async throws in
+            let client = try redis.client()
+            // A key of the wrong type where the number's cooldown goes: its SET fails.
+            _ = try client.command("HSET", cooldownKey(), "field", "value")
+            let failed = await gateError { () async throws(GateError) in try await gate.reserve(phone: number) }
+            #expect(failed?.code == "store_unavailable")
+            #expect(try await Self.counted(client, "rg:budget:*", settlingAt: 0) == 0)
+            #expect(try await gate.reserve(phone: Self.chineseNumbers(1)[0]).allowed)
+            #expect(try Self.counted(client, "rg:budget:*") == 2)
         }
     }
 

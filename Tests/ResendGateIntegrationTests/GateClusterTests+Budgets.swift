@@ -45,14 +45,19 @@ extension GateClusterTests {
         // A repeat takes a share of the total, is refused by its cooldown, and gives it back.
         let repeated = try await observer.reserve(phone: allowedNumber)
         #expect(repeated.reason == .cooldown && repeated.observed == [.countryLimit])
-        var total = 0
-        for master in try cluster.masters() {
-            let client = try cluster.client(port: master.port)
-            for key in (try client.command("KEYS", "rg:budget:{\\*:total:*").array ?? []).compactMap(\.string) {
-                total += try client.command("ZCARD", key).integer ?? 0
+        func total() throws -> Int {
+            var total = 0
+            for master in try cluster.masters() {
+                let client = try cluster.client(port: master.port)
+                for key in (try client.command("KEYS", "rg:budget:{\\*:total:*").array ?? []).compactMap(\.string) {
+                    total += try client.command("ZCARD", key).integer ?? 0
+                }
             }
+            return total
         }
-        #expect(total == 20)
+        // The ZREM is sent once the number's answer is in: wait for it to land.
+        let settled = try await poll { (try? total()).flatMap { $0 == 20 ? $0 : nil } }
+        #expect(settled == 20, "\(String(describing: try? total()))")
         let more = try await Self.reserveAtOnce(observer, Array(numbers[50..<65]))
         #expect(more.filter { $0.allowed }.count == 10)
         #expect(more.allSatisfy { $0.observed == [.countryLimit] })
