@@ -16,6 +16,10 @@ public struct Decision: Hashable, Sendable {
         public static let maxSends = Reason(rawValue: "max_sends")
         /// The client IP had its sends in its window.
         public static let ipLimit = Reason(rawValue: "ip_limit")
+        /// The destination's budget (region or calling code) is spent for its window.
+        public static let countryLimit = Reason(rawValue: "country_limit")
+        /// The server's total budget is spent for its window.
+        public static let globalLimit = Reason(rawValue: "global_limit")
         /// The API's word.
         public var description: String { rawValue }
     }
@@ -47,6 +51,8 @@ public struct Decision: Hashable, Sendable {
     /// True when the number is one of the server's test numbers (`--test-numbers`): allowed
     /// without any limit and not recorded; do not send a real SMS.
     public var testNumber: Bool
+    /// Rules in observe mode that would have refused this send (`observed`); empty when none.
+    public var observed: [Reason] = []
     /// When the answer arrived, on the client's monotonic clock, and how long it travelled.
     public var receipt: ServerReceipt
 

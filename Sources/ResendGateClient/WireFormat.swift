@@ -16,6 +16,7 @@ enum WireFormat {
         let sends_left: Int64?
         let countdown_token: String?
         let test_number: Bool?
+        let observed: [String]?
     }
 
     struct CooldownBody: Decodable {
@@ -76,7 +77,7 @@ enum WireFormat {
             retryAfterMilliseconds: body.retry_after_ms, resendAt: try date(body.resend_at, status: status),
             serverTime: try date(body.server_time, status: status), nextRetryAfter: body.next_retry_after,
             sendsLeft: body.sends_left, countdownToken: body.countdown_token, testNumber: body.test_number ?? false,
-            receipt: receipt)
+            observed: (body.observed ?? []).map(Decision.Reason.init(rawValue:)), receipt: receipt)
     }
 
     static func cooldown(_ data: Data, status: Int, receipt: ServerReceipt) throws(ResendGateError) -> CooldownStatus {

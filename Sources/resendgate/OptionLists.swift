@@ -41,6 +41,21 @@ extension Settings {
             .count("ip-max-sends", \.policy.ipMaxSends, in: 1...1_000_000_000,
                    help: "at most N sends per client IP (IPv6: per /64) in `--ip-window`: over it, 429 `ip_limit`"),
             .duration("ip-window", \.policy.ipWindow, help: "the sliding window of `--ip-max-sends`"),
+            Option.value("country-max-sends", \.policy.countryMaxSends, placeholder: "CC=N/D,...",
+                         help: "budgets of allowed sends per destination in each budget's window: a region (`CN`: libphonenumber's region of the number, so Guernsey's `GG` numbers are not `GB`'s) or a calling code (`+44`: every region under it); shared by every purpose without its own in `--policy`: over one, 429 `country_limit` ([Budgets](docs/anti-abuse.md#budgets))",
+                         parse: { text throws(ConfigurationError) in try SendBudget.parseRegions(text, field: "country-max-sends") },
+                         render: { _ in nil })
+                .with(documentedDefault: "none"),
+            Option.value("max-sends-total", \.policy.maxSendsTotal, placeholder: "N/D",
+                         help: "a budget of allowed sends to any number in its window (`100000/24h`), shared like `--country-max-sends`: over it, 429 `global_limit`",
+                         parse: { text throws(ConfigurationError) in text.isEmpty ? nil : try SendBudget.parse(text, field: "max-sends-total") },
+                         render: { _ in nil })
+                .with(documentedDefault: "none"),
+            Option.value("observe", \.policy.observe, placeholder: "RULE,...",
+                         help: "rules (reason codes such as `country_limit`, `global_limit`) in observe mode: computed and reported in the answer's `observed` and in `/metrics`, but the send is allowed ([Observe mode](docs/anti-abuse.md#observe-mode))",
+                         parse: { text throws(ConfigurationError) in try Policy.parseObserve(text) },
+                         render: { _ in nil })
+                .with(documentedDefault: "none"),
             Option.value("allow-regions", \.policy.allowedRegions, placeholder: "CC,...",
                          help: "only these regions may receive codes; others get 403 `region_not_allowed`",
                          parse: { text in text.isEmpty ? nil : Policy.parseRegions(text) }, render: { $0.map { $0.sorted().joined(separator: ",") } })

@@ -15,4 +15,11 @@ struct WireFormatTests {
         let plain = try WireFormat.decision(Data((Self.body + "}").utf8), status: 200, receipt: Self.receipt)
         #expect(!plain.testNumber)
     }
+
+    @Test func observedRulesAreReadAndAbsentMeansNone() throws {
+        let observed = try WireFormat.decision(
+            Data((Self.body + #","observed":["global_limit","country_limit"]}"#).utf8), status: 200, receipt: Self.receipt)
+        #expect(observed.observed == [.globalLimit, .countryLimit])
+        #expect(try WireFormat.decision(Data((Self.body + "}").utf8), status: 200, receipt: Self.receipt).observed.isEmpty)
+    }
 }

@@ -1,7 +1,7 @@
 /// The answer to "may a code be sent to this number now?".
 public struct Decision: Sendable, Equatable {
     /// Which limit refused a send. When several do, the one that ends last.
-    public enum Reason: String, Sendable {
+    public enum Reason: String, Sendable, CaseIterable {
         /// The number's cooldown is still running.
         case cooldown
         /// The number had its `max-sends` in the window.
@@ -10,6 +10,10 @@ public struct Decision: Sendable, Equatable {
         case ipLimit = "ip_limit"
         /// Too many wrong codes were checked for the number: it is locked (`lockout`).
         case locked
+        /// The destination region's budget (`country_max_sends`) is spent for its window.
+        case countryLimit = "country_limit"
+        /// The total budget (`max_sends_total`) is spent for its window.
+        case globalLimit = "global_limit"
     }
 
     /// True when the send was allowed, and so reserved: the cooldown now runs.
@@ -40,6 +44,9 @@ public struct Decision: Sendable, Equatable {
     /// True for a test number (`GateConfiguration.testNumbers`): allowed, nothing recorded,
     /// no limit applied; the caller must not send a real SMS.
     public let testNumber: Bool
+    /// Rules in observe mode that would have refused this send (`Policy.observe`): the
+    /// send was decided as if they were off. Empty when none.
+    public internal(set) var observed: [Reason] = []
 
     public init(
         allowed: Bool, reason: Reason?, phone: PhoneNumber, purpose: Purpose, retryAfterMilliseconds: Int64,
@@ -65,10 +72,13 @@ public struct Decision: Sendable, Equatable {
     /// filled a limit checked apart (a cluster's per-IP cap) binds the next send too.
     func waiting(atLeast milliseconds: Int64) -> Decision {
         guard milliseconds > retryAfterMilliseconds else { return self }
-        return Decision(
+        var longer = Decision(
             allowed: allowed, reason: reason, phone: phone, purpose: purpose, retryAfterMilliseconds: milliseconds,
             serverTimeMilliseconds: serverTimeMilliseconds, sendsInWindow: sendsInWindow, sendsLeft: sendsLeft,
-            nextRetryAfterMilliseconds: nextRetryAfterMilliseconds, replayed: replayed, countdownToken: countdownToken)
+            nextRetryAfterMilliseconds: nextRetryAfterMilliseconds, replayed: replayed, countdownToken: countdownToken,
+            testNumber: testNumber)
+        longer.observed = observed
+        return longer
     }
 
     /// Whole seconds until a send may be allowed, rounded up: 59 001 ms is 60 s.

@@ -16,6 +16,9 @@ import RedisClient
 ///     rg:{login:+8613800138000}:failed     wrong codes in the window (a counter)
 ///     rg:ip:{203.0.113.7}:sends            the sends from one client address (sorted set)
 ///     rg:idem:{<SHA-1 of the Idempotency-Key>}  an idempotency record
+///     rg:budget:{*:CN:3}                   shard 3 of a send budget (sorted set): `*` the
+///                                          budget every purpose shares, or a purpose's name;
+///                                          a region, a calling code (`+44`) or `total`
 ///     rg:token-secret                      the deployment's countdown token secret
 ///     rg:released                          the pub/sub channel of refunds
 public struct GateKeys: Sendable, Hashable {
@@ -78,6 +81,34 @@ public struct GateKeys: Sendable, Hashable {
     public func idempotencyRecord(idempotencyKey: String, caller: String = "") -> String {
         let scoped = caller.isEmpty ? idempotencyKey : caller + " " + idempotencyKey
         return prefix + ":idem:{" + SHA1.hexDigest(Array(scoped.utf8)) + "}"
+    }
+
+    /// Shard `shard` of a send budget (`SendBudget`): `scope` "" is the shared budget,
+    /// else a purpose's own; `kind` a region (`CN`), a calling code (`+44`) or `total`.
+    /// A hash tag of its own.
+    public func budgetShard(scope: String, kind: String, shard: Int) -> String {
+        var text = ""
+        spellBudgetShard(scope: scope, kind: kind, shard: shard) { text += $0 }
+        return text
+    }
+
+    /// Appends a budget shard's key as one argument (see `budgetShard(scope:kind:shard:)`).
+    func appendBudgetShard(scope: String, kind: String, shard: Int, to args: inout RedisArguments) {
+        spellBudgetShard(scope: scope, kind: kind, shard: shard) { args.appendPart($0) }
+        args.endArgument()
+    }
+
+    private static let shardNames = (0..<SendBudget.shardCount).map { String($0) }
+
+    private func spellBudgetShard(scope: String, kind: String, shard: Int, _ part: (String) -> Void) {
+        part(prefix)
+        part(":budget:{")
+        part(scope.isEmpty ? "*" : scope)
+        part(":")
+        part(kind)
+        part(":")
+        part(Self.shardNames[shard])
+        part("}")
     }
 
     /// The countdown token secret a deployment keeps in Redis when none is given.

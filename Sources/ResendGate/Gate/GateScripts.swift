@@ -29,10 +29,14 @@ enum GateScripts {
     /// An idempotency record written in its slot; the first answer stays (`idempotency-put.lua`).
     static let idempotencyPut = script(EmbeddedFiles.idempotencyPut)
 
+    /// A share of a send budget, from the first of its shards with room (`budget-take.lua`):
+    /// its own step before the number's, on one Redis and on a cluster (GateWorker+Budgets.swift).
+    static let budgetTake = script(EmbeddedFiles.budgetTake)
+
     /// A countdown token's lookup of the cooldown it names (`countdown-of-cooldown.lua`).
     static let countdownOfCooldown = script(EmbeddedFiles.countdownOfCooldown)
 
-    static let all = [reserve, peek, release, verify, ipTake, idempotencyGet, idempotencyPut, countdownOfCooldown]
+    static let all = [reserve, peek, release, verify, ipTake, idempotencyGet, idempotencyPut, countdownOfCooldown, budgetTake]
 
     private static func script(_ bytes: [UInt8]) -> RedisScript {
         RedisScript(String(decoding: bytes, as: UTF8.self))

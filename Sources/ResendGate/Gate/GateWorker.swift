@@ -76,6 +76,12 @@ public final class GateWorker {
     /// running cooldown's token. On a Redis Cluster the per-IP cap and the idempotency
     /// record live in slots of their own and take steps of their own (`reserveOnCluster`).
     public func reserve(_ request: SendRequest, completion: @escaping (Result<Decision, GateError>) -> Void) {
+        reserve(request, budgetsTaken: false, completion: completion)
+    }
+
+    /// `budgetsTaken`: the send's shares of its budgets are taken (or it has none), so the
+    /// number is decided now (GateWorker+Budgets.swift).
+    func reserve(_ request: SendRequest, budgetsTaken: Bool, completion: @escaping (Result<Decision, GateError>) -> Void) {
         let policy: CompiledPolicy
         do { policy = try self.policy(for: request.purpose) } catch { return completion(.failure(error)) }
         if configuration.testNumbers.contains(request.phone.e164) { return completion(.success(testNumberDecision(request, policy))) }
@@ -88,9 +94,11 @@ public final class GateWorker {
         guard let cipher = tokenCipher else {
             return withTokenCipher { [unowned self] result in
                 if case .failure(let error) = result { return completion(.failure(error)) }
-                self.reserve(request, completion: completion)
+                self.reserve(request, budgetsTaken: budgetsTaken, completion: completion)
             }
         }
+        // Budgets are a step of their own before the number's; without one, no command more.
+        if !budgetsTaken, policy.rules.hasBudgets { return reserveWithinBudgets(request, policy: policy, completion: completion) }
         let ip = policy.rules.ipMaxSends != nil ? request.clientAddress?.text : nil
         let idempotencyKey = request.idempotencyKey
         // One slot only: the same two commands on one Redis and on a cluster.

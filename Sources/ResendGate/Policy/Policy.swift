@@ -32,6 +32,14 @@ public struct Policy: Sendable, Equatable {
     public var maxFailedChecks: Int
     /// How long a number stays locked after `maxFailedChecks` wrong codes.
     public var lockout: Duration
+    /// Allowed sends per destination in each budget's window: over one, `country_limit`.
+    /// Keyed by region (`CN`: libphonenumber's region of the canonical number) or by calling
+    /// code (`+44`: every region under it); a number may fit in both. Empty: no budget.
+    public var countryMaxSends: [String: SendBudget] = [:]
+    /// Allowed sends to any number in the budget's window: over it, `global_limit`.
+    public var maxSendsTotal: SendBudget?
+    /// Rules in observe mode (`observes(_:)`): computed and reported, never refusing.
+    public var observe: Set<Decision.Reason> = []
 
     /// The cooldown after a send when no ladder is set: 60 s.
     public static let defaultCooldown: Duration = .seconds(60)
@@ -100,6 +108,7 @@ public struct Policy: Sendable, Equatable {
             throw fail("allow-regions", "\"\(region)\" is not a known region (two letters, such as CN or GB)")
         }
         guard !allowedNumberTypes.isEmpty else { throw fail("allow-number-types", "needs at least one type") }
+        try lintBudgets(where: prefix)
     }
 }
 

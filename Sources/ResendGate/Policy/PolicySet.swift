@@ -63,7 +63,7 @@ public struct PolicySet: Sendable, Equatable {
     /// Reads a policy file: `{"default": {...}, "purposes": {"login": {...}}}`, each
     /// object with any of `cooldown`, `window`, `max_sends`, `ip_max_sends`,
     /// `ip_window`, `allow_regions`, `allow_number_types`, `max_refunds`, `max_failed_checks`,
-    /// `lockout`. A purpose's object
+    /// `lockout`, `country_max_sends`, `max_sends_total`, `observe`. A purpose's object
     /// starts from the default; the default starts from `base` (the flags).
     /// `plainPurposes` are configured too (`--purposes`), with the file's default policy.
     public static func parse(json data: Data, base: Policy, plainPurposes: Set<String> = []) throws(ConfigurationError) -> PolicySet {
@@ -151,8 +151,13 @@ public struct PolicySet: Sendable, Equatable {
             case "allow_regions":
                 policy.allowedRegions = value is NSNull ? nil : Policy.parseRegions(try list())
             case "allow_number_types": policy.allowedNumberTypes = try Policy.parseNumberTypes(try list(), field: field)
+            case "country_max_sends":
+                policy.countryMaxSends = try SendBudget.regions(fromJSON: value, field: field, scope: SendBudget.scope(ofPolicyPath: path))
+            case "max_sends_total":
+                policy.maxSendsTotal = try SendBudget.total(fromJSON: value, field: field, scope: SendBudget.scope(ofPolicyPath: path))
+            case "observe": policy.observe = try Policy.parseObserve(try list(), field: field)
             default:
-                throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, max_refunds, ip_max_sends, ip_window, allow_regions, allow_number_types, max_failed_checks, lockout)")
+                throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, max_refunds, ip_max_sends, ip_window, allow_regions, allow_number_types, max_failed_checks, lockout, country_max_sends, max_sends_total, observe)")
             }
         }
         return policy

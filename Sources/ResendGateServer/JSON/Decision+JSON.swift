@@ -18,6 +18,12 @@ extension Decision {
         if let sendsLeft { json.value(Int64(sendsLeft)) } else { json.null() }
         if let token = countdownToken ?? self.countdownToken?.text { json.field("countdown_token", token) }
         if testNumber { json.field("test_number", true) }
+        if !observed.isEmpty {
+            json.key("observed")
+            json.beginArray()
+            for rule in observed { json.value(rule.rawValue) }
+            json.endArray()
+        }
         json.endObject()
     }
 }

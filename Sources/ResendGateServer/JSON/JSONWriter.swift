@@ -28,6 +28,17 @@ public struct JSONWriter {
         needsComma = true
     }
 
+    public mutating func beginArray() {
+        separate()
+        bytes.append(UInt8(ascii: "["))
+        needsComma = false
+    }
+
+    public mutating func endArray() {
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
     /// Writes `"name":` inside an object.
     public mutating func key(_ name: StaticString) {
         separate()

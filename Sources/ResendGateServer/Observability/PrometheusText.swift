@@ -15,6 +15,10 @@ enum PrometheusText {
             ("{outcome=\"denied\",reason=\"max_sends\"}", "\(sum(.deniedMaxSends))"),
             ("{outcome=\"denied\",reason=\"ip_limit\"}", "\(sum(.deniedIPLimit))"),
             ("{outcome=\"denied\",reason=\"locked\"}", "\(sum(.deniedLocked))"),
+            ("{outcome=\"denied\",reason=\"country_limit\"}", "\(sum(.deniedCountryLimit))"),
+            ("{outcome=\"denied\",reason=\"global_limit\"}", "\(sum(.deniedGlobalLimit))"),
+            ("{outcome=\"observed\",reason=\"country_limit\"}", "\(sum(.observedCountryLimit))"),
+            ("{outcome=\"observed\",reason=\"global_limit\"}", "\(sum(.observedGlobalLimit))"),
             ("{outcome=\"denied\",reason=\"region_not_allowed\"}", "\(sum(.deniedRegion))"),
             ("{outcome=\"denied\",reason=\"number_type_not_allowed\"}", "\(sum(.deniedNumberType))"),
         ])

@@ -31,12 +31,16 @@ final class WorkerMetrics: Sendable {
         case allowedUnrecorded
         /// Sends to test numbers (`--test-numbers`): allowed, nothing recorded.
         case allowedTestNumber
+        /// Sends refused by a spent region budget or total budget.
+        case deniedCountryLimit, deniedGlobalLimit
+        /// Sends a budget in observe mode would have refused (each is also counted allowed or denied).
+        case observedCountryLimit, observedGlobalLimit
     }
 
     /// Upper bounds of the latency histogram, in seconds.
     static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
-    private let counters: InlineArray<32, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
+    private let counters: InlineArray<48, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
     private let buckets: InlineArray<16, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
 
     func add(_ counter: Counter, _ amount: Int64 = 1) {
@@ -60,6 +64,18 @@ final class WorkerMetrics: Sendable {
         case .maxSends?: add(.deniedMaxSends)
         case .ipLimit?: add(.deniedIPLimit)
         case .locked?: add(.deniedLocked)
+        case .countryLimit?: add(.deniedCountryLimit)
+        case .globalLimit?: add(.deniedGlobalLimit)
+        }
+        for rule in decision.observed { recordObserved(rule) }
+    }
+
+    /// Counts a rule in observe mode that would have refused a send.
+    private func recordObserved(_ rule: Decision.Reason) {
+        switch rule {
+        case .countryLimit: add(.observedCountryLimit)
+        case .globalLimit: add(.observedGlobalLimit)
+        case .cooldown, .maxSends, .ipLimit, .locked: break
         }
     }
 

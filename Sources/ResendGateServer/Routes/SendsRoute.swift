@@ -103,6 +103,9 @@ extension Worker {
         case .maxSends?: policy.maxSends ?? decision.sendsInWindow
         case .ipLimit?: policy.ipMaxSends ?? 1
         case .locked?: policy.maxFailedChecks
+        case .countryLimit?:
+            (policy.countryMaxSends[decision.phone.region] ?? policy.countryMaxSends["+\(decision.phone.countryCode)"])?.limit ?? 1
+        case .globalLimit?: policy.maxSendsTotal?.limit ?? 1
         case .cooldown?, nil: 1
         }
         return [

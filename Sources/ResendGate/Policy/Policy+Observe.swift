@@ -1,0 +1,38 @@
+import RedisClient
+
+extension Policy {
+    /// Whether `rule` runs in observe mode for this policy: computed and reported
+    /// (`Decision.observed`) but never refusing a send. The one place every rule asks.
+    public func observes(_ rule: Decision.Reason) -> Bool {
+        observe.contains(rule)
+    }
+
+    /// Whether a send under this policy must fit in a budget (a region's or the total).
+    public var hasBudgets: Bool {
+        maxSendsTotal != nil || !countryMaxSends.isEmpty
+    }
+
+    /// Reads `country_limit,global_limit` into rules; any name that is not a reason code is
+    /// refused, naming the known ones.
+    public static func parseObserve(_ text: String, field: String = "observe") throws(ConfigurationError) -> Set<Decision.Reason> {
+        var rules: Set<Decision.Reason> = []
+        for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+            guard let rule = Decision.Reason(rawValue: name) else {
+                throw ConfigurationError(
+                    field: field,
+                    message: "\"\(name)\" is not a rule (one of \(Decision.Reason.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            rules.insert(rule)
+        }
+        return rules
+    }
+
+    /// Checks the budgets (`country_max_sends`, `max_sends_total`), naming the field.
+    func lintBudgets(where prefix: String) throws(ConfigurationError) {
+        for (destination, budget) in countryMaxSends.sorted(by: { $0.key < $1.key }) {
+            try SendBudget.lintDestination(destination, field: prefix + "country-max-sends")
+            try budget.lint(field: prefix + "country-max-sends")
+        }
+        try maxSendsTotal?.lint(field: prefix + "max-sends-total")
+    }
+}
