@@ -10,6 +10,9 @@ public struct Decision: Sendable, Equatable {
         case ipLimit = "ip_limit"
         /// Too many wrong codes were checked for the number: it is locked (`lockout`).
         case locked
+        /// The number's destination prefix sends codes that are not verified: the
+        /// SMS-pumping guard refuses it (`PumpingGuard`).
+        case suspectedPumping = "suspected_pumping"
     }
 
     /// True when the send was allowed, and so reserved: the cooldown now runs.

@@ -91,6 +91,12 @@ public final class Gate: Sendable {
         return try await onLoop { worker, done in worker.verify(number, purpose: purpose, outcome: outcome, completion: done) }
     }
 
+    /// The destination prefixes the SMS-pumping guard blocks now, with their figures
+    /// (at most `GateWorker.blockedPrefixCapacity`).
+    public func blockedPrefixes() async throws(GateError) -> [PrefixFigures] {
+        try await onLoop { worker, done in worker.blockedPrefixes(completion: done) }
+    }
+
     /// The remaining time of the cooldown that returned `token`; nil when the token is
     /// unknown, expired or released. Reveals nothing about the number.
     public func countdown(_ token: CountdownToken) async throws(GateError) -> CountdownReading? {

@@ -29,10 +29,13 @@ enum GateScripts {
     /// An idempotency record written in its slot; the first answer stays (`idempotency-put.lua`).
     static let idempotencyPut = script(EmbeddedFiles.idempotencyPut)
 
+    /// The SMS-pumping guard of a destination prefix, in the prefix's slot (`pumping.lua`).
+    static let pumping = script(EmbeddedFiles.pumping)
+
     /// A countdown token's lookup of the cooldown it names (`countdown-of-cooldown.lua`).
     static let countdownOfCooldown = script(EmbeddedFiles.countdownOfCooldown)
 
-    static let all = [reserve, peek, release, verify, ipTake, idempotencyGet, idempotencyPut, countdownOfCooldown]
+    static let all = [reserve, peek, release, verify, ipTake, idempotencyGet, idempotencyPut, countdownOfCooldown, pumping]
 
     private static func script(_ bytes: [UInt8]) -> RedisScript {
         RedisScript(String(decoding: bytes, as: UTF8.self))

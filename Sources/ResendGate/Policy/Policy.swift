@@ -32,6 +32,9 @@ public struct Policy: Sendable, Equatable {
     public var maxFailedChecks: Int
     /// How long a number stays locked after `maxFailedChecks` wrong codes.
     public var lockout: Duration
+    /// The SMS-pumping guard: refuses destination prefixes whose sends do not convert
+    /// into verifications (`suspected_pumping`); off unless `pumping.minSends` is set.
+    public var pumping: PumpingGuard
 
     /// The cooldown after a send when no ladder is set: 60 s.
     public static let defaultCooldown: Duration = .seconds(60)
@@ -54,7 +57,8 @@ public struct Policy: Sendable, Equatable {
         ladder: [Duration] = [Policy.defaultCooldown], window: Duration = Policy.defaultWindow, maxSends: Int? = nil,
         ipMaxSends: Int? = nil, ipWindow: Duration = Policy.defaultIPWindow, allowedRegions: Set<String>? = nil,
         allowedNumberTypes: Set<PhoneNumberType> = Policy.defaultNumberTypes, maxRefunds: Int = Policy.defaultMaxRefunds,
-        maxFailedChecks: Int = Policy.defaultMaxFailedChecks, lockout: Duration = Policy.defaultLockout
+        maxFailedChecks: Int = Policy.defaultMaxFailedChecks, lockout: Duration = Policy.defaultLockout,
+        pumping: PumpingGuard = PumpingGuard()
     ) {
         self.ladder = ladder
         self.window = window
@@ -66,6 +70,7 @@ public struct Policy: Sendable, Equatable {
         self.maxRefunds = maxRefunds
         self.maxFailedChecks = maxFailedChecks
         self.lockout = lockout
+        self.pumping = pumping
     }
 
     /// Refuses rules that cannot work, naming the field (`where` prefixes it, such
@@ -100,6 +105,7 @@ public struct Policy: Sendable, Equatable {
             throw fail("allow-regions", "\"\(region)\" is not a known region (two letters, such as CN or GB)")
         }
         guard !allowedNumberTypes.isEmpty else { throw fail("allow-number-types", "needs at least one type") }
+        try pumping.lint(where: prefix)
     }
 }
 

@@ -31,6 +31,8 @@ final class WorkerMetrics: Sendable {
         case allowedUnrecorded
         /// Sends to test numbers (`--test-numbers`): allowed, nothing recorded.
         case allowedTestNumber
+        /// Sends the SMS-pumping guard refused (`suspected_pumping`).
+        case deniedSuspectedPumping
     }
 
     /// Upper bounds of the latency histogram, in seconds.
@@ -38,6 +40,8 @@ final class WorkerMetrics: Sendable {
 
     private let counters: InlineArray<32, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
     private let buckets: InlineArray<16, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
+    /// Allowed sends and `verified` outcomes by calling code (conversion by calling code).
+    let callingCodes = CallingCodeCounters()
 
     func add(_ counter: Counter, _ amount: Int64 = 1) {
         counters[counter.rawValue].wrappingAdd(amount, ordering: .relaxed)
@@ -55,11 +59,14 @@ final class WorkerMetrics: Sendable {
     func record(_ decision: Decision) {
         if decision.testNumber { return add(.allowedTestNumber) }
         switch decision.reason {
-        case nil: add(.allowed)
+        case nil:
+            add(.allowed)
+            callingCodes.addSend(callingCode: decision.phone.countryCode)
         case .cooldown?: add(.deniedCooldown)
         case .maxSends?: add(.deniedMaxSends)
         case .ipLimit?: add(.deniedIPLimit)
         case .locked?: add(.deniedLocked)
+        case .suspectedPumping?: add(.deniedSuspectedPumping)
         }
     }
 

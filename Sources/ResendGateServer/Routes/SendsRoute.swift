@@ -103,6 +103,7 @@ extension Worker {
         case .maxSends?: policy.maxSends ?? decision.sendsInWindow
         case .ipLimit?: policy.ipMaxSends ?? 1
         case .locked?: policy.maxFailedChecks
+        case .suspectedPumping?: policy.pumping.minSends ?? 1
         case .cooldown?, nil: 1
         }
         return [
