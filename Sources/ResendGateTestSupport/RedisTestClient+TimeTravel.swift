@@ -1,8 +1,10 @@
 extension RedisTestClient {
     /// Moves the gate's state in this Redis `milliseconds` into the past, which to the gate's
     /// scripts is the same as that much time passing: every key's time to live shrinks by it
-    /// (a key with less left is deleted, as its expiry would), and every sorted-set score (the
-    /// gate scores sends and refunds by Redis's clock) moves back by it. Atomic, in one script.
+    /// (a key with less left is deleted, as its expiry would), every sorted-set score (the
+    /// gate scores sends and refunds by Redis's clock) moves back by it, and so does every
+    /// hash field named `<letter>:<ms>` (the pumping guard names its buckets by their start on
+    /// Redis's clock; fields that land on one name are added up). Atomic, in one script.
     ///
     /// Tests use it instead of sleeping through a cooldown or a window: the policy's durations
     /// can then be minutes long, so a machine that stalls for seconds cannot end one early.
@@ -35,6 +37,15 @@ extension RedisTestClient {
             local all = redis.call('ZRANGE', key, '0', '-1', 'WITHSCORES')
             for i = 1, #all, 2 do
               redis.call('ZADD', key, string.format('%.0f', tonumber(all[i + 1]) - by), all[i])
+            end
+          elseif redis.call('TYPE', key).ok == 'hash' then
+            local all = redis.call('HGETALL', key)
+            for i = 1, #all, 2 do
+              local kind, at = string.match(all[i], '^(%a):(%-?%d+)$')
+              if kind then
+                redis.call('HDEL', key, all[i])
+                redis.call('HINCRBY', key, kind .. ':' .. string.format('%.0f', tonumber(at) - by), all[i + 1])
+              end
             end
           end
           local left = redis.call('PTTL', key)
