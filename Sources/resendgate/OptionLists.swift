@@ -102,7 +102,7 @@ extension Settings {
                          help: "event loops, each with its own listener (`SO_REUSEPORT`) and Redis connection; the default is this machine's number of cores")
                 .with(documentedDefault: "cores"),
             .text("api-keys-file", \.apiKeysFile, placeholder: "F",
-                  help: "bearer keys, compared in constant time, one a line (`#` starts a comment): `KEY` may send, read and verify; `KEY send,read,release` names its scopes (send: POST /v1/sends, read: GET /v1/cooldowns, release: DELETE /v1/cooldowns, verify: POST /v1/verifications) ([API keys](#api-keys-and-scopes))"),
+                  help: "bearer keys, compared in constant time, one a line (`#` starts a comment): `KEY` may send, read and verify; `KEY send,read,release` names its scopes (send: POST /v1/sends, read: GET /v1/cooldowns and /v1/prefixes, release: DELETE /v1/cooldowns, verify: POST /v1/verifications) ([API keys](#api-keys-and-scopes))"),
             .list("api-keys", \.apiKeys, placeholder: "K1,K2",
                   help: "bare bearer keys: each may send, read and verify, not release (scopes only in `--api-keys-file`)"),
             .toggle("insecure-no-auth", \.insecureNoAuth,

@@ -28,9 +28,10 @@ if mode == 'give' then
   if redis.call('HEXISTS', key, ARGV[6]) == 1 then redis.call('HINCRBY', key, ARGV[6], -1) end
   return {0, 0, 0, 0, 0, now, 0, ''}
 end
+-- The key outlives its newest bucket by the window: its expiry is set when a bucket
+-- starts (its first count), which saves a write on every other count.
 if mode == 'verified' then
-  redis.call('HINCRBY', key, 'v:' .. start, 1)
-  redis.call('PEXPIRE', key, window + bucket)
+  if redis.call('HINCRBY', key, 'v:' .. start, 1) == 1 then redis.call('PEXPIRE', key, window + bucket) end
   return {0, 0, 0, 0, 0, now, 0, ''}
 end
 local minSends, ppm = tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -98,7 +99,6 @@ elseif since_field then
 end
 if mode == 'force' or not blocked then
   counted = 's:' .. start
-  redis.call('HINCRBY', key, counted, 1)
-  redis.call('PEXPIRE', key, window + bucket)
+  if redis.call('HINCRBY', key, counted, 1) == 1 then redis.call('PEXPIRE', key, window + bucket) end
 end
 return {blocked and 1 or 0, sends, verified, wait, blocked and since or 0, now, register, counted}
