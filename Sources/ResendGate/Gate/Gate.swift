@@ -83,7 +83,9 @@ public final class Gate: Sendable {
 
     /// Reports the outcome of a code the back end checked for `phone`: `verified` clears its
     /// wrong codes, `failed` counts one (the result says how many are left) and locks the
-    /// number at the policy's `maxFailedChecks`. Throws `locked` while it is locked.
+    /// number at the policy's `maxFailedChecks`. Throws `locked` while it is locked. With
+    /// the pumping guard on, `verified` also counts toward the conversion of the number's
+    /// destination prefix and marks the number trusted for `trustedFor`.
     public func verify(
         phone: String, region: String? = nil, purpose: String = Purpose.default.name, outcome: VerificationOutcome
     ) async throws(GateError) -> VerificationResult {
