@@ -41,5 +41,13 @@ extension GateClusterTests {
         try cluster.client(forKey: attackedKey).advanceTime(byMilliseconds: 3_600_000, keys: attackedKey)
         #expect(try await gate.reserve(phone: PumpingAttack.attacked(501)).allowed)
         #expect(try await gate.blockedPrefixes().isEmpty)
+
+        // Fifty concurrent sends to a fresh prefix get exactly its volume through.
+        let decisions = await withTaskGroup(of: Decision?.self) { group in
+            for index in 0..<50 { group.addTask { try? await gate.reserve(phone: "+861380\(String(format: "%07d", index))") } }
+            return await group.reduce(into: [Decision?]()) { $0.append($1) }
+        }
+        #expect(decisions.compactMap { $0 }.count == 50)
+        #expect(decisions.filter { $0?.allowed == true }.count == 20)
     }
 }
