@@ -1,5 +1,5 @@
 import Foundation
-import RedisClient
+@testable import RedisClient
 @testable import ResendGate
 import Testing
 
@@ -83,6 +83,14 @@ struct PumpingPolicyTests {
         let signup = try Purpose("signup")
         #expect(keys.pumping(purpose: signup, prefix: PrefixKey(uk, digits: 4)) == "rg:pump:{signup:+447911}")
         #expect(keys.blockedPrefixes == "rg:pump:blocked")
+        var arguments = RedisArguments()
+        keys.appendPumping(purpose: signup, prefix: PrefixKey(uk, digits: 4), to: &arguments)
+        var expected = RedisArguments()
+        expected.append("rg:pump:{signup:+447911}")
+        #expect(arguments.bytes == expected.bytes)
+        // On a cluster the key lives in the slot its calls are routed by.
+        #expect(ClusterSlot.of(keys.pumping(purpose: signup, prefix: PrefixKey(uk, digits: 4)))
+            == ClusterSlot.of(keys.prefixSlotKey(purpose: signup, prefix: PrefixKey(uk, digits: 4))))
         #expect(GateWorker.registryMember(purpose: signup, prefix: PrefixKey(uk, digits: 4)) == "signup:+447911:44")
         // A registry member that does not name a prefix of its calling code is no prefix.
         #expect(PrefixKey(text: "+447911", callingCode: 86) == nil)

@@ -92,10 +92,10 @@ extension GateWorker {
         _ mode: String, purpose: Purpose, prefix: PrefixKey, rules: PumpingGuard, field: String = "",
         completion: @escaping (Result<PumpingStep, GateError>) -> Void
     ) {
-        let key = keys.pumping(purpose: purpose, prefix: prefix)
+        let keys = self.keys
         store.evaluate(GateScripts.pumping, slotKey: keys.prefixSlotKey(purpose: purpose, prefix: prefix), { args in
             args.append(1)
-            args.append(key)
+            keys.appendPumping(purpose: purpose, prefix: prefix, to: &args)
             args.append(mode)
             args.append(Int(rules.window.wholeMilliseconds))
             args.append(Int(rules.bucketMilliseconds))

@@ -42,6 +42,18 @@ extension GateKeys {
         self.prefix + ":pump:{" + prefixSlotKey(purpose: purpose, prefix: prefix) + "}"
     }
 
+    /// Appends `pumping(purpose:prefix:)` as one argument, without making a string of it
+    /// first (it is built for every guarded send).
+    func appendPumping(purpose: Purpose, prefix: PrefixKey, to args: inout RedisArguments) {
+        args.appendPart(self.prefix)
+        args.appendPart(":pump:{")
+        args.appendPart(purpose.name)
+        args.appendPart(":")
+        args.appendPart(prefix.text)
+        args.appendPart("}")
+        args.endArgument()
+    }
+
     /// `prefix:pump:blocked`: the prefixes found blocked, by when (a sorted set of
     /// `purpose:+447911` members, trimmed to the longest pumping window and to
     /// `PumpingRegistry.capacity` members). Only the listing reads it.
