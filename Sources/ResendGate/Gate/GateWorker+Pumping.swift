@@ -8,10 +8,10 @@ import RedisClient
 ///    this send at once (so concurrent sends see each other);
 /// 2. not blocked: the number's step decides (`reserveNumber`); when it refuses (or Redis
 ///    fails, or it is a replay), the counted send is given back (`give`, not awaited);
-/// 3. blocked: the guard would refuse (`pumpingRefusal`, the one place that decides it);
-///    only then is the number's `trusted` key read (`EXISTS`, its slot): a number that
-///    verified within `trustedFor` goes on to its own step, and its allowed send is
-///    counted (`force`, not awaited); any other is refused with `suspected_pumping`.
+/// 3. blocked: `pumpingRefusal` (the one place that decides a refusal) reads the number's
+///    `trusted` key (`EXISTS`, its slot), only then: a number that verified within
+///    `trustedFor` goes on to its own step, and its allowed send is counted (`force`, not
+///    awaited); any other is refused with `suspected_pumping`.
 ///
 /// A purpose whose guard is off takes none of these steps: not one command more.
 extension GateWorker {
@@ -27,7 +27,7 @@ extension GateWorker {
             case .success(let value): step = value
             case .failure(let error): return completion(.failure(error))
             }
-            guard let refusal = self.pumpingRefusal(step.figures, request: request, policy: policy) else {
+            guard step.figures.blocked else {
                 return self.reserveNumber(request, policy: policy, cipher: cipher) { outcome in
                     if case .success(let decision) = outcome, decision.allowed, !decision.replayed {} else {
                         self.pumpingStep("give", purpose: request.purpose, prefix: prefix, rules: rules, field: step.countedField) { _ in }
@@ -35,26 +35,35 @@ extension GateWorker {
                     completion(outcome)
                 }
             }
-            self.isTrusted(request) { trusted in
-                switch trusted {
+            self.pumpingRefusal(step.figures, request: request, policy: policy) { verdict in
+                switch verdict {
                 case .failure(let error): completion(.failure(error))
-                case .success(false): completion(.success(refusal))
-                case .success(true): self.reserveThenCount(request, policy: policy, cipher: cipher, prefix: prefix, completion: completion)
+                // Observe mode would report the refusal here and go on as below instead.
+                case .success(let refusal?): completion(.success(refusal))
+                case .success(nil): self.reserveThenCount(request, policy: policy, cipher: cipher, prefix: prefix, completion: completion)
                 }
             }
         }
     }
 
-    /// The guard's verdict: the refusal a blocked prefix gets (`suspected_pumping`, with
-    /// the wait until the prefix is free again), or nil when it lets the send through to
-    /// the number's own step. Observe mode would report this refusal and go on as for a
-    /// trusted number (`reserveThenCount`) instead of answering it.
-    func pumpingRefusal(_ figures: PrefixFigures, request: SendRequest, policy: CompiledPolicy) -> Decision? {
-        guard figures.blocked else { return nil }
-        return Decision(
-            allowed: false, reason: .suspectedPumping, phone: request.phone, purpose: request.purpose,
-            retryAfterMilliseconds: max(1, figures.retryAfterMilliseconds), serverTimeMilliseconds: figures.serverTimeMilliseconds,
-            sendsInWindow: 0, sendsLeft: nil, nextRetryAfterMilliseconds: policy.ladderMilliseconds[0])
+    /// The guard's verdict on a send to a blocked prefix, the one place that decides it:
+    /// the refusal it gets (`suspected_pumping`, with the prefix's figures' wait until it
+    /// is free again), or nil for a number trusted within `trustedFor` (its key is read
+    /// only here, so it costs nothing while the prefix is not blocked). Observe mode would
+    /// report the refusal and go on as for a trusted number (`reserveThenCount`).
+    func pumpingRefusal(
+        _ figures: PrefixFigures, request: SendRequest, policy: CompiledPolicy,
+        completion: @escaping (Result<Decision?, GateError>) -> Void
+    ) {
+        isTrusted(request) { trusted in
+            completion(trusted.map { isTrusted in
+                isTrusted ? nil : Decision(
+                    allowed: false, reason: .suspectedPumping, phone: request.phone, purpose: request.purpose,
+                    retryAfterMilliseconds: max(1, figures.retryAfterMilliseconds),
+                    serverTimeMilliseconds: figures.serverTimeMilliseconds, sendsInWindow: 0, sendsLeft: nil,
+                    nextRetryAfterMilliseconds: policy.ladderMilliseconds[0])
+            })
+        }
     }
 
     /// The number's own step for a send the guard lets through although its prefix is
