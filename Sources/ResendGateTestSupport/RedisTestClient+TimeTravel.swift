@@ -2,8 +2,10 @@ extension RedisTestClient {
     /// Moves the gate's state in this Redis `milliseconds` into the past, which to the gate's
     /// scripts is the same as that much time passing: every key's time to live shrinks by it
     /// (a key with less left is deleted, as its expiry would), and every time the gate stamped
-    /// by Redis's clock moves back by it: sorted-set scores (the IP's sends, refunds) and the
-    /// sends a number's window key holds (`…:window`, see `windowSends`). Atomic, in one script.
+    /// by Redis's clock moves back by it: sorted-set scores (the IP's sends, refunds), the
+    /// sends a number's window key holds (`…:window`, see `windowSends`), and every hash
+    /// field named `<letter>:<ms>` (the pumping guard names its buckets by their start on
+    /// Redis's clock; fields that land on one name are added up). Atomic, in one script.
     ///
     /// Tests use it instead of sleeping through a cooldown or a window: the policy's durations
     /// can then be minutes long, so a machine that stalls for seconds cannot end one early.
@@ -44,6 +46,15 @@ extension RedisTestClient {
                 .. string.sub(sends, at + 13, at + 28)
             end
             redis.call('SET', key, table.concat(moved), 'KEEPTTL')
+          elseif redis.call('TYPE', key).ok == 'hash' then
+            local all = redis.call('HGETALL', key)
+            for i = 1, #all, 2 do
+              local kind, at = string.match(all[i], '^(%a):(%-?%d+)$')
+              if kind then
+                redis.call('HDEL', key, all[i])
+                redis.call('HINCRBY', key, kind .. ':' .. string.format('%.0f', tonumber(at) - by), all[i + 1])
+              end
+            end
           end
           local left = redis.call('PTTL', key)
           if left > 0 then

@@ -96,6 +96,36 @@ struct PolicyCommandTests {
         #expect(badOutcome.exitCode == 2 && badOutcome.stderr.hasPrefix("resendgate: --max-failed-checks:"), "\(badOutcome)")
     }
 
+    /// The pumping guard per purpose from the policy file and from the flags, and its
+    /// lint: a bad figure stops the command with exit 2 and the field named.
+    @Test func thePumpingGuardFromThePolicyFileAndTheFlags() async throws {
+        let redis = try await startRedis()
+        defer { redis.stop() }
+        let path = try policyFile(#"{"purposes": {"signup": {"pumping_min_sends": 2, "pumping_min_conversion": "50%"}}}"#)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let common = ["--redis", redis.url, "--policy", path]
+        for index in 1...2 {
+            let allowed = try await run(["send", "+44791100000\(index)", "--purpose", "signup"] + common)
+            #expect(allowed.exitCode == 0, "\(allowed)")
+        }
+        let refused = try await run(["send", "+447911000003", "--purpose", "signup"] + common)
+        #expect(refused.exitCode == 3, "\(refused)")
+        #expect(try json(refused.stdout)["reason"] as? String == "suspected_pumping")
+        // The default purpose has no guard in the file (nothing counted); with the flag it
+        // counts its prefixes on its own: the first send passes, the second is refused.
+        #expect(try await run(["send", "+447911000004"] + common).exitCode == 0)
+        #expect(try await run(["send", "+447911000005", "--pumping-min-sends", "1"] + common).exitCode == 0)
+        let flagged = try await run(["send", "+447911000007", "--pumping-min-sends", "1"] + common)
+        #expect(flagged.exitCode == 3 && (try? json(flagged.stdout)["reason"] as? String) == "suspected_pumping", "\(flagged)")
+
+        let badFlag = try await run(["send", "+447911000006", "--redis", redis.url, "--pumping-min-conversion", "150%"])
+        #expect(badFlag.exitCode == 2 && badFlag.stderr.hasPrefix("resendgate: --pumping-min-conversion:"), "\(badFlag)")
+        let badFile = try policyFile(#"{"purposes": {"signup": {"prefix_digits": 13}}}"#)
+        defer { try? FileManager.default.removeItem(atPath: badFile) }
+        let linted = try await run(["send", "+447911000006", "--redis", redis.url, "--policy", badFile])
+        #expect(linted.exitCode == 2 && linted.stderr.contains("purposes.signup.prefix-digits"), "\(linted)")
+    }
+
     /// Purposes are an allow-list for the CLI too: `send`, `status` and `release` refuse a
     /// purpose that is neither `default`, in `--purposes` (or RESENDGATE_PURPOSES), nor in
     /// the policy file, with exit 2 and nothing written to Redis.

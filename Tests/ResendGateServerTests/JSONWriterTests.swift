@@ -22,6 +22,30 @@ struct JSONWriterTests {
         #expect(json.string == #"{"allowed":false,"reason":"cooldown","phone":"+8613800138000","purpose":"login","retry_after":60,"retry_after_ms":59001,"resend_at":"2026-11-30T08:10:04.001Z","server_time":"2026-11-30T08:09:05.000Z","next_retry_after":120,"sends_left":4,"countdown_token":"abc"}"#)
     }
 
+    /// `GET /v1/prefixes`: an array of objects, conversions to four decimals.
+    @Test func prefixFiguresInAnArrayWithTheirConversion() throws {
+        let uk = try PhoneNumber(parsing: "+447911123456")
+        let figures = PrefixFigures(
+            purpose: try Purpose("signup"), prefix: PrefixKey(uk, digits: 4), blocked: true, sends: 21, verifications: 1,
+            retryAfterMilliseconds: 3_300_001, blockedSinceMilliseconds: 1_796_026_145_000, serverTimeMilliseconds: 1_796_026_145_123)
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("prefixes")
+        json.beginArray()
+        figures.writeJSON(to: &json)
+        figures.writeJSON(to: &json)
+        json.endArray()
+        json.field("next", true)
+        json.endObject()
+        let one = #"{"prefix":"+447911","calling_code":44,"purpose":"signup","blocked":true,"sends":21,"verifications":1,"conversion":0.0476,"since":"2026-11-30T08:09:05.000Z","retry_after":3301,"retry_after_ms":3300001,"free_at":"2026-11-30T09:04:05.124Z","server_time":"2026-11-30T08:09:05.123Z"}"#
+        #expect(json.string == #"{"prefixes":["# + one + "," + one + #"],"next":true}"#)
+        for (fraction, text) in [(0.0, "0"), (1.0, "1"), (0.5, "0.5"), (0.05, "0.05"), (0.00004, "0"), (0.8333333, "0.8333"), (0.0001, "0.0001"), (2.5, "2.5")] {
+            var number = JSONWriter()
+            number.value(fraction: fraction)
+            #expect(number.string == text, "\(fraction)")
+        }
+    }
+
     @Test func jsonWriterEscapesControlCharactersAndQuotes() {
         var json = JSONWriter()
         json.beginObject()

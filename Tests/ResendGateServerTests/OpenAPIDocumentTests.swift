@@ -174,6 +174,15 @@ struct OpenAPIDocumentTests {
             Probe(operation: verify, method: "POST", target: "/v1/verifications", headers: json,
                   body: #"{"phone": "+8613800138007", "outcome": "failed"}"#, frozen: true),
         ]
+        // The blocked prefixes: the list, a state it does not list, keys, Redis frozen.
+        let prefixes = Operation(method: "GET", path: "/v1/prefixes")
+        probes += [
+            Probe(operation: prefixes, method: "GET", target: "/v1/prefixes?state=blocked"),
+            Probe(operation: prefixes, method: "GET", target: "/v1/prefixes?state=active"),
+            Probe(operation: prefixes, method: "GET", target: "/v1/prefixes", withKey: false),
+            Probe(operation: prefixes, method: "GET", target: "/v1/prefixes", apiKey: sendOnlyKey),
+            Probe(operation: prefixes, method: "GET", target: "/v1/prefixes?state=blocked", frozen: true),
+        ]
         for path in ["/healthz", "/readyz", "/metrics", "/", "/openapi.yaml"] {
             probes.append(Probe(operation: Operation(method: "GET", path: path), method: "GET", target: path, withKey: false))
         }

@@ -14,6 +14,9 @@ public struct Decision: Sendable, Equatable {
         case countryLimit = "country_limit"
         /// The total budget (`max_sends_total`) is spent for its window.
         case globalLimit = "global_limit"
+        /// The number's destination prefix sends codes that are not verified: the
+        /// SMS-pumping guard refuses it (`PumpingGuard`).
+        case suspectedPumping = "suspected_pumping"
     }
 
     /// True when the send was allowed, and so reserved: the cooldown now runs.

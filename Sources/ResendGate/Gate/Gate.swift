@@ -83,12 +83,20 @@ public final class Gate: Sendable {
 
     /// Reports the outcome of a code the back end checked for `phone`: `verified` clears its
     /// wrong codes, `failed` counts one (the result says how many are left) and locks the
-    /// number at the policy's `maxFailedChecks`. Throws `locked` while it is locked.
+    /// number at the policy's `maxFailedChecks`. Throws `locked` while it is locked. With
+    /// the pumping guard on, `verified` also counts toward the conversion of the number's
+    /// destination prefix and marks the number trusted for `trustedFor`.
     public func verify(
         phone: String, region: String? = nil, purpose: String = Purpose.default.name, outcome: VerificationOutcome
     ) async throws(GateError) -> VerificationResult {
         let (number, purpose) = try parse(phone, region, purpose)
         return try await onLoop { worker, done in worker.verify(number, purpose: purpose, outcome: outcome, completion: done) }
+    }
+
+    /// The destination prefixes the SMS-pumping guard blocks now, with their figures
+    /// (at most `GateWorker.blockedPrefixCapacity`).
+    public func blockedPrefixes() async throws(GateError) -> [PrefixFigures] {
+        try await onLoop { worker, done in worker.blockedPrefixes(completion: done) }
     }
 
     /// The remaining time of the cooldown that returned `token`; nil when the token is

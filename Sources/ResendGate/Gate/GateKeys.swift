@@ -14,6 +14,11 @@ import RedisClient
 ///                                          send's time and nonce, see reserve.lua)
 ///     rg:{login:+8613800138000}:refunds    the refunds in the window (sorted set)
 ///     rg:{login:+8613800138000}:failed     wrong codes in the window (a counter)
+///     rg:{login:+8613800138000}:trusted    set by a `verified` outcome while the pumping
+///                                          guard is on: the number skips the guard
+///     rg:pump:{login:+861380}              a destination prefix's sends and verifications
+///                                          (the pumping guard, see `PrefixKey`)
+///     rg:pump:blocked                      the registry of prefixes found blocked (sorted set)
 ///     rg:ip:{203.0.113.7}:sends            the sends from one client address (sorted set)
 ///     rg:idem:{<SHA-1 of the Idempotency-Key>}  an idempotency record
 ///     rg:budget:{*:CN:3}                   shard 3 of a send budget (sorted set): `*` the
@@ -38,6 +43,9 @@ public struct GateKeys: Sendable, Hashable {
         case refunds
         /// Wrong codes checked in the policy's window, toward the lockout.
         case failedChecks = "failed"
+        /// Set by a `verified` outcome for `trustedFor` while the pumping guard is on:
+        /// the number is never refused by the guard.
+        case trusted
         /// Never written: fills the reserve script's per-IP slot when no cap applies, so
         /// the script's arity never changes and all its keys stay in the number's slot.
         case noIP = "no-ip"

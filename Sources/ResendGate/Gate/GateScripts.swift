@@ -33,10 +33,13 @@ enum GateScripts {
     /// its own step before the number's, on one Redis and on a cluster (GateWorker+Budgets.swift).
     static let budgetTake = script(EmbeddedFiles.budgetTake)
 
+    /// The SMS-pumping guard of a destination prefix, in the prefix's slot (`pumping.lua`).
+    static let pumping = script(EmbeddedFiles.pumping)
+
     /// A countdown token's lookup of the cooldown it names (`countdown-of-cooldown.lua`).
     static let countdownOfCooldown = script(EmbeddedFiles.countdownOfCooldown)
 
-    static let all = [reserve, peek, release, verify, ipTake, idempotencyGet, idempotencyPut, countdownOfCooldown, budgetTake]
+    static let all = [reserve, peek, release, verify, ipTake, idempotencyGet, idempotencyPut, countdownOfCooldown, budgetTake, pumping]
 
     private static func script(_ bytes: [UInt8]) -> RedisScript {
         RedisScript(String(decoding: bytes, as: UTF8.self))

@@ -7,7 +7,10 @@ extension GateWorker {
     /// `maxFailedChecks`, locks the number for `lockout` (sends and verifications are then
     /// refused with `locked`). Fails with `locked` while the number is locked: nothing
     /// changes then, so the back end knows to stop accepting codes. One script call on
-    /// the number's slot; a test number or a policy without lockout asks nothing of Redis.
+    /// the number's slot; a test number, or a policy without lockout (for a `verified`:
+    /// and without pumping guard), asks nothing of Redis. With the pumping guard on, a
+    /// `verified` also marks the number trusted for `trustedFor` (same script) and is
+    /// counted in its destination prefix (a second step, on the prefix's slot).
     public func verify(
         _ phone: PhoneNumber, purpose: Purpose, outcome: VerificationOutcome,
         completion: @escaping (Result<VerificationResult, GateError>) -> Void
@@ -15,27 +18,40 @@ extension GateWorker {
         let policy: CompiledPolicy
         do { policy = try self.policy(for: purpose) } catch { return completion(.failure(error)) }
         let limit = policy.rules.maxFailedChecks
-        guard limit > 0, !configuration.testNumbers.contains(phone.e164) else {
+        let pumping = policy.rules.pumping
+        let trusts = outcome == .verified && pumping.isOn
+        guard limit > 0 || trusts, !configuration.testNumbers.contains(phone.e164) else {
             return completion(.success(VerificationResult(outcome: outcome, phone: phone, purpose: purpose, attemptsLeft: nil)))
         }
         let number = numberHasher.keyText(for: phone.e164)
         let keys = self.keys
         store.evaluate(GateScripts.verify, slotKey: keys.slotKey(purpose: purpose, number: number), { args in
-            args.append(2)
+            args.append(3)
             keys.append(.cooldown, purpose: purpose, number: number, to: &args)
             keys.append(.failedChecks, purpose: purpose, number: number, to: &args)
+            keys.append(.trusted, purpose: purpose, number: number, to: &args)
             args.append(outcome.rawValue)
-            args.append(limit)
+            args.append(max(1, limit))
             args.append(Int(policy.policyWindowMilliseconds))
             args.append(Int(policy.rules.lockout.wholeMilliseconds))
-        }, completion: { result in
-            completion(Self.decode(result) { reply throws(GateError) -> VerificationResult in
+            args.append(trusts ? Int(pumping.trustedFor.wholeMilliseconds) : 0)
+        }, completion: { [unowned self] result in
+            let verification = Self.decode(result) { reply throws(GateError) -> VerificationResult in
                 guard case .array(let items) = reply, items.count == 2, let code = items[0].integer, let value = items[1].integer
                 else { throw Self.unexpected(reply) }
                 if code == -1 { throw .locked(retryAfterMilliseconds: Int64(max(1, value))) }
                 return VerificationResult(
-                    outcome: outcome, phone: phone, purpose: purpose, attemptsLeft: outcome == .failed ? value : nil)
-            })
+                    outcome: outcome, phone: phone, purpose: purpose, attemptsLeft: outcome == .failed && limit > 0 ? value : nil)
+            }
+            guard trusts, case .success = verification else { return completion(verification) }
+            // Counted once Redis has it, so a send after this answer sees the conversion.
+            let prefix = PrefixKey(phone, digits: pumping.prefixDigits)
+            self.pumpingStep("verified", purpose: purpose, prefix: prefix, rules: pumping) { counted in
+                switch counted {
+                case .success: completion(verification)
+                case .failure(let error): completion(.failure(error))
+                }
+            }
         })
     }
 }

@@ -99,6 +99,16 @@ public final class GateWorker {
         }
         // Budgets are a step of their own before the number's; without one, no command more.
         if !budgetsTaken, policy.rules.hasBudgets { return reserveWithinBudgets(request, policy: policy, completion: completion) }
+        if policy.rules.pumping.isOn { return reserveGuarded(request, policy: policy, cipher: cipher, completion: completion) }
+        reserveNumber(request, policy: policy, cipher: cipher, completion: completion)
+    }
+
+    /// The number's own step: every rule of the policy but the pumping guard's, which
+    /// takes steps of its own around it (GateWorker+Pumping.swift).
+    func reserveNumber(
+        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
+        completion: @escaping (Result<Decision, GateError>) -> Void
+    ) {
         let ip = policy.rules.ipMaxSends != nil ? request.clientAddress?.text : nil
         let idempotencyKey = request.idempotencyKey
         // One slot only: the same two commands on one Redis and on a cluster.

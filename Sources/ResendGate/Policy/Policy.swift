@@ -40,6 +40,9 @@ public struct Policy: Sendable, Equatable {
     public var maxSendsTotal: SendBudget?
     /// Rules in observe mode (`observes(_:)`): computed and reported, never refusing.
     public var observe: Set<Decision.Reason> = []
+    /// The SMS-pumping guard: refuses destination prefixes whose sends do not convert
+    /// into verifications (`suspected_pumping`); off unless `pumping.minSends` is set.
+    public var pumping: PumpingGuard
 
     /// The cooldown after a send when no ladder is set: 60 s.
     public static let defaultCooldown: Duration = .seconds(60)
@@ -62,7 +65,8 @@ public struct Policy: Sendable, Equatable {
         ladder: [Duration] = [Policy.defaultCooldown], window: Duration = Policy.defaultWindow, maxSends: Int? = nil,
         ipMaxSends: Int? = nil, ipWindow: Duration = Policy.defaultIPWindow, allowedRegions: Set<String>? = nil,
         allowedNumberTypes: Set<PhoneNumberType> = Policy.defaultNumberTypes, maxRefunds: Int = Policy.defaultMaxRefunds,
-        maxFailedChecks: Int = Policy.defaultMaxFailedChecks, lockout: Duration = Policy.defaultLockout
+        maxFailedChecks: Int = Policy.defaultMaxFailedChecks, lockout: Duration = Policy.defaultLockout,
+        pumping: PumpingGuard = PumpingGuard()
     ) {
         self.ladder = ladder
         self.window = window
@@ -74,6 +78,7 @@ public struct Policy: Sendable, Equatable {
         self.maxRefunds = maxRefunds
         self.maxFailedChecks = maxFailedChecks
         self.lockout = lockout
+        self.pumping = pumping
     }
 
     /// Refuses rules that cannot work, naming the field (`where` prefixes it, such
@@ -109,6 +114,7 @@ public struct Policy: Sendable, Equatable {
         }
         guard !allowedNumberTypes.isEmpty else { throw fail("allow-number-types", "needs at least one type") }
         try lintBudgets(where: prefix)
+        try pumping.lint(where: prefix)
     }
 }
 

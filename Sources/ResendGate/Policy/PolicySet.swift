@@ -63,7 +63,9 @@ public struct PolicySet: Sendable, Equatable {
     /// Reads a policy file: `{"default": {...}, "purposes": {"login": {...}}}`, each
     /// object with any of `cooldown`, `window`, `max_sends`, `ip_max_sends`,
     /// `ip_window`, `allow_regions`, `allow_number_types`, `max_refunds`, `max_failed_checks`,
-    /// `lockout`, `country_max_sends`, `max_sends_total`, `observe`. A purpose's object
+    /// `lockout`, `country_max_sends`, `max_sends_total`, `observe`, `pumping_min_sends`,
+    /// `pumping_window`, `pumping_min_conversion` (`0.1` or `"10%"`), `prefix_digits`,
+    /// `trusted_for`. A purpose's object
     /// starts from the default; the default starts from `base` (the flags).
     /// `plainPurposes` are configured too (`--purposes`), with the file's default policy.
     public static func parse(json data: Data, base: Policy, plainPurposes: Set<String> = []) throws(ConfigurationError) -> PolicySet {
@@ -148,6 +150,13 @@ public struct PolicySet: Sendable, Equatable {
                 }
                 policy.maxFailedChecks = checks
             case "lockout": policy.lockout = try DurationParser.parse(try text(), field: field)
+            case "pumping_min_sends": policy.pumping.minSends = try count()
+            case "pumping_window": policy.pumping.window = try DurationParser.parse(try text(), field: field)
+            case "pumping_min_conversion": policy.pumping.minConversion = try PumpingGuard.parseConversion(try text(), field: field)
+            case "prefix_digits":
+                guard let digits = try count() else { throw ConfigurationError(field: field, message: "must be a whole number") }
+                policy.pumping.prefixDigits = digits
+            case "trusted_for": policy.pumping.trustedFor = try DurationParser.parse(try text(), field: field)
             case "allow_regions":
                 policy.allowedRegions = value is NSNull ? nil : Policy.parseRegions(try list())
             case "allow_number_types": policy.allowedNumberTypes = try Policy.parseNumberTypes(try list(), field: field)
@@ -157,7 +166,7 @@ public struct PolicySet: Sendable, Equatable {
                 policy.maxSendsTotal = try SendBudget.total(fromJSON: value, field: field, scope: SendBudget.scope(ofPolicyPath: path))
             case "observe": policy.observe = try Policy.parseObserve(try list(), field: field)
             default:
-                throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, max_refunds, ip_max_sends, ip_window, allow_regions, allow_number_types, max_failed_checks, lockout, country_max_sends, max_sends_total, observe)")
+                throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, max_refunds, ip_max_sends, ip_window, allow_regions, allow_number_types, max_failed_checks, lockout, country_max_sends, max_sends_total, observe, pumping_min_sends, pumping_window, pumping_min_conversion, prefix_digits, trusted_for)")
             }
         }
         return policy

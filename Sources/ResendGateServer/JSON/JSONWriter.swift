@@ -28,6 +28,7 @@ public struct JSONWriter {
         needsComma = true
     }
 
+    /// Starts an array (of objects or values, each written as usual).
     public mutating func beginArray() {
         separate()
         bytes.append(UInt8(ascii: "["))
@@ -65,6 +66,24 @@ public struct JSONWriter {
     public mutating func value(_ flag: Bool) {
         separate()
         bytes.append(contentsOf: (flag ? "true" : "false").utf8)
+        needsComma = true
+    }
+
+    /// Writes a non-negative fraction (a conversion) as a JSON number, to four decimals:
+    /// `0.05`, `0.8333`, `1`.
+    public mutating func value(fraction: Double) {
+        separate()
+        let tenThousandths = fraction.isFinite && fraction > 0 ? Int64((fraction * 10_000).rounded()) : 0
+        bytes.appendDecimal(UInt64(tenThousandths / 10_000))
+        var rest = tenThousandths % 10_000
+        if rest > 0 {
+            bytes.append(UInt8(ascii: "."))
+            var digits = 4
+            while rest % 10 == 0 { rest /= 10; digits -= 1 }
+            let text = String(rest)
+            bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits - text.utf8.count))
+            bytes.append(contentsOf: text.utf8)
+        }
         needsComma = true
     }
 

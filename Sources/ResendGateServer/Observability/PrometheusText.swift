@@ -19,9 +19,14 @@ enum PrometheusText {
             ("{outcome=\"denied\",reason=\"global_limit\"}", "\(sum(.deniedGlobalLimit))"),
             ("{outcome=\"observed\",reason=\"country_limit\"}", "\(sum(.observedCountryLimit))"),
             ("{outcome=\"observed\",reason=\"global_limit\"}", "\(sum(.observedGlobalLimit))"),
+            ("{outcome=\"denied\",reason=\"suspected_pumping\"}", "\(sum(.deniedSuspectedPumping))"),
+            ("{outcome=\"observed\",reason=\"suspected_pumping\"}", "\(sum(.observedSuspectedPumping))"),
             ("{outcome=\"denied\",reason=\"region_not_allowed\"}", "\(sum(.deniedRegion))"),
             ("{outcome=\"denied\",reason=\"number_type_not_allowed\"}", "\(sum(.deniedNumberType))"),
         ])
+        let byCallingCode = CallingCodeCounters.samples(workers.map(\.callingCodes))
+        metric("resendgate_sends_by_calling_code_total", "counter", "Allowed sends by the number's country calling code (conversion: the rate of resendgate_verifications_by_calling_code_total over this one's).", byCallingCode.sends)
+        metric("resendgate_verifications_by_calling_code_total", "counter", "Verified outcomes (POST /v1/verifications) by the number's country calling code.", byCallingCode.verifications)
         metric("resendgate_http_requests_total", "counter", "HTTP requests answered, by status class.", [
             ("{class=\"2xx\"}", "\(sum(.requests2xx))"),
             ("{class=\"4xx\"}", "\(sum(.requests4xx))"),

@@ -34,7 +34,9 @@ final class WorkerMetrics: Sendable {
         /// Sends refused by a spent region budget or total budget.
         case deniedCountryLimit, deniedGlobalLimit
         /// Sends a budget in observe mode would have refused (each is also counted allowed or denied).
-        case observedCountryLimit, observedGlobalLimit
+        case observedCountryLimit, observedGlobalLimit, observedSuspectedPumping
+        /// Sends the SMS-pumping guard refused (`suspected_pumping`).
+        case deniedSuspectedPumping
     }
 
     /// Upper bounds of the latency histogram, in seconds.
@@ -42,6 +44,8 @@ final class WorkerMetrics: Sendable {
 
     private let counters: InlineArray<48, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
     private let buckets: InlineArray<16, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
+    /// Allowed sends and `verified` outcomes by calling code (conversion by calling code).
+    let callingCodes = CallingCodeCounters()
 
     func add(_ counter: Counter, _ amount: Int64 = 1) {
         counters[counter.rawValue].wrappingAdd(amount, ordering: .relaxed)
@@ -59,13 +63,16 @@ final class WorkerMetrics: Sendable {
     func record(_ decision: Decision) {
         if decision.testNumber { return add(.allowedTestNumber) }
         switch decision.reason {
-        case nil: add(.allowed)
+        case nil:
+            add(.allowed)
+            callingCodes.addSend(callingCode: decision.phone.countryCode)
         case .cooldown?: add(.deniedCooldown)
         case .maxSends?: add(.deniedMaxSends)
         case .ipLimit?: add(.deniedIPLimit)
         case .locked?: add(.deniedLocked)
         case .countryLimit?: add(.deniedCountryLimit)
         case .globalLimit?: add(.deniedGlobalLimit)
+        case .suspectedPumping?: add(.deniedSuspectedPumping)
         }
         for rule in decision.observed { recordObserved(rule) }
     }
@@ -75,6 +82,7 @@ final class WorkerMetrics: Sendable {
         switch rule {
         case .countryLimit: add(.observedCountryLimit)
         case .globalLimit: add(.observedGlobalLimit)
+        case .suspectedPumping: add(.observedSuspectedPumping)
         case .cooldown, .maxSends, .ipLimit, .locked: break
         }
     }

@@ -1,5 +1,6 @@
 /// Maps a request to its handler. Every route of the API is listed here, with the API
-/// key scope it needs: `send` for POST /v1/sends, `read` for peeks, `release` for
+/// key scope it needs: `send` for POST /v1/sends, `read` for peeks and the blocked
+/// prefixes (GET /v1/prefixes), `release` for
 /// refunds, `verify` for POST /v1/verifications; countdowns and the operational routes
 /// need no key.
 extension Worker {
@@ -34,6 +35,10 @@ extension Worker {
             }
             guard permits(exchange, method == .delete ? .release : .read) != nil else { return }
             handleCooldown(exchange, encodedPhone: encodedPhone)
+        case "/v1/prefixes":
+            guard method == .get || method == .head else { return methodNotAllowed(exchange, "GET, HEAD") }
+            guard permits(exchange, .read) != nil else { return }
+            handlePrefixes(exchange)
         case _ where path.hasPrefix("/v1/countdowns/"):
             // No API key: the unguessable token is the credential, and it reveals no number.
             handleCountdown(exchange, path: path)

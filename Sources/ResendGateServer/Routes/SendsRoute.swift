@@ -106,6 +106,7 @@ extension Worker {
         case .countryLimit?:
             (policy.countryMaxSends[decision.phone.region] ?? policy.countryMaxSends["+\(decision.phone.countryCode)"])?.limit ?? 1
         case .globalLimit?: policy.maxSendsTotal?.limit ?? 1
+        case .suspectedPumping?: policy.pumping.minSends ?? 1
         case .cooldown?, nil: 1
         }
         return [

@@ -16,6 +16,7 @@ extension Worker {
         gate.verify(input.phone, purpose: input.purpose, outcome: input.outcome) { [unowned self] result in
             switch result {
             case .success(let verification):
+                if verification.outcome == .verified { self.metrics.callingCodes.addVerification(callingCode: input.phone.countryCode) }
                 self.respond(exchange, status: 200) { verification.writeJSON(to: &$0) }
             case .failure(let error) where error.kind == .locked:
                 self.respondLimited(exchange, error, purpose: input.purpose)

@@ -1,0 +1,112 @@
+import RedisClient
+
+/// The registry of blocked prefixes (`rg:pump:blocked`), which `GET /v1/prefixes` reads.
+/// A prefix is written when the guard finds it blocked, then at most once a bucket (a
+/// tenth of the window) while it stays blocked: writes are rare, so the one key is not a
+/// hot key even on a cluster. Each write trims the set to the longest pumping window of
+/// any purpose and to the `blockedPrefixCapacity` newest members, so it stays bounded
+/// whatever an attack does. The listing reads each member's figures again and keeps those
+/// still blocked.
+extension GateWorker {
+    /// The most prefixes the registry keeps (the newest ones) and the listing returns.
+    public static let blockedPrefixCapacity = 1000
+
+    /// `purpose:+447911:44`: a registry member (purpose, prefix, calling code).
+    static func registryMember(purpose: Purpose, prefix: PrefixKey) -> String {
+        purpose.name + ":" + prefix.text + ":" + String(prefix.callingCode)
+    }
+
+    /// The longest pumping window of the purposes whose guard is on.
+    var longestPumpingWindowMilliseconds: Int64 {
+        compiled.values.filter { $0.rules.pumping.isOn }.map { $0.rules.pumping.window.wholeMilliseconds }.max() ?? 0
+    }
+
+    /// Puts a blocked prefix in the registry and trims it; not awaited (the listing is
+    /// a report: a lost write costs one entry until the next bucket).
+    func registerBlocked(purpose: Purpose, prefix: PrefixKey, now: Int64) {
+        let key = keys.blockedPrefixes
+        let member = Self.registryMember(purpose: purpose, prefix: prefix)
+        let oldest = now - longestPumpingWindowMilliseconds
+        let capacity = Self.blockedPrefixCapacity
+        store.send(slotKey: key, { args in
+            args.append("ZADD")
+            args.append(key)
+            args.append(Int(now))
+            args.append(member)
+        }, completion: { _ in })
+        store.send(slotKey: key, { args in
+            args.append("ZREMRANGEBYSCORE")
+            args.append(key)
+            args.append("-inf")
+            args.append("(" + String(oldest))
+        }, completion: { _ in })
+        store.send(slotKey: key, { args in
+            args.append("ZREMRANGEBYRANK")
+            args.append(key)
+            args.append(0)
+            args.append(-(capacity + 1))
+        }, completion: { _ in })
+    }
+
+    /// The prefixes the guard blocks now, of every purpose whose guard is on, sorted by
+    /// purpose and prefix: the registry's members read again (one `read` of `pumping.lua`
+    /// each, on each prefix's slot), at most `blockedPrefixCapacity`.
+    public func blockedPrefixes(completion: @escaping (Result<[PrefixFigures], GateError>) -> Void) {
+        let key = keys.blockedPrefixes
+        store.send(slotKey: key, { args in
+            args.append("ZREVRANGE")
+            args.append(key)
+            args.append(0)
+            args.append(Self.blockedPrefixCapacity - 1)
+        }, completion: { [unowned self] result in
+            let members: [(Purpose, PrefixKey, PumpingGuard)]
+            switch result {
+            case .success(.array(let items)): members = items.compactMap { self.registryEntry($0.string) }
+            case .success(let reply): return completion(.failure(Self.unexpected(reply)))
+            case .failure(let error): return completion(.failure(.storeUnavailable(error.description)))
+            }
+            guard !members.isEmpty else { return completion(.success([])) }
+            let gathered = Gathered(expected: members.count)
+            for (purpose, prefix, rules) in members {
+                self.pumpingStep("read", purpose: purpose, prefix: prefix, rules: rules) { step in
+                    gathered.add(step.map(\.figures))
+                    guard gathered.isComplete else { return }
+                    if let error = gathered.failure { return completion(.failure(error)) }
+                    completion(.success(gathered.found.sorted {
+                        ($0.purpose.name, $0.prefix.text) < ($1.purpose.name, $1.prefix.text)
+                    }))
+                }
+            }
+        })
+    }
+
+    /// A registry member of a purpose whose guard is on, with that guard; nil otherwise.
+    private func registryEntry(_ member: String?) -> (Purpose, PrefixKey, PumpingGuard)? {
+        guard let parts = member?.split(separator: ":", omittingEmptySubsequences: false), parts.count == 3,
+              let purpose = try? Purpose(String(parts[0])), let policy = compiled[purpose.name], policy.rules.pumping.isOn,
+              let code = Int(parts[2]), let prefix = PrefixKey(text: String(parts[1]), callingCode: code)
+        else { return nil }
+        return (purpose, prefix, policy.rules.pumping)
+    }
+}
+
+/// The listing's replies as they arrive, on the worker's loop.
+private final class Gathered {
+    let expected: Int
+    private(set) var received = 0
+    private(set) var found: [PrefixFigures] = []
+    private(set) var failure: GateError?
+
+    init(expected: Int) { self.expected = expected }
+
+    var isComplete: Bool { received == expected }
+
+    func add(_ result: Result<PrefixFigures, GateError>) {
+        received += 1
+        switch result {
+        case .success(let figures) where figures.blocked: found.append(figures)
+        case .success: break
+        case .failure(let error): failure = failure ?? error
+        }
+    }
+}

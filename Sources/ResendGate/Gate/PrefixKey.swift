@@ -1,0 +1,61 @@
+import RedisClient
+
+/// A destination prefix, the unit the SMS-pumping guard judges: the calling code plus
+/// the first `digits` national digits of a number (`+447911` for `+447911123456` with 4),
+/// or the whole number when it has fewer. A prefix is never a whole subscriber number
+/// at the default 4 digits, so its keys name no phone number even with `--key-secret`.
+public struct PrefixKey: Sendable, Hashable, CustomStringConvertible {
+    /// `+447911`.
+    public let text: String
+    /// The country calling code (`44`).
+    public let callingCode: Int
+
+    /// The prefix of `phone` with `digits` national digits.
+    public init(_ phone: PhoneNumber, digits: Int) {
+        let codeLength = String(phone.countryCode).utf8.count
+        text = String(phone.e164.utf8.prefix(1 + codeLength + digits))!
+        callingCode = phone.countryCode
+    }
+
+    /// A prefix as the registry of blocked prefixes names it; nil unless it is `+` and
+    /// digits whose calling code is `callingCode`'s first digits.
+    init?(text: String, callingCode: Int) {
+        guard text.utf8.first == UInt8(ascii: "+"), text.utf8.count >= 2, text.utf8.count <= 16,
+              text.utf8.dropFirst().allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+              text.dropFirst().hasPrefix(String(callingCode)) else { return nil }
+        self.text = text
+        self.callingCode = callingCode
+    }
+
+    public var description: String { text }
+}
+
+extension GateKeys {
+    /// The hash tag of a prefix's counts for `purpose` (`login:+447911`): their slot.
+    public func prefixSlotKey(purpose: Purpose, prefix: PrefixKey) -> String {
+        purpose.name + ":" + prefix.text
+    }
+
+    /// `prefix:pump:{purpose:+447911}`: a prefix's sends and verifications per bucket of
+    /// the window (`pumping.lua`).
+    public func pumping(purpose: Purpose, prefix: PrefixKey) -> String {
+        self.prefix + ":pump:{" + prefixSlotKey(purpose: purpose, prefix: prefix) + "}"
+    }
+
+    /// Appends `pumping(purpose:prefix:)` as one argument, without making a string of it
+    /// first (it is built for every guarded send).
+    func appendPumping(purpose: Purpose, prefix: PrefixKey, to args: inout RedisArguments) {
+        args.appendPart(self.prefix)
+        args.appendPart(":pump:{")
+        args.appendPart(purpose.name)
+        args.appendPart(":")
+        args.appendPart(prefix.text)
+        args.appendPart("}")
+        args.endArgument()
+    }
+
+    /// `prefix:pump:blocked`: the prefixes found blocked, by when (a sorted set of
+    /// `purpose:+447911` members, trimmed to the longest pumping window and to
+    /// `PumpingRegistry.capacity` members). Only the listing reads it.
+    public var blockedPrefixes: String { prefix + ":pump:blocked" }
+}

@@ -1,0 +1,55 @@
+import RedisClient
+import ResendGate
+
+/// `GET /v1/prefixes?state=blocked`: the destination prefixes the SMS-pumping guard
+/// refuses now, with their figures (sends, verifications, conversion, since when, and
+/// until when if nothing new arrives). Needs the `read` scope. At most
+/// `GateWorker.blockedPrefixCapacity` prefixes; written into a buffer of its own, so the
+/// worker's reused answer buffer never grows to a listing's size.
+extension Worker {
+    func handlePrefixes(_ exchange: Exchange) {
+        let state: String?
+        do throws(APIError) { state = try PercentDecoding.queryValue("state", in: exchange.query) } catch { return respond(exchange, error: error) }
+        guard state == nil || state == "blocked" else {
+            return respond(exchange, error: .invalidField("state must be \"blocked\" (the only state listed)"))
+        }
+        gate.blockedPrefixes { [unowned self] result in
+            switch result {
+            case .success(let prefixes):
+                var json = JSONWriter(reservingCapacity: 64 + 256 * prefixes.count)
+                json.beginObject()
+                json.field("state", "blocked")
+                json.key("prefixes")
+                json.beginArray()
+                for figures in prefixes { figures.writeJSON(to: &json) }
+                json.endArray()
+                json.endObject()
+                self.respond(exchange, status: 200, body: json.bytes)
+            case .failure(let error):
+                self.respond(exchange, error: APIError(error))
+            }
+        }
+    }
+}
+
+extension PrefixFigures {
+    /// One prefix as `GET /v1/prefixes` lists it.
+    public func writeJSON(to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("prefix", prefix.text)
+        json.field("calling_code", Int64(prefix.callingCode))
+        json.field("purpose", purpose.name)
+        json.field("blocked", blocked)
+        json.field("sends", Int64(sends))
+        json.field("verifications", Int64(verifications))
+        json.key("conversion")
+        if let conversion { json.value(fraction: conversion) } else { json.null() }
+        json.key("since")
+        if let since = blockedSinceMilliseconds { json.timestamp(millisecondsSince1970: since) } else { json.null() }
+        json.field("retry_after", retryAfter)
+        json.field("retry_after_ms", retryAfterMilliseconds)
+        json.key("free_at"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds + retryAfterMilliseconds)
+        json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
+        json.endObject()
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import RedisClient
+import ResendGate
+import ResendGateTestSupport
+import Testing
+
+/// Issue 15, item 3: the SMS-pumping guard against a real Redis, tried the way a pumping
+/// script would: many numbers of one prefix, concurrency, numbers the cooldown refuses,
+/// and the ways out (the window passing, conversion recovering, a trusted number).
+@Suite("Gate: SMS-pumping guard against a real Redis")
+struct GatePumpingTests {
+    @Test func anAttackBlocksItsPrefixOnlyAndTrustedNumbersStillGetCodes() async throws {
+        try await withLiveGate(policy: PumpingAttack.policy) { redis, gate async throws in
+            let client = try redis.client()
+            let outcome = try await PumpingAttack.run(on: gate)
+            PumpingAttack.expectBlockedWithinMinVolume(outcome)
+            #expect(outcome.normalAllowed == 4 * 30)
+
+            // The listing names exactly the attacked prefix, with its figures.
+            let blocked = try await gate.blockedPrefixes()
+            #expect(blocked.map(\.prefix.text) == [PumpingAttack.attackedPrefix])
+            let figures = try #require(blocked.first)
+            #expect(figures.purpose == .default && figures.prefix.callingCode == 44)
+            #expect(figures.blocked && figures.sends == 20 && figures.verifications == 1 && figures.conversion == 0.05)
+            #expect(figures.retryAfterMilliseconds > 0 && figures.retryAfterMilliseconds <= 3_600_000)
+            #expect(figures.blockedSinceMilliseconds.map { $0 <= figures.serverTimeMilliseconds } == true)
+
+            // Another number of the prefix is refused; the trusted one is not (once its own
+            // cooldown has run out), and its send counts.
+            #expect(try await gate.reserve(phone: PumpingAttack.attacked(500)).reason == .suspectedPumping)
+            #expect(try await gate.reserve(phone: PumpingAttack.trustedNumber).reason == .cooldown)
+            try client.runOut(cooldownKey(PumpingAttack.trustedNumber))
+            #expect(try await gate.reserve(phone: PumpingAttack.trustedNumber).allowed)
+            #expect(try await gate.blockedPrefixes().first?.sends == 21)
+
+            // A national spelling is the same number, of the same prefix; another purpose
+            // counts its prefixes on its own (login's +447911 had no sends).
+            #expect(try await gate.reserve(phone: "07911 000501", region: "GB").reason == .suspectedPumping)
+            #expect(try await gate.reserve(phone: PumpingAttack.trustedNumber, purpose: "login").allowed)
+
+            // When the window has passed, the prefix is free again and listed no more.
+            try client.advanceTime(byMilliseconds: 3_600_000)
+            #expect(try await gate.reserve(phone: PumpingAttack.attacked(501)).allowed)
+            #expect(try await gate.blockedPrefixes().isEmpty)
+        }
+    }
+
+    /// The wait a refusal gives is when the prefix is free again: a moment before it, it
+    /// is still refused; at it, allowed.
+    @Test func theRefusalsWaitIsReal() async throws {
+        try await withLiveGate(policy: PumpingAttack.policy) { redis, gate async throws in
+            for index in 0..<20 { #expect(try await gate.reserve(phone: PumpingAttack.attacked(index)).allowed) }
+            let refusal = try await gate.reserve(phone: PumpingAttack.attacked(20))
+            #expect(refusal.reason == .suspectedPumping)
+            let wait = Int(refusal.retryAfterMilliseconds)
+            // Ten buckets of six minutes: every send of the attack leaves the window within
+            // one bucket of its full hour.
+            #expect(wait > 3_600_000 - 360_000 - 10_000 && wait <= 3_600_000, "\(wait)")
+            let client = try redis.client()
+            try client.advanceTime(byMilliseconds: wait - 5_000)
+            let still = try await gate.reserve(phone: PumpingAttack.attacked(21))
+            #expect(still.reason == .suspectedPumping && still.retryAfterMilliseconds <= 5_000, "\(still.retryAfterMilliseconds)")
+            try client.advanceTime(byMilliseconds: 5_000)
+            #expect(try await gate.reserve(phone: PumpingAttack.attacked(22)).allowed)
+        }
+    }
+
+    /// Verified outcomes lift the conversion back over the minimum: the prefix is free.
+    @Test func aPrefixIsFreeAgainWhenItsConversionRecovers() async throws {
+        try await withLiveGate(policy: PumpingAttack.policy) { _, gate async throws in
+            for index in 0..<20 { #expect(try await gate.reserve(phone: PumpingAttack.attacked(index)).allowed) }
+            #expect(try await gate.reserve(phone: PumpingAttack.attacked(20)).reason == .suspectedPumping)
+            // 5 of 20 is 25 %: still under 30 %.
+            for index in 0..<5 { _ = try await gate.verify(phone: PumpingAttack.attacked(index), outcome: .verified) }
+            #expect(try await gate.reserve(phone: PumpingAttack.attacked(21)).reason == .suspectedPumping)
+            _ = try await gate.verify(phone: PumpingAttack.attacked(5), outcome: .verified)
+            #expect(try await gate.reserve(phone: PumpingAttack.attacked(22)).allowed)
+        }
+    }
+
+    /// Fifty sends at once to fifty numbers of a fresh prefix: exactly min-sends are
+    /// allowed, as the guard counts each send in the same step that judges the prefix.
+    @Test func concurrentSendsGetExactlyTheMinVolume() async throws {
+        try await withLiveGate(policy: PumpingAttack.policy) { _, gate async throws in
+            let decisions = await withTaskGroup(of: Decision?.self) { group in
+                for index in 0..<50 { group.addTask { try? await gate.reserve(phone: PumpingAttack.attacked(index)) } }
+                return await group.reduce(into: [Decision?]()) { $0.append($1) }
+            }
+            #expect(decisions.compactMap { $0 }.count == 50)
+            #expect(decisions.filter { $0?.allowed == true }.count == 20)
+            #expect(decisions.filter { $0?.reason == .suspectedPumping }.count == 30)
+        }
+    }
+
+    /// Requests the number's own cooldown refuses are given back: they are no sends, and
+    /// they neither fill the prefix's volume nor lower its conversion.
+    @Test func sendsTheNumberRefusesDoNotCount() async throws {
+        try await withLiveGate(policy: PumpingAttack.policy) { _, gate async throws in
+            for attempt in 0..<30 { #expect(try await gate.reserve(phone: PumpingAttack.attacked(0)).allowed == (attempt == 0)) }
+            for index in 1..<20 { #expect(try await gate.reserve(phone: PumpingAttack.attacked(index)).allowed, "\(index)") }
+            #expect(try await gate.reserve(phone: PumpingAttack.attacked(20)).reason == .suspectedPumping)
+        }
+    }
+
+    /// With the guard off (the default) a send is the default policy's one SET, and a
+    /// verification writes no trust: not one command more for the guard.
+    @Test func theGuardOffCostsNoCommand() async throws {
+        try await withLiveGate { redis, gate async throws in
+            let client = try redis.client()
+            // Connected, and the token secret made (the first send's own SET).
+            #expect(try await gate.reserve(phone: "+8613900000001").allowed)
+            _ = try client.command("CONFIG", "RESETSTAT")
+            #expect(try await gate.reserve(phone: number).allowed)
+            let stats = try client.command("INFO", "commandstats").string ?? ""
+            let calls = stats.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("cmdstat_") && !$0.hasPrefix("cmdstat_info") && !$0.hasPrefix("cmdstat_config") }
+            #expect(calls.count == 1 && calls.first?.hasPrefix("cmdstat_set:calls=1,") == true, "\(calls)")
+            _ = try await gate.verify(phone: number, outcome: .verified)
+            #expect(try client.command("EXISTS", gateKey(.trusted, number, purpose: "default")) == .integer(0))
+            #expect(try client.command("KEYS", "rg:pump:*") == .array([]))
+        }
+    }
+
+    /// Blocking more prefixes than the registry holds does not grow it: it keeps the
+    /// 1 000 newest, and the listing answers at most that many.
+    @Test func theRegistryOfBlockedPrefixesIsBounded() async throws {
+        // Nine national digits: each prefix is ten numbers; one send blocks it.
+        let policy = Policy(ladder: [.seconds(60)], pumping: PumpingGuard(minSends: 1, window: .seconds(3600), prefixDigits: 9))
+        try await withLiveGate(policy: policy) { redis, gate async throws in
+            let prefixes = GateWorker.blockedPrefixCapacity + 5
+            for index in 0..<prefixes {
+                let base = "+4479110\(String(format: "%04d", index))"
+                #expect(try await gate.reserve(phone: base + "0").allowed)
+                #expect(try await gate.reserve(phone: base + "1").reason == .suspectedPumping)
+            }
+            #expect(try redis.client().command("ZCARD", "rg:pump:blocked") == .integer(GateWorker.blockedPrefixCapacity))
+            let blocked = try await gate.blockedPrefixes()
+            #expect(blocked.count == GateWorker.blockedPrefixCapacity)
+            // The newest were kept: the first five prefixes blocked (+44791100000 to 04) are left out
+            // (same-millisecond ties go by name, and theirs are the smallest too).
+            #expect(!blocked.contains { $0.prefix.text == "+44791100000" } && blocked.contains { $0.prefix.text == "+44791100100" })
+        }
+    }
+
+    /// A `verified` outcome marks the number trusted for `trustedFor`, and no longer.
+    @Test func trustLastsTrustedFor() async throws {
+        var policy = PumpingAttack.policy
+        policy.pumping.trustedFor = .seconds(7200)
+        try await withLiveGate(policy: policy) { redis, gate async throws in
+            _ = try await gate.verify(phone: PumpingAttack.trustedNumber, outcome: .verified)
+            let trusted = gateKey(.trusted, PumpingAttack.trustedNumber, purpose: "default")
+            let ttl = try redis.client().command("PTTL", trusted).integer ?? 0
+            #expect(ttl > 7_190_000 && ttl <= 7_200_000)
+        }
+    }
+}
