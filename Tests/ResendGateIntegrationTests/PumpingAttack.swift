@@ -30,6 +30,9 @@ enum PumpingAttack {
         var normalAllowed = 0
         var normalRefused: [Decision] = []
         var normalVerified = 0
+        /// Allowed sends whose decision reports the guard in observe mode.
+        var attackObserved = 0
+        var normalObserved = 0
     }
 
     /// Runs the attack with `attackSends` requests, interleaved with `normalSends` per
@@ -42,11 +45,13 @@ enum PumpingAttack {
             if index < attackSends {
                 let decision = try await gate.reserve(phone: attacked(index))
                 if decision.allowed { outcome.attackAllowed += 1 } else { outcome.attackRefusals.append(decision) }
+                if decision.observed.contains(.suspectedPumping) { outcome.attackObserved += 1 }
             }
             guard index < normalSends else { continue }
             for prefix in normalPrefixes {
                 let phone = normal(prefix, index)
                 let decision = try await gate.reserve(phone: phone)
+                if !decision.observed.isEmpty { outcome.normalObserved += 1 }
                 guard decision.allowed else {
                     outcome.normalRefused.append(decision)
                     continue

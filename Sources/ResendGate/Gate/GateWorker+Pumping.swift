@@ -11,7 +11,9 @@ import RedisClient
 /// 3. blocked: `pumpingRefusal` (the one place that decides a refusal) reads the number's
 ///    `trusted` key (`EXISTS`, its slot), only then: a number that verified within
 ///    `trustedFor` goes on to its own step, and its allowed send is counted (`force`, not
-///    awaited); any other is refused with `suspected_pumping`.
+///    awaited); any other is refused with `suspected_pumping`, or, with the guard in observe
+///    mode (`--observe suspected_pumping`), goes on as a trusted one's with
+///    `suspected_pumping` in its decision's `observed`.
 ///
 /// A purpose whose guard is off takes none of these steps: not one command more.
 extension GateWorker {
@@ -38,8 +40,16 @@ extension GateWorker {
             self.pumpingRefusal(step.figures, request: request, policy: policy) { verdict in
                 switch verdict {
                 case .failure(let error): completion(.failure(error))
-                // Observe mode would report the refusal here and go on as below instead.
-                case .success(let refusal?): completion(.success(refusal))
+                case .success(let refusal?) where !policy.rules.observes(.suspectedPumping): completion(.success(refusal))
+                // Observe mode: the refusal is reported, and the send goes on as a trusted one's.
+                case .success(.some):
+                    self.reserveThenCount(request, policy: policy, cipher: cipher, prefix: prefix) { outcome in
+                        completion(outcome.map { decision in
+                            var reported = decision
+                            reported.observed.append(.suspectedPumping)
+                            return reported
+                        })
+                    }
                 case .success(nil): self.reserveThenCount(request, policy: policy, cipher: cipher, prefix: prefix, completion: completion)
                 }
             }
@@ -49,8 +59,8 @@ extension GateWorker {
     /// The guard's verdict on a send to a blocked prefix, the one place that decides it:
     /// the refusal it gets (`suspected_pumping`, with the prefix's figures' wait until it
     /// is free again), or nil for a number trusted within `trustedFor` (its key is read
-    /// only here, so it costs nothing while the prefix is not blocked). Observe mode would
-    /// report the refusal and go on as for a trusted number (`reserveThenCount`).
+    /// only here, so it costs nothing while the prefix is not blocked). Observe mode reports
+    /// the refusal and goes on as for a trusted number (`reserveThenCount`).
     func pumpingRefusal(
         _ figures: PrefixFigures, request: SendRequest, policy: CompiledPolicy,
         completion: @escaping (Result<Decision?, GateError>) -> Void
