@@ -51,3 +51,25 @@ extension GateClusterTests {
         #expect(decisions.filter { $0?.allowed == true }.count == 20)
     }
 }
+
+extension GateClusterTests {
+    /// Observe mode on a cluster: the attack goes through, the sends the guard would have
+    /// refused say so, and the prefix's master still counts every one.
+    @Test func aPumpingAttackInObserveModeGoesThroughAcrossTheMasters() async throws {
+        let cluster = try RedisCluster()
+        defer { cluster.stop() }
+        var policy = PumpingAttack.policy
+        policy.observe = [.suspectedPumping]
+        let gate = try Self.gate(cluster: cluster, policy: policy)
+        _ = try await Self.whenServed(within: .seconds(10)) { () async throws(GateError) in
+            try await gate.peek(phone: PumpingAttack.trustedNumber)
+        }
+        let outcome = try await PumpingAttack.run(on: gate)
+        #expect(outcome.attackAllowed == 60 && outcome.attackRefusals.isEmpty)
+        #expect(outcome.attackObserved == 60 - (PumpingAttack.guardFigures.minSends! - 1))
+        #expect(outcome.normalRefused.isEmpty && outcome.normalObserved == 0)
+        let blocked = try await gate.blockedPrefixes()
+        #expect(blocked.map(\.prefix.text) == [PumpingAttack.attackedPrefix])
+        #expect(blocked.first?.sends == 61)
+    }
+}
