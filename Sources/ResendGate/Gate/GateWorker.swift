@@ -293,8 +293,8 @@ struct CompiledPolicy {
     /// The policy's window, in which refunds and wrong codes are counted even when sends
     /// are not.
     let policyWindowMilliseconds: Int64
-    /// The cooldown of a policy that is one cooldown and counts nothing: the requests
-    /// without a client IP to cap or an idempotency key take `reserveCooldown`.
+    /// The cooldown of a policy that is one cooldown, counts nothing and does not observe
+    /// it: the requests without a client IP to cap or an idempotency key take `reserveCooldown`.
     let plainCooldownMilliseconds: Int64?
     /// The number's rules in observe mode, as the reserve script takes them
     /// (`cooldown,max_sends,ip_limit`, in that order; "" for none).
