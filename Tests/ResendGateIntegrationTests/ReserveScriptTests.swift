@@ -33,7 +33,7 @@ struct ReserveScriptTests {
             "EVAL", GateScripts.reserve.source, "4",
             Self.cooldown, gateKey(.window, "+8613800138000"), gateKey(.noIP, "+8613800138000"),
             gateKey(.noIdempotency, "+8613800138000"),
-            "0", "0", "0", "0", "", "86400000", Self.nonce, "", "0", "0", Self.step,
+            "0", "0", "0", "0", "", "86400000", Self.nonce, "", "0", "0", "", Self.step,
         ]])
         let plain = try Self.run(client, setup: setup, [
             ["SET", Self.cooldown, Self.plainValue(), "NX", "PX", Self.step, "GET"],
@@ -46,7 +46,8 @@ struct ReserveScriptTests {
         let keys = try Self.readKeys(client)
 
         let script = try #require(full.replies[0].array)
-        #expect(script.count == 8, "\(full.replies)")
+        #expect(script.count == 9, "\(full.replies)")
+        #expect(script[8].string == "", "nothing is observed: \(full.replies)")
         let allowed = plain.replies[0] == .null
         #expect((script[0].integer == 1) == allowed, "\(state): \(full.replies) vs \(plain.replies)")
         // The cooldown's value: the script's field 7, GET's reply when refused.

@@ -10,7 +10,8 @@ import RedisClient
 ///    the send's own nonce, so no two sends share one);
 /// 3. decide the number (cooldown, ladder, max-sends) on its slot; when the IP's cap
 ///    refused in step 2, the number is still asked, without reserving, so the answer
-///    gives the longest wait of both;
+///    gives the longest wait of both (with `ip_limit` in observe mode, the number decides
+///    alone and the answer reports `ip_limit` observed);
 /// 4. give the IP's share back if the number was refused or Redis failed; store the
 ///    idempotency record. (A countdown token needs no key: it names the number's slot.)
 ///
@@ -100,7 +101,8 @@ extension GateWorker {
             keys: keys, purpose: request.purpose, number: number, policy: policy, nonce: token,
             ipAddress: nil, ipCap: 0, idempotencyKey: nil, fingerprint: nil, idempotencyLifetime: 0)
         script.linkedRecord = idempotency?.key
-        if case .refused(let wait) = ip { script.outsideWaitMilliseconds = max(1, wait) }
+        let watchesIP = policy.rules.observes(.ipLimit)
+        if case .refused(let wait) = ip, !watchesIP { script.outsideWaitMilliseconds = max(1, wait) }
         store.evaluate(GateScripts.reserve, slotKey: script.slotKey, script.write, completion: { [unowned self] result in
             var outcome = Self.decode(result) { reply throws(GateError) in
                 try Self.decision(from: reply, request: request, policy: policy, number: number, cipher: cipher)
@@ -113,11 +115,15 @@ extension GateWorker {
                     args.append(token.text)
                 }, completion: { _ in })
             }
-            if case .success(let decision) = outcome {
-                // The send that filled the IP's cap: the next send from it waits for the IP too.
-                if case .taken(_, let waitAfter) = ip, decision.allowed {
-                    outcome = .success(decision.waiting(atLeast: waitAfter))
+            if case .success(var decision) = outcome {
+                // The send that filled the IP's cap: the next send from it waits for the IP too
+                // (unless the cap is only observed).
+                if case .taken(_, let waitAfter) = ip, decision.allowed, !watchesIP {
+                    decision = decision.waiting(atLeast: waitAfter)
                 }
+                // An observed full cap took no share: the number decided alone.
+                if case .refused = ip, watchesIP, !decision.replayed { decision.observed.append(.ipLimit) }
+                outcome = .success(decision)
                 if case .success(let answer) = outcome {
                     self.storeAnswer(answer, cooldownValue: Self.cooldownValue(result), idempotency: idempotency)
                 }
@@ -128,7 +134,7 @@ extension GateWorker {
 
     /// The nonce a reserve script's reply names (field 7), or "".
     private static func cooldownValue(_ result: Result<RedisReply, RedisError>) -> String {
-        guard case .success(.array(let items)) = result, items.count == 8 else { return "" }
+        guard case .success(.array(let items)) = result, items.count == 9 else { return "" }
         return items[6].string ?? ""
     }
 
@@ -156,6 +162,7 @@ extension GateWorker {
             args.append(Int(decision.nextRetryAfterMilliseconds))
             args.append(Int(decision.serverTimeMilliseconds))
             args.append(cooldownValue)
+            args.append(decision.observed.map(\.rawValue).joined(separator: ","))
         }, completion: { _ in })
     }
 }

@@ -180,11 +180,11 @@ public final class GateWorker {
     ) throws(GateError) -> Decision {
         guard case .array(let items) = reply else { throw Self.unexpected(reply) }
         if items.count == 1, items[0].integer == -1 { throw .idempotencyKeyReused }
-        guard items.count == 8, let allowed = items[0].integer, let wait = items[2].integer,
+        guard items.count == 9, let allowed = items[0].integer, let wait = items[2].integer,
               let sends = items[3].integer, let next = items[4].integer, let now = items[5].integer
         else { throw Self.unexpected(reply) }
         let reason = items[1].string.flatMap(Decision.Reason.init(rawValue:))
-        return Decision(
+        var decision = Decision(
             allowed: allowed == 1, reason: allowed == 1 ? nil : reason ?? .cooldown,
             phone: request.phone, purpose: request.purpose,
             retryAfterMilliseconds: Int64(wait), serverTimeMilliseconds: Int64(now), sendsInWindow: sends,
@@ -193,6 +193,9 @@ public final class GateWorker {
             countdownToken: items[6].string.flatMap { CooldownValue(text: Substring($0))?.nonce }.map {
                 cipher.seal(purpose: request.purpose, number: number, nonce: $0)
             })
+        // The rules in observe mode that would have refused (`cooldown,max_sends`).
+        decision.observed = (items[8].string ?? "").split(separator: ",").compactMap { Decision.Reason(rawValue: String($0)) }
+        return decision
     }
 
     /// The remaining time of the cooldown that issued `token`, or nil when the token is
@@ -290,9 +293,12 @@ struct CompiledPolicy {
     /// The policy's window, in which refunds and wrong codes are counted even when sends
     /// are not.
     let policyWindowMilliseconds: Int64
-    /// The cooldown of a policy that is one cooldown and counts nothing: the requests
-    /// without a client IP to cap or an idempotency key take `reserveCooldown`.
+    /// The cooldown of a policy that is one cooldown, counts nothing and does not observe
+    /// it: the requests without a client IP to cap or an idempotency key take `reserveCooldown`.
     let plainCooldownMilliseconds: Int64?
+    /// The number's rules in observe mode, as the reserve script takes them
+    /// (`cooldown,max_sends,ip_limit`, in that order; "" for none).
+    let observedRules: String
 
     init(_ rules: Policy) {
         self.rules = rules
@@ -300,6 +306,9 @@ struct CompiledPolicy {
         windowMilliseconds = rules.ladder.count > 1 || rules.maxSends != nil ? rules.window.wholeMilliseconds : 0
         ipWindowMilliseconds = rules.ipWindow.wholeMilliseconds
         policyWindowMilliseconds = rules.window.wholeMilliseconds
-        plainCooldownMilliseconds = windowMilliseconds == 0 && ladderMilliseconds.count == 1 ? ladderMilliseconds[0] : nil
+        observedRules = [Decision.Reason.cooldown, .maxSends, .ipLimit].filter(rules.observes).map(\.rawValue).joined(separator: ",")
+        // A plain `SET NX` cannot let a send through a running cooldown: an observed one takes the script.
+        plainCooldownMilliseconds = windowMilliseconds == 0 && ladderMilliseconds.count == 1 && !rules.observes(.cooldown)
+            ? ladderMilliseconds[0] : nil
     }
 }

@@ -54,6 +54,7 @@ struct ReserveArguments {
         args.append(linkedRecord ?? "")
         args.append(Int(longestIPWindowMilliseconds))
         args.append(Int(outsideWaitMilliseconds))
+        args.append(policy.observedRules)
         for step in policy.ladderMilliseconds { args.append(Int(step)) }
     }
 }

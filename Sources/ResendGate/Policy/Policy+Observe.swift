@@ -27,6 +27,16 @@ extension Policy {
         return rules
     }
 
+    /// Refuses `locked` in observe mode, naming the field: a lock answers wrong codes, and a
+    /// send let through would start a cooldown in its place, ending the lock.
+    func lintObserve(where prefix: String) throws(ConfigurationError) {
+        if observe.contains(.locked) {
+            throw ConfigurationError(
+                field: prefix + "observe",
+                message: "\"locked\" cannot be observed: a send let through would end the lock that wrong codes set (observe `cooldown` and `max_sends` instead)")
+        }
+    }
+
     /// Checks the budgets (`country_max_sends`, `max_sends_total`), naming the field.
     func lintBudgets(where prefix: String) throws(ConfigurationError) {
         for (destination, budget) in countryMaxSends.sorted(by: { $0.key < $1.key }) {

@@ -114,6 +114,7 @@ public struct Policy: Sendable, Equatable {
         }
         guard !allowedNumberTypes.isEmpty else { throw fail("allow-number-types", "needs at least one type") }
         try lintBudgets(where: prefix)
+        try lintObserve(where: prefix)
         try pumping.lint(where: prefix)
     }
 }

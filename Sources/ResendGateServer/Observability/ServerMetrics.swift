@@ -33,10 +33,13 @@ final class WorkerMetrics: Sendable {
         case allowedTestNumber
         /// Sends refused by a spent region budget or total budget.
         case deniedCountryLimit, deniedGlobalLimit
-        /// Sends a budget in observe mode would have refused (each is also counted allowed or denied).
+        /// Sends a rule in observe mode would have refused (each is also counted allowed or denied).
         case observedCountryLimit, observedGlobalLimit, observedSuspectedPumping
         /// Sends the SMS-pumping guard refused (`suspected_pumping`).
         case deniedSuspectedPumping
+        /// Sends the number's cooldown, its `max sends` or the IP's cap in observe mode would
+        /// have refused.
+        case observedCooldown, observedMaxSends, observedIPLimit
     }
 
     /// Upper bounds of the latency histogram, in seconds.
@@ -83,7 +86,11 @@ final class WorkerMetrics: Sendable {
         case .countryLimit: add(.observedCountryLimit)
         case .globalLimit: add(.observedGlobalLimit)
         case .suspectedPumping: add(.observedSuspectedPumping)
-        case .cooldown, .maxSends, .ipLimit, .locked: break
+        case .cooldown: add(.observedCooldown)
+        case .maxSends: add(.observedMaxSends)
+        case .ipLimit: add(.observedIPLimit)
+        // Refused at start (`Policy.lint`): a lock always refuses.
+        case .locked: break
         }
     }
 

@@ -12,11 +12,17 @@
 --       window of any purpose in ms (the IP's set is shared by every purpose that caps
 --       IPs: it is trimmed and kept by that window, and counted by this purpose's own),
 --       10 a wait decided outside this slot (a cluster's per-IP cap; 0: none),
---       11... the cooldown ladder in ms.
+--       11 the rules in observe mode, comma-separated (of cooldown, max_sends,
+--       ip_limit; '' : none), 12... the cooldown ladder in ms.
 -- Returns {allowed 1|0, reason, wait ms, sends in window, next cooldown ms,
---          Redis time ms, the cooldown's nonce, replayed 1|0}, or {-1} when the
---          idempotency key was used with a different request. The gate seals the
---          nonce into the answer's countdown token.
+--          Redis time ms, the cooldown's nonce, replayed 1|0, the observed rules
+--          comma-separated ('' : none)}, or {-1} when the idempotency key was used with a
+--          different request. The gate seals the nonce into the answer's countdown token.
+--
+-- Observe mode: a rule in ARGV[11] that would refuse does not; its reason goes into the
+-- observed list and the other rules decide. Such a send starts a new cooldown (a new
+-- nonce), counts in the window, and is not added to a full IP's set (the set stays
+-- bounded by the cap). A lock always refuses (the gate refuses `locked` in observe mode).
 --
 -- Every rule is read and the answer decided before anything is written: a denied
 -- request consumes nothing. The wait is the longest of every limit that binds the next
@@ -26,8 +32,9 @@
 -- wait; the answer's wait also covers the IP's cap when this send filled it.
 --
 -- The idempotency record (KEYS[4]) is one string: the answer's fields separated by
--- spaces, the fingerprint last ("allowed reason wait sends next now nonce fingerprint";
--- idempotency-get.lua and idempotency-put.lua read and write the same). It is written
+-- spaces, the fingerprint last ("allowed reason wait sends next now nonce observed
+-- fingerprint"; idempotency-get.lua and idempotency-put.lua read and write the same; a
+-- record of an older version, without `observed`, is read too). It is written
 -- first, with `SET … NX GET`: a record already there is a replay (or another request's
 -- key), and nothing else is written.
 --
@@ -46,7 +53,11 @@ local nowText = t[1] .. string.sub('00000' .. t[2], -6, -4)
 local now = tonumber(nowText)
 local window, maxSends = tonumber(ARGV[1]), tonumber(ARGV[2])
 local ipMax, ipWindow = tonumber(ARGV[3]), tonumber(ARGV[4])
-local steps = #ARGV - 10
+local steps = #ARGV - 11
+-- The rules in observe mode, and those of them that would have refused this send.
+local watched = ',' .. ARGV[11] .. ','
+local function watches(rule) return string.find(watched, ',' .. rule .. ',', 1, true) ~= nil end
+local observed = {}
 -- The sends still in the window, oldest first: at most the last `keepSends`, which is
 -- more than any rule reads (max sends, or the ladder's steps) and bounds the key.
 local kept, keepSends = {}, math.max(maxSends, steps, 16)
@@ -73,18 +84,25 @@ if value then
   locked = string.sub(value, 1, 6) == 'locked'
   local deadline = not locked and tonumber(string.sub(value, 17, 28), 16)
   local longest = window
-  for i = 11, #ARGV do longest = math.max(longest, tonumber(ARGV[i])) end
+  for i = 12, #ARGV do longest = math.max(longest, tonumber(ARGV[i])) end
   if deadline and deadline > now and deadline - now <= longest + 1000 then
     remaining = deadline - now
   else
     remaining = redis.call('PTTL', KEYS[1])
     repair = remaining == -1
-    if repair then remaining = tonumber(ARGV[10 + math.max(1, math.min(sends, steps))]) end
+    if repair then remaining = tonumber(ARGV[11 + math.max(1, math.min(sends, steps))]) end
   end
   if remaining < 1 then remaining = 1 end
-  reason, wait = 'cooldown', remaining
+  if locked or not watches('cooldown') then
+    reason, wait = 'cooldown', remaining
+  else
+    observed[#observed + 1] = 'cooldown'
+  end
 end
-if maxSends > 0 and sends >= maxSends then
+local watchMax, watchIP = watches('max_sends'), watches('ip_limit')
+if maxSends > 0 and sends >= maxSends and watchMax then
+  observed[#observed + 1] = 'max_sends'
+elseif maxSends > 0 and sends >= maxSends then
   -- The send that filled the window stretched its cooldown to this same moment
   -- (give or take Redis's millisecond rounding): then max_sends is what binds. The
   -- window lets the next send in when the send `max sends` back from the newest leaves.
@@ -96,7 +114,7 @@ end
 -- cap: then the sends older than the longest IP window of any purpose are removed (a
 -- purpose with a short window never erases what a longer one still counts), and this
 -- purpose counts those within its own window.
-local ipCount, keep = 0, tonumber(ARGV[9])
+local ipCount, ipFull, keep = 0, false, tonumber(ARGV[9])
 if keep < ipWindow then keep = ipWindow end
 if ipMax > 0 then
   ipCount = redis.call('ZCARD', KEYS[3])
@@ -106,7 +124,12 @@ if ipMax > 0 then
     if ipCount >= ipMax then
       local first = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. (now - ipWindow), '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
       local f = tonumber(first[2]) + ipWindow - now
-      if f > wait then reason, wait = 'ip_limit', f end
+      ipFull = true
+      if watchIP then
+        observed[#observed + 1] = 'ip_limit'
+      elseif f > wait then
+        reason, wait = 'ip_limit', f
+      end
     end
   end
 end
@@ -116,16 +139,17 @@ local allowed, token, hold = 0, '', nil
 if reason == '' then
   allowed, token = 1, ARGV[7]
   sends = sends + 1
-  hold = ARGV[10 + math.max(1, math.min(sends, steps))]
-  if window > 0 and maxSends > 0 and sends >= maxSends then
+  hold = ARGV[11 + math.max(1, math.min(sends, steps))]
+  if window > 0 and maxSends > 0 and sends >= maxSends and not watchMax then
     -- This send fills the window (it is not in `kept` yet; with `max sends` 1, it is the one).
     local at = kept[sends - maxSends + 1]
     local f = at and tonumber(string.sub(at, 1, 13)) + window - now or window
     if f > tonumber(hold) then hold = tostring(f) end
   end
   wait = hold
-  -- The send that fills the IP's cap: the next one from the IP waits for it too.
-  if ipMax > 0 and ipCount + 1 >= ipMax then
+  -- The send that fills the IP's cap: the next one from the IP waits for it too (unless
+  -- the cap is only observed).
+  if ipMax > 0 and ipCount + 1 >= ipMax and not watchIP then
     local f = ipWindow
     if ipCount > 0 then
       local first = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. (now - ipWindow), '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
@@ -141,7 +165,8 @@ elseif value and reason ~= 'ip_limit' then
   -- The running cooldown's nonce: its value's first 16 characters.
   token = string.sub(value, 1, 16)
 end
-local nextCooldown = ARGV[10 + math.min(sends + 1, steps)]
+local nextCooldown = ARGV[11 + math.min(sends + 1, steps)]
+local observedText = table.concat(observed, ',')
 local fingerprint = ARGV[5]
 if fingerprint ~= '' then
   -- The answer as one string, the fingerprint last (it may hold spaces). A denial is kept
@@ -150,12 +175,18 @@ if fingerprint ~= '' then
   local keepFor = ARGV[6]
   if allowed == 0 then keepFor = tostring(math.max(1, math.min(tonumber(keepFor), tonumber(wait), 60000))) end
   local record = redis.call('SET', KEYS[4],
-    allowed .. ' ' .. reason .. ' ' .. wait .. ' ' .. sends .. ' ' .. nextCooldown .. ' ' .. nowText .. ' ' .. token .. ' ' .. fingerprint,
+    allowed .. ' ' .. reason .. ' ' .. wait .. ' ' .. sends .. ' ' .. nextCooldown .. ' ' .. nowText .. ' ' .. token .. ' '
+      .. observedText .. ' ' .. fingerprint,
     'NX', 'PX', keepFor, 'GET')
   if record then
-    local a, r, ms, s, n, at, tok, fp = string.match(record, '^(%-?%d+) (%S*) (%-?%d+) (%-?%d+) (%-?%d+) (%-?%d+) (%S*) (.*)$')
-    if fp ~= fingerprint then return {-1} end
-    return {tonumber(a), r, tonumber(ms), tonumber(s), tonumber(n), tonumber(at), tok, 1}
+    local a, r, ms, s, n, at, tok, obs, fp = string.match(record, '^(%-?%d+) (%S*) (%-?%d+) (%-?%d+) (%-?%d+) (%-?%d+) (%S*) (%S*) (.*)$')
+    if fp ~= fingerprint then
+      -- A record an older version wrote, without the observed rules.
+      a, r, ms, s, n, at, tok, fp = string.match(record, '^(%-?%d+) (%S*) (%-?%d+) (%-?%d+) (%-?%d+) (%-?%d+) (%S*) (.*)$')
+      obs = ''
+      if fp ~= fingerprint then return {-1} end
+    end
+    return {tonumber(a), r, tonumber(ms), tonumber(s), tonumber(n), tonumber(at), tok, 1, obs}
   end
 end
 if allowed == 1 then
@@ -171,7 +202,8 @@ if allowed == 1 then
   else
     redis.call('SET', KEYS[1], token .. deadline, 'PX', hold)
   end
-  if ipMax > 0 then
+  -- An observed cap that is full counts nothing more: the set stays bounded by the cap.
+  if ipMax > 0 and not ipFull then
     redis.call('ZADD', KEYS[3], nowText, token)
     -- The set outlives its newest send by the longest IP window, plus at most an eighth
     -- of it: its expiry is renewed only when less than that is left (never shortened).
@@ -182,4 +214,4 @@ if allowed == 1 then
 elseif repair then
   redis.call('PEXPIRE', KEYS[1], tostring(remaining))
 end
-return {allowed, reason, tonumber(wait), sends, tonumber(nextCooldown), now, token, 0}
+return {allowed, reason, tonumber(wait), sends, tonumber(nextCooldown), now, token, 0, observedText}
