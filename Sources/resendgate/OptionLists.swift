@@ -64,7 +64,7 @@ extension Settings {
                          render: { _ in nil })
                 .with(documentedDefault: "none"),
             Option.value("observe", \.policy.observe, placeholder: "RULE,...",
-                         help: "rules (reason codes such as `cooldown`, `max_sends`, `ip_limit`, `country_limit`, `global_limit`; never `locked`) in observe mode: computed and reported in the answer's `observed` and in `/metrics`, but the send is allowed ([Observe mode](docs/anti-abuse.md#observe-mode))",
+                         help: "rules (reason codes such as `cooldown`, `max_sends`, `ip_limit`, `country_limit`, `global_limit`, `suspected_pumping`; never `locked`) in observe mode: computed and reported in the answer's `observed` and in `/metrics`, but the send is allowed ([Observe mode](docs/anti-abuse.md#observe-mode))",
                          parse: { text throws(ConfigurationError) in try Policy.parseObserve(text) },
                          render: { _ in nil })
                 .with(documentedDefault: "none"),
