@@ -200,6 +200,26 @@ struct GateBudgetTests {
         }
     }
 
+    /// A replay is answered from the record the budget step read, never by the number's
+    /// step: a record that ran out in between (a denial's lives for its wait, and ends with
+    /// the cooldown) would otherwise let the number decide afresh with no share taken, a
+    /// free send outside the budget (found by review). One script call a replay, not two.
+    @Test func aReplayIsAnsweredFromItsRecordAlone() async throws {
+        try await withLiveGate(policy: try Self.policy(total: "5/1h")) { redis, gate async throws in
+            let number = Self.chineseNumbers(1)[0]
+            #expect(try await gate.reserve(phone: number).allowed)
+            let denied = try await gate.reserve(phone: number, idempotencyKey: "k")
+            #expect(denied.reason == .cooldown)
+            let client = try redis.client()
+            try client.command("CONFIG", "RESETSTAT")
+            let replay = try await gate.reserve(phone: number, idempotencyKey: "k")
+            #expect(replay.replayed && replay.reason == .cooldown)
+            let stats = try #require(try client.command("INFO", "commandstats").string)
+            #expect(stats.contains("cmdstat_evalsha:calls=1,"), "\(stats)")
+            #expect(try await Self.counted(client, "rg:budget:*", settlingAt: 1) == 1)
+        }
+    }
+
     @Test func aPurposeWithItsOwnBudgetCountsApartFromTheSharedOne() async throws {
         let file = #"""
             {"default": {"max_sends_total": "2/1h"},

@@ -64,6 +64,25 @@ struct GatePumpingTests {
         }
     }
 
+    /// A retry of an answer given before the prefix was blocked is that answer (its
+    /// `Idempotency-Key` replays it), not a refusal; in observe mode it reports nothing new.
+    @Test func aReplayIsNotRefusedByAPrefixBlockedSince() async throws {
+        for observing in [false, true] {
+            var policy = PumpingAttack.policy
+            if observing { policy.observe = [.suspectedPumping] }
+            try await withLiveGate(policy: policy) { _, gate async throws in
+                let first = try await gate.reserve(phone: PumpingAttack.attacked(0), idempotencyKey: "order-1")
+                #expect(first.allowed && first.observed.isEmpty)
+                for index in 1..<25 { _ = try await gate.reserve(phone: PumpingAttack.attacked(index)) }
+                let blocked = try await gate.reserve(phone: PumpingAttack.attacked(30))
+                #expect(observing ? blocked.observed == [.suspectedPumping] : blocked.reason == .suspectedPumping)
+                let replay = try await gate.reserve(phone: PumpingAttack.attacked(0), idempotencyKey: "order-1")
+                #expect(replay.replayed && replay.allowed && replay.observed.isEmpty, "\(replay)")
+                #expect(replay.countdownToken == first.countdownToken)
+            }
+        }
+    }
+
     /// The wait a refusal gives is when the prefix is free again: a moment before it, it
     /// is still refused; at it, allowed.
     @Test func theRefusalsWaitIsReal() async throws {

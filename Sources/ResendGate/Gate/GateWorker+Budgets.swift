@@ -55,26 +55,11 @@ extension GateWorker {
         if let budget = policy.rules.maxSendsTotal { checks.append(BudgetCheck(reason: .globalLimit, budget: budget, kind: "total")) }
         guard !checks.isEmpty else { return reserve(request, budgetsTaken: true, completion: completion) }
         let member = tokens.next()
-        guard let idempotencyKey = request.idempotencyKey else {
-            return takeBudgets(request, policy: policy, checks: checks, next: 0, taken: [], observed: [], member: member, completion: completion)
+        // A replay is answered from its record alone, taking no share (`storedAnswer`).
+        storedAnswer(request, policy: policy) { [unowned self] stored in
+            if let stored { return completion(stored) }
+            self.takeBudgets(request, policy: policy, checks: checks, next: 0, taken: [], observed: [], member: member, completion: completion)
         }
-        let recordKey = keys.idempotencyRecord(idempotencyKey: idempotencyKey, caller: request.caller)
-        let fingerprint = fingerprint(request, number: numberHasher.keyText(for: request.phone.e164))
-        store.evaluate(GateScripts.idempotencyGet, slotKey: recordKey, { args in
-            args.append(1)
-            args.append(recordKey)
-            args.append(fingerprint)
-        }, completion: { [unowned self] result in
-            switch result {
-            case .success(.array(let items)) where items.isEmpty:
-                self.takeBudgets(request, policy: policy, checks: checks, next: 0, taken: [], observed: [], member: member, completion: completion)
-            case .success:
-                // A replay (or a reused key, 422): the number's step answers, consuming nothing.
-                self.reserve(request, budgetsTaken: true, completion: completion)
-            case .failure(let error):
-                completion(.failure(.storeUnavailable(error.description)))
-            }
-        })
     }
 
     private func takeBudgets(

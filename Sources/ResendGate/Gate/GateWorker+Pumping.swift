@@ -8,7 +8,8 @@ import RedisClient
 ///    this send at once (so concurrent sends see each other);
 /// 2. not blocked: the number's step decides (`reserveNumber`); when it refuses (or Redis
 ///    fails, or it is a replay), the counted send is given back (`give`, not awaited);
-/// 3. blocked: `pumpingRefusal` (the one place that decides a refusal) reads the number's
+/// 3. blocked: a replay is answered from its record (`storedAnswer`); otherwise
+///    `pumpingRefusal` (the one place that decides a refusal) reads the number's
 ///    `trusted` key (`EXISTS`, its slot), only then: a number that verified within
 ///    `trustedFor` goes on to its own step, and its allowed send is counted (`force`, not
 ///    awaited); any other is refused with `suspected_pumping`, or, with the guard in observe
@@ -37,20 +38,24 @@ extension GateWorker {
                     completion(outcome)
                 }
             }
-            self.pumpingRefusal(step.figures, request: request, policy: policy) { verdict in
-                switch verdict {
-                case .failure(let error): completion(.failure(error))
-                case .success(let refusal?) where !policy.rules.observes(.suspectedPumping): completion(.success(refusal))
-                // Observe mode: the refusal is reported, and the send goes on as a trusted one's.
-                case .success(.some):
-                    self.reserveThenCount(request, policy: policy, cipher: cipher, prefix: prefix) { outcome in
-                        completion(outcome.map { decision in
-                            var reported = decision
-                            reported.observed.append(.suspectedPumping)
-                            return reported
-                        })
+            // A replay of an answer given before the prefix was blocked is that answer.
+            self.storedAnswer(request, policy: policy) { stored in
+                if let stored { return completion(stored) }
+                self.pumpingRefusal(step.figures, request: request, policy: policy) { verdict in
+                    switch verdict {
+                    case .failure(let error): completion(.failure(error))
+                    case .success(let refusal?) where !policy.rules.observes(.suspectedPumping): completion(.success(refusal))
+                    // Observe mode: the refusal is reported, and the send goes on as a trusted one's.
+                    case .success(.some):
+                        self.reserveThenCount(request, policy: policy, cipher: cipher, prefix: prefix) { outcome in
+                            completion(outcome.map { decision in
+                                var reported = decision
+                                if !decision.replayed { reported.observed.append(.suspectedPumping) }
+                                return reported
+                            })
+                        }
+                    case .success(nil): self.reserveThenCount(request, policy: policy, cipher: cipher, prefix: prefix, completion: completion)
                     }
-                case .success(nil): self.reserveThenCount(request, policy: policy, cipher: cipher, prefix: prefix, completion: completion)
                 }
             }
         }
