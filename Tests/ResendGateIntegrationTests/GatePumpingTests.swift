@@ -64,6 +64,21 @@ struct GatePumpingTests {
         }
     }
 
+    /// One real number reported verified again and again counts once per guard window:
+    /// it cannot lift a pumped range's conversion (found by review: ten reports made 1 of
+    /// 20 sends read as 50 %). Its trust is renewed each time all the same.
+    @Test func oneNumberVerifiedAgainAndAgainCountsOncePerWindow() async throws {
+        try await withLiveGate(policy: PumpingAttack.policy) { redis, gate async throws in
+            for index in 0..<20 { #expect(try await gate.reserve(phone: PumpingAttack.attacked(index)).allowed) }
+            for _ in 0..<10 { _ = try await gate.verify(phone: PumpingAttack.attacked(0), outcome: .verified) }
+            #expect(try await gate.reserve(phone: PumpingAttack.attacked(20)).reason == .suspectedPumping)
+            #expect(try await gate.blockedPrefixes().first?.verifications == 1)
+            // The verified number itself is trusted: its next send (once its cooldown ends) passes.
+            try redis.client().runOut(cooldownKey(PumpingAttack.attacked(0)))
+            #expect(try await gate.reserve(phone: PumpingAttack.attacked(0)).allowed)
+        }
+    }
+
     /// A retry of an answer given before the prefix was blocked is that answer (its
     /// `Idempotency-Key` replays it), not a refusal; in observe mode it reports nothing new.
     @Test func aReplayIsNotRefusedByAPrefixBlockedSince() async throws {

@@ -10,7 +10,8 @@ extension GateWorker {
     /// the number's slot; a test number, or a policy without lockout (for a `verified`:
     /// and without pumping guard), asks nothing of Redis. With the pumping guard on, a
     /// `verified` also marks the number trusted for `trustedFor` (same script) and is
-    /// counted in its destination prefix (a second step, on the prefix's slot).
+    /// counted in its destination prefix (a second step, on the prefix's slot), at most
+    /// once per number and guard window.
     public func verify(
         _ phone: PhoneNumber, purpose: Purpose, outcome: VerificationOutcome,
         completion: @escaping (Result<VerificationResult, GateError>) -> Void
@@ -35,15 +36,19 @@ extension GateWorker {
             args.append(Int(policy.policyWindowMilliseconds))
             args.append(Int(policy.rules.lockout.wholeMilliseconds))
             args.append(trusts ? Int(pumping.trustedFor.wholeMilliseconds) : 0)
+            args.append(Int(pumping.window.wholeMilliseconds))
         }, completion: { [unowned self] result in
+            var counts = false
             let verification = Self.decode(result) { reply throws(GateError) -> VerificationResult in
                 guard case .array(let items) = reply, items.count == 2, let code = items[0].integer, let value = items[1].integer
                 else { throw Self.unexpected(reply) }
                 if code == -1 { throw .locked(retryAfterMilliseconds: Int64(max(1, value))) }
+                counts = code == 1 && value == 1
                 return VerificationResult(
                     outcome: outcome, phone: phone, purpose: purpose, attemptsLeft: outcome == .failed && limit > 0 ? value : nil)
             }
-            guard trusts, case .success = verification else { return completion(verification) }
+            // A number's `verified` counts toward its prefix at most once per guard window.
+            guard trusts, counts, case .success = verification else { return completion(verification) }
             // Counted once Redis has it, so a send after this answer sees the conversion.
             let prefix = PrefixKey(phone, digits: pumping.prefixDigits)
             self.pumpingStep("verified", purpose: purpose, prefix: prefix, rules: pumping) { counted in
