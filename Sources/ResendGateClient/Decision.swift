@@ -20,6 +20,10 @@ public struct Decision: Hashable, Sendable {
         public static let countryLimit = Reason(rawValue: "country_limit")
         /// The server's total budget is spent for its window.
         public static let globalLimit = Reason(rawValue: "global_limit")
+        /// Wrong codes locked the number for a while.
+        public static let locked = Reason(rawValue: "locked")
+        /// The number's destination prefix sends codes that are not verified (SMS pumping).
+        public static let suspectedPumping = Reason(rawValue: "suspected_pumping")
         /// The API's word.
         public var description: String { rawValue }
     }
