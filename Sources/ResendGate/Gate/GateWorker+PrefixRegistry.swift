@@ -50,8 +50,20 @@ extension GateWorker {
 
     /// The prefixes the guard blocks now, of every purpose whose guard is on, sorted by
     /// purpose and prefix: the registry's members read again (one `read` of `pumping.lua`
-    /// each, on each prefix's slot), at most `blockedPrefixCapacity`.
+    /// each, on each prefix's slot), at most `blockedPrefixCapacity`. A listing asked while
+    /// another is being read gets that one's answer: one read in flight per worker, so a
+    /// burst of listings cannot multiply the registry's up to 1 000 reads.
     public func blockedPrefixes(completion: @escaping (Result<[PrefixFigures], GateError>) -> Void) {
+        if listingWaiters != nil { return listingWaiters!.append(completion) }
+        listingWaiters = [completion]
+        readBlockedPrefixes { [unowned self] result in
+            let waiting = self.listingWaiters ?? []
+            self.listingWaiters = nil
+            for waiter in waiting { waiter(result) }
+        }
+    }
+
+    private func readBlockedPrefixes(completion: @escaping (Result<[PrefixFigures], GateError>) -> Void) {
         let key = keys.blockedPrefixes
         store.send(slotKey: key, { args in
             args.append("ZREVRANGE")

@@ -26,6 +26,8 @@ public final class GateWorker {
     let longestIPWindowMilliseconds: Int64
     /// Releases announced by any gate, once `followReleases` was called.
     var releases: RedisChannelSubscription?
+    /// The callers of `blockedPrefixes` waiting for the listing being read; nil when none is.
+    var listingWaiters: [(Result<[PrefixFigures], GateError>) -> Void]?
 
     /// `parserCapacity` bounds the worker's cache of parsed numbers (16 384 results, and at
     /// most about 4 MiB whatever the results): enough to hold the numbers of the last
