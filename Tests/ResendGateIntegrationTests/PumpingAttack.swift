@@ -66,6 +66,24 @@ enum PumpingAttack {
         return outcome
     }
 
+    /// The guard in observe mode (`--observe suspected_pumping`).
+    static var observingPolicy: Policy {
+        var policy = policy
+        policy.observe = [.suspectedPumping]
+        return policy
+    }
+
+    /// What a run in observe mode must show: every send allowed, those past the volume
+    /// reported, the normal prefixes untouched, and the prefix listed as blocked with every
+    /// send counted (the attack's and the trusted user's).
+    static func expectObserved(_ outcome: Outcome, listed: [PrefixFigures], attackSends: Int = 60, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(outcome.attackAllowed == attackSends && outcome.attackRefusals.isEmpty, sourceLocation: sourceLocation)
+        #expect(outcome.attackObserved == attackSends - (guardFigures.minSends! - 1), sourceLocation: sourceLocation)
+        #expect(outcome.normalRefused.isEmpty && outcome.normalObserved == 0, sourceLocation: sourceLocation)
+        #expect(listed.map(\.prefix.text) == [attackedPrefix], sourceLocation: sourceLocation)
+        #expect(listed.first?.sends == attackSends + 1, sourceLocation: sourceLocation)
+    }
+
     /// What every run must show: the attacked prefix blocked within its min volume (the
     /// trusted user's send counts toward it), every refusal `suspected_pumping` with a
     /// real wait within the window, the normal prefixes untouched.
