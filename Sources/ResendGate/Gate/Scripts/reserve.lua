@@ -54,10 +54,19 @@ local now = tonumber(nowText)
 local window, maxSends = tonumber(ARGV[1]), tonumber(ARGV[2])
 local ipMax, ipWindow = tonumber(ARGV[3]), tonumber(ARGV[4])
 local steps = #ARGV - 11
--- The rules in observe mode, and those of them that would have refused this send.
-local watched = ',' .. ARGV[11] .. ','
-local function watches(rule) return string.find(watched, ',' .. rule .. ',', 1, true) ~= nil end
-local observed = {}
+-- The rules in observe mode (none, most often: then no string is searched or made), and
+-- those of them that would have refused this send (`observedText`, comma-separated).
+local watched = ARGV[11]
+local watchCooldown, watchMax, watchIP, observedText = false, false, false, ''
+if watched ~= '' then
+  watched = ',' .. watched .. ','
+  watchCooldown = string.find(watched, ',cooldown,', 1, true) ~= nil
+  watchMax = string.find(watched, ',max_sends,', 1, true) ~= nil
+  watchIP = string.find(watched, ',ip_limit,', 1, true) ~= nil
+end
+local function observe(rule)
+  observedText = observedText == '' and rule or observedText .. ',' .. rule
+end
 -- The sends still in the window, oldest first: at most the last `keepSends`, which is
 -- more than any rule reads (max sends, or the ladder's steps) and bounds the key.
 local kept, keepSends = {}, math.max(maxSends, steps, 16)
@@ -93,15 +102,14 @@ if value then
     if repair then remaining = tonumber(ARGV[11 + math.max(1, math.min(sends, steps))]) end
   end
   if remaining < 1 then remaining = 1 end
-  if locked or not watches('cooldown') then
+  if locked or not watchCooldown then
     reason, wait = 'cooldown', remaining
   else
-    observed[#observed + 1] = 'cooldown'
+    observe('cooldown')
   end
 end
-local watchMax, watchIP = watches('max_sends'), watches('ip_limit')
 if maxSends > 0 and sends >= maxSends and watchMax then
-  observed[#observed + 1] = 'max_sends'
+  observe('max_sends')
 elseif maxSends > 0 and sends >= maxSends then
   -- The send that filled the window stretched its cooldown to this same moment
   -- (give or take Redis's millisecond rounding): then max_sends is what binds. The
@@ -126,7 +134,7 @@ if ipMax > 0 then
       local f = tonumber(first[2]) + ipWindow - now
       ipFull = true
       if watchIP then
-        observed[#observed + 1] = 'ip_limit'
+        observe('ip_limit')
       elseif f > wait then
         reason, wait = 'ip_limit', f
       end
@@ -166,7 +174,6 @@ elseif value and reason ~= 'ip_limit' then
   token = string.sub(value, 1, 16)
 end
 local nextCooldown = ARGV[11 + math.min(sends + 1, steps)]
-local observedText = table.concat(observed, ',')
 local fingerprint = ARGV[5]
 if fingerprint ~= '' then
   -- The answer as one string, the fingerprint last (it may hold spaces). A denial is kept
