@@ -328,11 +328,7 @@ struct PolicyRoutesTests {
         (#"{"default": {"cooldown": "60s"}, "extra": 1}"#, "policy"),
     ])
     func serveRefusesABadPolicyFileAtStart(json: String, field: String) throws {
-        let file = try PolicyFile(json)
-        defer { file.remove() }
-        let result = try CommandRunner.run(try BuiltProducts.executable(named: "resendgate"), [
-            "serve", "--port", "0", "--redis", "redis://127.0.0.1:1/0", "--policy", file.path,
-        ], timeout: .seconds(20))
+        let result = try PolicyFile.serve(json)
         #expect(result.exitCode == 2, "\(result)")
         #expect(result.stderr.contains(field), "\(result.stderr)")
         #expect(result.stdout == "")
@@ -397,19 +393,5 @@ private func withPolicyServer(
 extension RedisTestClient {
     fileprivate func keys(_ pattern: String) throws -> [String] {
         (try command("KEYS", pattern).array ?? []).compactMap(\.string).sorted()
-    }
-}
-
-/// A policy file in a temp folder.
-private struct PolicyFile {
-    let path: String
-
-    init(_ json: String) throws {
-        path = NSTemporaryDirectory() + "resendgate-policy-\(UUID().uuidString).json"
-        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
-    }
-
-    func remove() {
-        try? FileManager.default.removeItem(atPath: path)
     }
 }

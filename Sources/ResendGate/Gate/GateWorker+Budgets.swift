@@ -4,8 +4,8 @@ import RedisClient
 /// together, a step of their own before the number's, on one Redis and on a cluster alike
 /// (a budget's keys never share the number's slot):
 ///
-/// 1. with an `Idempotency-Key`: a request already decided is replayed by the number's
-///    step and takes no share, so its record is read first;
+/// 1. with an `Idempotency-Key`: a request already decided is answered from its record
+///    alone (`storedAnswer`), taking no share and never reaching the number's step;
 /// 2. take a share of each budget that counts the send (its region's, its calling code's,
 ///    then the total),
 ///    under the send's own nonce, from the first of the budget's shards with room
@@ -41,7 +41,8 @@ extension GateWorker {
     }
 
     func reserveWithinBudgets(
-        _ request: SendRequest, policy: CompiledPolicy, completion: @escaping (Result<Decision, GateError>) -> Void
+        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
+        completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
         var checks: [BudgetCheck] = []
         let countries = policy.rules.countryMaxSends
@@ -53,21 +54,24 @@ extension GateWorker {
             if let budget = countries[callingCode] { checks.append(BudgetCheck(reason: .countryLimit, budget: budget, kind: callingCode)) }
         }
         if let budget = policy.rules.maxSendsTotal { checks.append(BudgetCheck(reason: .globalLimit, budget: budget, kind: "total")) }
-        guard !checks.isEmpty else { return reserve(request, budgetsTaken: true, completion: completion) }
+        guard !checks.isEmpty else { return reserveWithinBudget(request, policy: policy, cipher: cipher, completion: completion) }
         let member = tokens.next()
         // A replay is answered from its record alone, taking no share (`storedAnswer`).
-        storedAnswer(request, policy: policy) { [unowned self] stored in
+        storedAnswer(request, policy: policy, cipher: cipher) { [unowned self] stored in
             if let stored { return completion(stored) }
-            self.takeBudgets(request, policy: policy, checks: checks, next: 0, taken: [], observed: [], member: member, completion: completion)
+            self.takeBudgets(
+                request, policy: policy, cipher: cipher, checks: checks, next: 0, taken: [], observed: [], member: member,
+                completion: completion)
         }
     }
 
     private func takeBudgets(
-        _ request: SendRequest, policy: CompiledPolicy, checks: [BudgetCheck], next: Int, taken: [(BudgetCheck, Int)],
-        observed: [Decision.Reason], member: CooldownNonce, completion: @escaping (Result<Decision, GateError>) -> Void
+        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, checks: [BudgetCheck], next: Int,
+        taken: [(BudgetCheck, Int)], observed: [Decision.Reason], member: CooldownNonce,
+        completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
         guard next < checks.count else {
-            return reserve(request, budgetsTaken: true) { [unowned self] outcome in
+            return reserveWithinBudget(request, policy: policy, cipher: cipher) { [unowned self] outcome in
                 var outcome = outcome
                 if case .success(var decision) = outcome, !decision.replayed {
                     decision.observed += observed
@@ -82,12 +86,12 @@ extension GateWorker {
             switch result {
             case .success(.taken(let shard)):
                 self.takeBudgets(
-                    request, policy: policy, checks: checks, next: next + 1, taken: taken + [(check, shard)], observed: observed,
-                    member: member, completion: completion)
+                    request, policy: policy, cipher: cipher, checks: checks, next: next + 1, taken: taken + [(check, shard)],
+                    observed: observed, member: member, completion: completion)
             case .success(.full) where policy.rules.observes(check.reason):
                 self.takeBudgets(
-                    request, policy: policy, checks: checks, next: next + 1, taken: taken, observed: observed + [check.reason],
-                    member: member, completion: completion)
+                    request, policy: policy, cipher: cipher, checks: checks, next: next + 1, taken: taken,
+                    observed: observed + [check.reason], member: member, completion: completion)
             case .success(.full(let wait, let now)):
                 self.giveBack(taken, member: member)
                 var refusal = Decision(

@@ -39,7 +39,7 @@ extension GateWorker {
                 }
             }
             // A replay of an answer given before the prefix was blocked is that answer.
-            self.storedAnswer(request, policy: policy) { stored in
+            self.storedAnswer(request, policy: policy, cipher: cipher) { stored in
                 if let stored { return completion(stored) }
                 self.pumpingRefusal(step.figures, request: request, policy: policy) { verdict in
                     switch verdict {

@@ -8,10 +8,10 @@ extension GateWorker {
     /// is never refused by a step the first answer passed, and never reaches the number's
     /// step (where a record that ran out in between would let it decide afresh).
     func storedAnswer(
-        _ request: SendRequest, policy: CompiledPolicy, completion: @escaping (Result<Decision, GateError>?) -> Void
+        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
+        completion: @escaping (Result<Decision, GateError>?) -> Void
     ) {
         guard let idempotencyKey = request.idempotencyKey else { return completion(nil) }
-        guard let cipher = tokenCipher else { return completion(.failure(.storeUnavailable("the countdown token secret is not known yet"))) }
         let recordKey = keys.idempotencyRecord(idempotencyKey: idempotencyKey, caller: request.caller)
         let number = numberHasher.keyText(for: request.phone.e164)
         let fingerprint = fingerprint(request, number: number)

@@ -78,12 +78,6 @@ public final class GateWorker {
     /// running cooldown's token. On a Redis Cluster the per-IP cap and the idempotency
     /// record live in slots of their own and take steps of their own (`reserveOnCluster`).
     public func reserve(_ request: SendRequest, completion: @escaping (Result<Decision, GateError>) -> Void) {
-        reserve(request, budgetsTaken: false, completion: completion)
-    }
-
-    /// `budgetsTaken`: the send's shares of its budgets are taken (or it has none), so the
-    /// number is decided now (GateWorker+Budgets.swift).
-    func reserve(_ request: SendRequest, budgetsTaken: Bool, completion: @escaping (Result<Decision, GateError>) -> Void) {
         let policy: CompiledPolicy
         do { policy = try self.policy(for: request.purpose) } catch { return completion(.failure(error)) }
         if configuration.testNumbers.contains(request.phone.e164) { return completion(.success(testNumberDecision(request, policy))) }
@@ -96,11 +90,20 @@ public final class GateWorker {
         guard let cipher = tokenCipher else {
             return withTokenCipher { [unowned self] result in
                 if case .failure(let error) = result { return completion(.failure(error)) }
-                self.reserve(request, budgetsTaken: budgetsTaken, completion: completion)
+                self.reserve(request, completion: completion)
             }
         }
         // Budgets are a step of their own before the number's; without one, no command more.
-        if !budgetsTaken, policy.rules.hasBudgets { return reserveWithinBudgets(request, policy: policy, completion: completion) }
+        if policy.rules.hasBudgets { return reserveWithinBudgets(request, policy: policy, cipher: cipher, completion: completion) }
+        reserveWithinBudget(request, policy: policy, cipher: cipher, completion: completion)
+    }
+
+    /// The steps after the budgets (the send's shares are taken, or it has none): the
+    /// pumping guard's around the number's, or the number's alone.
+    func reserveWithinBudget(
+        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
+        completion: @escaping (Result<Decision, GateError>) -> Void
+    ) {
         if policy.rules.pumping.isOn { return reserveGuarded(request, policy: policy, cipher: cipher, completion: completion) }
         reserveNumber(request, policy: policy, cipher: cipher, completion: completion)
     }

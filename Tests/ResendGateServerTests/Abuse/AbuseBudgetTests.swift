@@ -89,12 +89,7 @@ struct AbuseBudgetTests {
     }
 
     @Test func aBadPolicyFileBudgetStopsServeNamingTheField() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("budgets-\(UUID().uuidString).json")
-        defer { try? FileManager.default.removeItem(at: file) }
-        try Data(#"{"purposes": {"login": {"country_max_sends": {"CN": "0/24h"}, "observe": ["global_limit"]}}}"#.utf8).write(to: file)
-        let result = try CommandRunner.run(
-            try BuiltProducts.executable(named: "resendgate"),
-            ["serve", "--port", "0", "--redis", "redis://127.0.0.1:1/0", "--policy", file.path], timeout: .seconds(10))
+        let result = try PolicyFile.serve(#"{"purposes": {"login": {"country_max_sends": {"CN": "0/24h"}, "observe": ["global_limit"]}}}"#)
         #expect(result.status == .exited(2), "\(result)")
         #expect(result.stderr.contains("purposes.login.country_max_sends.CN"), "\(result.stderr)")
         #expect(result.stderr.contains("1 to 10000000"), "\(result.stderr)")

@@ -49,12 +49,7 @@ struct AbuseObserveTests {
     }
 
     @Test func aPolicyFileObservingLockedStopsServeNamingTheField() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("observe-\(UUID().uuidString).json")
-        defer { try? FileManager.default.removeItem(at: file) }
-        try Data(#"{"purposes": {"login": {"observe": ["max_sends", "locked"]}}}"#.utf8).write(to: file)
-        let result = try CommandRunner.run(
-            try BuiltProducts.executable(named: "resendgate"),
-            ["serve", "--port", "0", "--redis", "redis://127.0.0.1:1/0", "--policy", file.path], timeout: .seconds(10))
+        let result = try PolicyFile.serve(#"{"purposes": {"login": {"observe": ["max_sends", "locked"]}}}"#)
         #expect(result.status == .exited(2), "\(result)")
         #expect(result.stderr.contains("purposes.login.observe"), "\(result.stderr)")
         #expect(result.stderr.contains("\"locked\" cannot be observed"), "\(result.stderr)")

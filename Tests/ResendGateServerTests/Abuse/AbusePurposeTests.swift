@@ -85,9 +85,8 @@ struct AbusePurposeTests {
     /// The built binary: `--purposes` configures exactly its names (here it replaces the
     /// fixtures' list), and the policy file's purposes are configured as well.
     @Test func servePurposesFlagIsTheAllowList() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("purposes-\(UUID().uuidString).json")
-        try Data(#"{"purposes": {"c": {"cooldown": "60s"}}}"#.utf8).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
+        let file = try PolicyFile(#"{"purposes": {"c": {"cooldown": "60s"}}}"#)
+        defer { file.remove() }
         let gate = try AbuseServeProcess(["--cooldown", "60s,120s", "--max-sends", "3", "--purposes", "a", "--policy", file.path])
         defer { gate.stop() }
         let client = gate.client()
