@@ -67,22 +67,23 @@ end
 local function observe(rule)
   observedText = observedText == '' and rule or observedText .. ',' .. rule
 end
--- The sends still in the window, oldest first: at most the last `keepSends`, which is
--- more than any rule reads (max sends, or the ladder's steps) and bounds the key.
-local kept, keepSends = {}, math.max(maxSends, steps, 16)
+-- The sends still in the window, oldest first, as the key holds them (`list`): at most
+-- the last `keepSends`, more than any rule reads (max sends, or the ladder's steps), which
+-- bounds the key. Kept as one string, never split: only the oldest sends (those that left
+-- the window, most often none) and the one `max sends` reads are parsed.
+local list, keepSends = '', math.max(maxSends, steps, 16)
 -- The cooldown's value and the window, in one read.
 local held = redis.call('MGET', KEYS[1], KEYS[2])
-if window > 0 then
-  local list = held[2]
-  if list then
-    local since = now - window
-    for at = 1, #list - 28, 29 do
-      if tonumber(string.sub(list, at, at + 12)) > since then kept[#kept + 1] = string.sub(list, at, at + 28) end
-    end
-    while #kept > keepSends do table.remove(kept, 1) end
-  end
+if window > 0 and held[2] then
+  list = held[2]
+  local since, from = now - window, 1
+  while from < #list and tonumber(string.sub(list, from, from + 12)) <= since do from = from + 29 end
+  if #list - from + 1 > keepSends * 29 then from = #list - keepSends * 29 + 1 end
+  if from > 1 then list = string.sub(list, from) end
 end
-local sends = #kept
+local sends = #list / 29
+-- The time of the `i`th send in the list (1: the oldest).
+local function sentAt(i) return tonumber(string.sub(list, i * 29 - 28, i * 29 - 16)) end
 local reason, wait = '', 0
 -- A running cooldown refuses (its key exists: Redis alone decides that). Its wait is the
 -- deadline its value holds after the nonce, when that is one the gate could have set
@@ -114,7 +115,7 @@ elseif maxSends > 0 and sends >= maxSends then
   -- The send that filled the window stretched its cooldown to this same moment
   -- (give or take Redis's millisecond rounding): then max_sends is what binds. The
   -- window lets the next send in when the send `max sends` back from the newest leaves.
-  local f = tonumber(string.sub(kept[sends - maxSends + 1], 1, 13)) + window - now
+  local f = sentAt(sends - maxSends + 1) + window - now
   if f + 2 >= wait then reason, wait = 'max_sends', math.max(f, wait) end
 end
 -- The IP's sends: the count may include stale ones (or, with purposes of other IP
@@ -149,9 +150,9 @@ if reason == '' then
   sends = sends + 1
   hold = ARGV[11 + math.max(1, math.min(sends, steps))]
   if window > 0 and maxSends > 0 and sends >= maxSends and not watchMax then
-    -- This send fills the window (it is not in `kept` yet; with `max sends` 1, it is the one).
-    local at = kept[sends - maxSends + 1]
-    local f = at and tonumber(string.sub(at, 1, 13)) + window - now or window
+    -- This send fills the window (it is not in `list` yet; with `max sends` 1, it is the one).
+    local i = sends - maxSends + 1
+    local f = i < sends and sentAt(i) + window - now or window
     if f > tonumber(hold) then hold = tostring(f) end
   end
   wait = hold
@@ -198,9 +199,9 @@ if fingerprint ~= '' then
 end
 if allowed == 1 then
   if window > 0 then
-    kept[#kept + 1] = nowText .. token
-    if #kept > keepSends then table.remove(kept, 1) end
-    redis.call('SET', KEYS[2], table.concat(kept), 'PX', ARGV[1])
+    list = list .. nowText .. token
+    if #list > keepSends * 29 then list = string.sub(list, 30) end
+    redis.call('SET', KEYS[2], list, 'PX', ARGV[1])
   end
   -- The nonce, the deadline in 12 hex digits of ms (as a plain cooldown's), and the link.
   local deadline = string.format('%012x', now + tonumber(hold))
