@@ -29,8 +29,9 @@ enum GateScripts {
     /// An idempotency record written in its slot; the first answer stays (`idempotency-put.lua`).
     static let idempotencyPut = script(EmbeddedFiles.idempotencyPut)
 
-    /// A share of a send budget, from the first of its shards with room (`budget-take.lua`):
-    /// its own step before the number's, on one Redis and on a cluster (GateWorker+Budgets.swift).
+    /// A share of each send budget, from the first of its shards with room (`budget-take.lua`):
+    /// its own step before the number's; on one Redis every budget in one call, on a cluster
+    /// one call a shard (GateWorker+Budgets.swift).
     static let budgetTake = script(EmbeddedFiles.budgetTake)
 
     /// The SMS-pumping guard of a destination prefix, in the prefix's slot (`pumping.lua`).

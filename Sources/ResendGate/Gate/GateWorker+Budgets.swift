@@ -7,11 +7,12 @@ import RedisClient
 /// 1. with an `Idempotency-Key`: a request already decided is answered from its record
 ///    alone (`storedAnswer`), taking no share and never reaching the number's step;
 /// 2. take a share of each budget that counts the send (its region's, its calling code's,
-///    then the total),
-///    under the send's own nonce, from the first of the budget's shards with room
-///    (`budget-take.lua`); a full budget refuses the send with its reason and the wait
-///    until its first shard admits one again, and gives back the shares already taken;
-///    an observed full budget lets the send on, counting nothing (`Decision.observed`);
+///    then the total), under the send's own nonce, from the first of the budget's shards
+///    with room (`budget-take.lua`: on one Redis every budget in one call that takes all
+///    shares or none; on a cluster one call a shard). A full budget refuses the send with
+///    its reason and the wait until its first shard admits one again (a cluster gives back
+///    the shares it took before); an observed full budget lets the send on, counting
+///    nothing (`Decision.observed`);
 /// 3. decide the number (the default policy's SET, or the reserve script);
 /// 4. give every share back (`ZREM`) when the number refused the send, replayed an earlier
 ///    answer, or Redis failed: a budget counts allowed sends only.
@@ -32,12 +33,14 @@ extension GateWorker {
         }
     }
 
-    /// A budget's answer to one send.
-    enum BudgetStep {
-        /// A share was taken in shard `shard`.
-        case taken(shard: Int)
-        /// Every shard is full for `wait` ms more (Redis's clock said `now`).
-        case full(wait: Int64, now: Int64)
+    /// What the budgets made of one send.
+    enum BudgetOutcome {
+        /// Every budget that is not observed gave a share (`taken`: which shard of each);
+        /// `observed`: the reasons of the observed budgets that were full.
+        case fits(taken: [(BudgetCheck, Int)], observed: [Decision.Reason])
+        /// `check`'s budget is full for `wait` ms more (Redis's clock said `now`). `taken`:
+        /// the shares a cluster took before it, to give back.
+        case full(BudgetCheck, wait: Int64, now: Int64, taken: [(BudgetCheck, Int)], observed: [Decision.Reason])
     }
 
     func reserveWithinBudgets(
@@ -59,46 +62,105 @@ extension GateWorker {
         // A replay is answered from its record alone, taking no share (`storedAnswer`).
         storedAnswer(request, policy: policy, cipher: cipher) { [unowned self] stored in
             if let stored { return completion(stored) }
-            self.takeBudgets(
-                request, policy: policy, cipher: cipher, checks: checks, next: 0, taken: [], observed: [], member: member,
-                completion: completion)
+            self.takeShares(of: checks, policy: policy, member: member) { [unowned self] result in
+                switch result {
+                case .success(.fits(let taken, let observed)):
+                    self.reserveWithinBudget(request, policy: policy, cipher: cipher) { [unowned self] outcome in
+                        var outcome = outcome
+                        if case .success(var decision) = outcome, !decision.replayed {
+                            decision.observed += observed
+                            outcome = .success(decision)
+                        }
+                        if (try? outcome.get()).map({ !$0.allowed || $0.replayed }) ?? true { self.giveBack(taken, member: member) }
+                        completion(outcome)
+                    }
+                case .success(.full(let check, let wait, let now, let taken, let observed)):
+                    self.giveBack(taken, member: member)
+                    var refusal = Decision(
+                        allowed: false, reason: check.reason, phone: request.phone, purpose: request.purpose,
+                        retryAfterMilliseconds: wait, serverTimeMilliseconds: now, sendsInWindow: 0)
+                    refusal.observed = observed
+                    completion(.success(refusal))
+                case .failure(let error):
+                    completion(.failure(error))
+                }
+            }
         }
     }
 
-    private func takeBudgets(
-        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, checks: [BudgetCheck], next: Int,
-        taken: [(BudgetCheck, Int)], observed: [Decision.Reason], member: CooldownNonce,
-        completion: @escaping (Result<Decision, GateError>) -> Void
+    /// Takes a share of every budget in `checks`, each from the shard the nonce picks or the
+    /// next with room. On one Redis one script call takes them all or none; on a cluster
+    /// one call a shard (each has its slot), budget after budget, and a full budget, or a
+    /// failure, gives back the shares taken before it.
+    private func takeShares(
+        of checks: [BudgetCheck], policy: CompiledPolicy, member: CooldownNonce,
+        completion: @escaping (Result<BudgetOutcome, GateError>) -> Void
     ) {
-        guard next < checks.count else {
-            return reserveWithinBudget(request, policy: policy, cipher: cipher) { [unowned self] outcome in
-                var outcome = outcome
-                if case .success(var decision) = outcome, !decision.replayed {
-                    decision.observed += observed
-                    outcome = .success(decision)
+        if store.isCluster { return walkBudgets(checks, policy: policy, member: member, next: 0, taken: [], observed: [], completion: completion) }
+        let keys = self.keys
+        let starts = checks.map { Self.firstShard(of: $0.budget, member: member) }
+        store.evaluate(GateScripts.budgetTake, slotKey: checks[0].key(keys, shard: starts[0]), { args in
+            args.append(checks.reduce(0) { $0 + $1.budget.shards })
+            for (check, start) in zip(checks, starts) {
+                let shards = check.budget.shards
+                for place in 0..<shards {
+                    keys.appendBudgetShard(scope: check.budget.scope, kind: check.kind, shard: (start + place) % shards, to: &args)
                 }
-                if (try? outcome.get()).map({ !$0.allowed || $0.replayed }) ?? true { self.giveBack(taken, member: member) }
-                completion(outcome)
             }
-        }
+            args.append(member.text)
+            for (check, start) in zip(checks, starts) {
+                let budget = check.budget
+                args.append(budget.shards)
+                args.append(Int(budget.window.wholeMilliseconds))
+                args.append(policy.rules.observes(check.reason) ? "1" : "0")
+                for place in 0..<budget.shards { args.append(budget.allowance(ofShard: (start + place) % budget.shards)) }
+            }
+        }, completion: { result in
+            completion(Self.decode(result) { reply throws(GateError) in
+                let (refused, wait, now, places) = try Self.budgetReply(reply)
+                guard refused <= checks.count, places.count == (refused > 0 ? refused - 1 : checks.count) else { throw Self.unexpected(reply) }
+                var taken: [(BudgetCheck, Int)] = []
+                var observed: [Decision.Reason] = []
+                for (index, place) in places.enumerated() {
+                    let check = checks[index]
+                    if place > 0 {
+                        taken.append((check, (starts[index] + place - 1) % check.budget.shards))
+                    } else {
+                        observed.append(check.reason)
+                    }
+                }
+                // A refusal wrote nothing: no share to give back.
+                if refused > 0 { return .full(checks[refused - 1], wait: wait, now: now, taken: [], observed: observed) }
+                return .fits(taken: taken, observed: observed)
+            })
+        })
+    }
+
+    /// The shard a send tries first in `budget`: spread by its nonce.
+    private static func firstShard(of budget: SendBudget, member: CooldownNonce) -> Int {
+        Int(member.bytes[0]) % budget.shards
+    }
+
+    /// A cluster's budgets, one after the other.
+    private func walkBudgets(
+        _ checks: [BudgetCheck], policy: CompiledPolicy, member: CooldownNonce, next: Int, taken: [(BudgetCheck, Int)],
+        observed: [Decision.Reason], completion: @escaping (Result<BudgetOutcome, GateError>) -> Void
+    ) {
+        guard next < checks.count else { return completion(.success(.fits(taken: taken, observed: observed))) }
         let check = checks[next]
-        takeShare(of: check, member: member) { [unowned self] result in
+        let start = Self.firstShard(of: check.budget, member: member)
+        walkShards(of: check, member: member, start: start, tried: 0, earliest: nil) { [unowned self] result in
             switch result {
             case .success(.taken(let shard)):
-                self.takeBudgets(
-                    request, policy: policy, cipher: cipher, checks: checks, next: next + 1, taken: taken + [(check, shard)],
-                    observed: observed, member: member, completion: completion)
+                self.walkBudgets(
+                    checks, policy: policy, member: member, next: next + 1, taken: taken + [(check, shard)],
+                    observed: observed, completion: completion)
             case .success(.full) where policy.rules.observes(check.reason):
-                self.takeBudgets(
-                    request, policy: policy, cipher: cipher, checks: checks, next: next + 1, taken: taken,
-                    observed: observed + [check.reason], member: member, completion: completion)
+                self.walkBudgets(
+                    checks, policy: policy, member: member, next: next + 1, taken: taken,
+                    observed: observed + [check.reason], completion: completion)
             case .success(.full(let wait, let now)):
-                self.giveBack(taken, member: member)
-                var refusal = Decision(
-                    allowed: false, reason: check.reason, phone: request.phone, purpose: request.purpose,
-                    retryAfterMilliseconds: wait, serverTimeMilliseconds: now, sendsInWindow: 0)
-                refusal.observed = observed
-                completion(.success(refusal))
+                completion(.success(.full(check, wait: wait, now: now, taken: taken, observed: observed)))
             case .failure(let error):
                 self.giveBack(taken, member: member)
                 completion(.failure(error))
@@ -106,34 +168,19 @@ extension GateWorker {
         }
     }
 
-    /// Takes a share of `check`'s budget, starting at the shard the nonce picks: on one
-    /// Redis one script call over all shards, on a cluster one call a shard (each has its
-    /// slot) until one has room or all were full.
-    func takeShare(of check: BudgetCheck, member: CooldownNonce, completion: @escaping (Result<BudgetStep, GateError>) -> Void) {
-        let budget = check.budget
-        let start = Int(member.bytes[0]) % budget.shards
-        if store.isCluster { return takeShare(of: check, member: member, start: start, tried: 0, earliest: nil, completion: completion) }
-        let keys = self.keys
-        store.evaluate(GateScripts.budgetTake, slotKey: check.key(keys, shard: start), { args in
-            args.append(budget.shards)
-            for place in 0..<budget.shards {
-                keys.appendBudgetShard(scope: budget.scope, kind: check.kind, shard: (start + place) % budget.shards, to: &args)
-            }
-            args.append(Int(budget.window.wholeMilliseconds))
-            args.append(member.text)
-            for place in 0..<budget.shards { args.append(budget.allowance(ofShard: (start + place) % budget.shards)) }
-        }, completion: { result in
-            completion(Self.decode(result) { reply throws(GateError) in
-                let (place, wait, now) = try Self.budgetReply(reply)
-                return place > 0 ? .taken(shard: (start + place - 1) % budget.shards) : .full(wait: wait, now: now)
-            })
-        })
+    /// One budget's answer on a cluster.
+    private enum ShardStep {
+        /// A share was taken in shard `shard`.
+        case taken(shard: Int)
+        /// Every shard is full for `wait` ms more (Redis's clock said `now`).
+        case full(wait: Int64, now: Int64)
     }
 
-    /// The cluster's walk: shard `start + tried`, then the next, keeping the earliest wait.
-    private func takeShare(
+    /// A cluster's walk over one budget's shards: shard `start + tried`, then the next,
+    /// keeping the earliest wait.
+    private func walkShards(
         of check: BudgetCheck, member: CooldownNonce, start: Int, tried: Int, earliest: (wait: Int64, now: Int64)?,
-        completion: @escaping (Result<BudgetStep, GateError>) -> Void
+        completion: @escaping (Result<ShardStep, GateError>) -> Void
     ) {
         let budget = check.budget
         guard tried < budget.shards else {
@@ -144,19 +191,21 @@ extension GateWorker {
         store.evaluate(GateScripts.budgetTake, slotKey: key, { args in
             args.append(1)
             args.append(key)
-            args.append(Int(budget.window.wholeMilliseconds))
             args.append(member.text)
+            args.append(1)
+            args.append(Int(budget.window.wholeMilliseconds))
+            args.append("0")
             args.append(budget.allowance(ofShard: shard))
         }, completion: { [unowned self] result in
             let step = Self.decode(result) { reply throws(GateError) in try Self.budgetReply(reply) }
             switch step {
-            case .success(let (place, _, _)) where place > 0:
+            case .success(let (refused, _, _, _)) where refused == 0:
                 completion(.success(.taken(shard: shard)))
-            case .success(let (_, wait, now)):
+            case .success(let (_, wait, now, _)):
                 // Shards are asked one after the other: the wait counts from the first answer.
                 let waitFromFirst = earliest.map { wait + now - $0.now } ?? wait
                 let soonest = earliest.map { min($0.wait, waitFromFirst) } ?? wait
-                self.takeShare(
+                self.walkShards(
                     of: check, member: member, start: start, tried: tried + 1,
                     earliest: (soonest, earliest?.now ?? now), completion: completion)
             case .failure(let error):
@@ -165,11 +214,16 @@ extension GateWorker {
         })
     }
 
-    /// `{place, wait, now}` from `budget-take.lua`.
-    private static func budgetReply(_ reply: RedisReply) throws(GateError) -> (Int, Int64, Int64) {
-        guard case .array(let items) = reply, items.count == 3, let place = items[0].integer,
-              let wait = items[1].integer, let now = items[2].integer else { throw unexpected(reply) }
-        return (place, Int64(wait), Int64(now))
+    /// `{refused budget or 0, wait, now, places...}` from `budget-take.lua`.
+    private static func budgetReply(_ reply: RedisReply) throws(GateError) -> (Int, Int64, Int64, [Int]) {
+        guard case .array(let items) = reply, items.count >= 3, let refused = items[0].integer,
+              let wait = items[1].integer, let now = items[2].integer, refused >= 0 else { throw unexpected(reply) }
+        var places: [Int] = []
+        for item in items.dropFirst(3) {
+            guard let place = item.integer, place >= 0 else { throw unexpected(reply) }
+            places.append(place)
+        }
+        return (refused, Int64(wait), Int64(now), places)
     }
 
     /// Gives the shares back (`ZREM` of the send's nonce): its number refused it, or Redis

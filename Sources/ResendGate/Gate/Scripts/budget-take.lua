@@ -1,27 +1,50 @@
--- KEYS: shards of one send budget (sorted sets of allowed sends' nonces, scored by Redis
--- time in ms), in the order to try them; on Redis Cluster one a call (each has its slot).
--- ARGV: window ms, member (the send's nonce, unique to it), then each shard's allowance,
--- in the order of KEYS.
--- Takes one share from the first shard with room: {its place in KEYS (1-based), 0, now};
--- when every shard is full, writes nothing: {0, ms until the first of them admits a
--- send again, now}. A shard never holds more than its allowance of sends in the window,
--- and older ones are trimmed first, so its memory is bounded by its allowance.
+-- KEYS: the shards of each send budget the send must fit in (sorted sets of allowed sends'
+-- nonces, scored by Redis time in ms), budget after budget, each budget's in the order to
+-- try them. On one Redis every budget of a send comes in one call; on Redis Cluster one
+-- shard a call (each has its slot).
+-- ARGV: 1 member (the send's nonce, unique to it), then for each budget, in the order of
+-- KEYS: its number of shards, its window in ms, '1' when it is only observed ('0' else),
+-- then each of its shards' allowance.
+-- Takes one share of every budget, from the first of its shards with room, or none:
+-- {0, 0, now, then for each budget the place (1-based, among its shards) of the shard
+-- that gave its share, or 0 for an observed budget that was full (it takes nothing)}.
+-- When a budget that is not observed is full, writes nothing and answers
+-- {its place among the budgets (1-based), ms until its first shard admits a send again,
+-- now, then the places of the budgets before it, as above}.
+-- A shard never holds more than its allowance of sends in its window, and older ones are
+-- trimmed first, so its memory is bounded by its allowance.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local window = tonumber(ARGV[1])
-local wait = -1
-for i, key in ipairs(KEYS) do
-  local allowance = tonumber(ARGV[2 + i])
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-  local count = redis.call('ZCARD', key)
-  if count < allowance then
-    redis.call('ZADD', key, now, ARGV[2])
-    redis.call('PEXPIRE', key, window)
-    return {i, 0, now}
+local member = ARGV[1]
+local reply, chosen = {0, 0, now}, {}
+local at, first, budget = 2, 0, 0
+while at <= #ARGV do
+  budget = budget + 1
+  local shards, window, observed = tonumber(ARGV[at]), tonumber(ARGV[at + 1]), ARGV[at + 2] == '1'
+  local place, wait = 0, -1
+  for i = 1, shards do
+    local key, allowance = KEYS[first + i], tonumber(ARGV[at + 2 + i])
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+    local count = redis.call('ZCARD', key)
+    if count < allowance then
+      place = i
+      break
+    end
+    -- Full: it admits a send when all but allowance - 1 of its sends have left the window.
+    local frees = redis.call('ZRANGE', key, count - allowance, count - allowance, 'WITHSCORES')
+    local left = tonumber(frees[2]) + window - now
+    if wait < 0 or left < wait then wait = left end
   end
-  -- Full: it admits a send when all but allowance - 1 of its sends have left the window.
-  local frees = redis.call('ZRANGE', key, count - allowance, count - allowance, 'WITHSCORES')
-  local left = tonumber(frees[2]) + window - now
-  if wait < 0 or left < wait then wait = left end
+  if place == 0 and not observed then
+    reply[1], reply[2] = budget, math.max(1, wait)
+    return reply
+  end
+  reply[#reply + 1] = place
+  if place > 0 then chosen[#chosen + 1] = {KEYS[first + place], ARGV[at + 1]} end
+  first, at = first + shards, at + 3 + shards
 end
-return {0, math.max(1, wait), now}
+for _, share in ipairs(chosen) do
+  redis.call('ZADD', share[1], now, member)
+  redis.call('PEXPIRE', share[1], share[2])
+end
+return reply
