@@ -50,9 +50,9 @@
 -- a command's argument costs Redis a printf, more than a whole read command.
 local t = redis.call('TIME')
 local nowText = t[1] .. string.sub('00000' .. t[2], -6, -4)
-local now = tonumber(nowText)
-local window, maxSends = tonumber(ARGV[1]), tonumber(ARGV[2])
-local ipMax, ipWindow = tonumber(ARGV[3]), tonumber(ARGV[4])
+local now = nowText + 0
+local window, maxSends = ARGV[1] + 0, ARGV[2] + 0
+local ipMax, ipWindow = ARGV[3] + 0, ARGV[4] + 0
 local steps = #ARGV - 11
 -- The rules in observe mode (none, most often: then no string is searched or made), and
 -- those of them that would have refused this send (`observedText`, comma-separated).
@@ -77,13 +77,13 @@ local held = redis.call('MGET', KEYS[1], KEYS[2])
 if window > 0 and held[2] then
   list = held[2]
   local since, from = now - window, 1
-  while from < #list and tonumber(string.sub(list, from, from + 12)) <= since do from = from + 29 end
+  while from < #list and string.sub(list, from, from + 12) + 0 <= since do from = from + 29 end
   if #list - from + 1 > keepSends * 29 then from = #list - keepSends * 29 + 1 end
   if from > 1 then list = string.sub(list, from) end
 end
 local sends = #list / 29
 -- The time of the `i`th send in the list (1: the oldest).
-local function sentAt(i) return tonumber(string.sub(list, i * 29 - 28, i * 29 - 16)) end
+local function sentAt(i) return string.sub(list, i * 29 - 28, i * 29 - 16) + 0 end
 local reason, wait = '', 0
 -- A running cooldown refuses (its key exists: Redis alone decides that). Its wait is the
 -- deadline its value holds after the nonce, when that is one the gate could have set
@@ -94,13 +94,13 @@ if value then
   locked = string.sub(value, 1, 6) == 'locked'
   local deadline = not locked and tonumber(string.sub(value, 17, 28), 16)
   local longest = window
-  for i = 12, #ARGV do longest = math.max(longest, tonumber(ARGV[i])) end
+  for i = 12, #ARGV do longest = math.max(longest, ARGV[i] + 0) end
   if deadline and deadline > now and deadline - now <= longest + 1000 then
     remaining = deadline - now
   else
     remaining = redis.call('PTTL', KEYS[1])
     repair = remaining == -1
-    if repair then remaining = tonumber(ARGV[11 + math.max(1, math.min(sends, steps))]) end
+    if repair then remaining = ARGV[11 + math.max(1, math.min(sends, steps))] + 0 end
   end
   if remaining < 1 then remaining = 1 end
   if locked or not watchCooldown then
@@ -123,7 +123,7 @@ end
 -- cap: then the sends older than the longest IP window of any purpose are removed (a
 -- purpose with a short window never erases what a longer one still counts), and this
 -- purpose counts those within its own window.
-local ipCount, ipFull, keep = 0, false, tonumber(ARGV[9])
+local ipCount, ipFull, keep = 0, false, ARGV[9] + 0
 if keep < ipWindow then keep = ipWindow end
 if ipMax > 0 then
   ipCount = redis.call('ZCARD', KEYS[3])
@@ -132,7 +132,7 @@ if ipMax > 0 then
     ipCount = redis.call('ZCOUNT', KEYS[3], '(' .. (now - ipWindow), '+inf')
     if ipCount >= ipMax then
       local first = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. (now - ipWindow), '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
-      local f = tonumber(first[2]) + ipWindow - now
+      local f = first[2] + ipWindow - now
       ipFull = true
       if watchIP then
         observe('ip_limit')
@@ -142,29 +142,32 @@ if ipMax > 0 then
     end
   end
 end
-local outside = tonumber(ARGV[10])
+local outside = ARGV[10] + 0
 if outside > wait then reason, wait = 'ip_limit', outside end
-local allowed, token, hold = 0, '', nil
+-- An allowed send's hold: how long its cooldown key lives, as the text the key's PX
+-- takes (`hold`, a ladder step as it came, most often) and in ms (`holdMs`).
+local allowed, token, hold, holdMs = 0, '', nil, 0
 if reason == '' then
   allowed, token = 1, ARGV[7]
   sends = sends + 1
   hold = ARGV[11 + math.max(1, math.min(sends, steps))]
+  holdMs = hold + 0
   if window > 0 and maxSends > 0 and sends >= maxSends and not watchMax then
     -- This send fills the window (it is not in `list` yet; with `max sends` 1, it is the one).
     local i = sends - maxSends + 1
     local f = i < sends and sentAt(i) + window - now or window
-    if f > tonumber(hold) then hold = tostring(f) end
+    if f > holdMs then hold, holdMs = string.format('%d', f), f end
   end
-  wait = hold
+  wait = holdMs
   -- The send that fills the IP's cap: the next one from the IP waits for it too (unless
   -- the cap is only observed).
   if ipMax > 0 and ipCount + 1 >= ipMax and not watchIP then
     local f = ipWindow
     if ipCount > 0 then
       local first = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. (now - ipWindow), '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
-      f = tonumber(first[2]) + ipWindow - now
+      f = first[2] + ipWindow - now
     end
-    if f > tonumber(wait) then wait = f end
+    if f > wait then wait = f end
   end
 elseif locked then
   -- Wrong codes locked the number (verify.lua): the lock is the reason, whatever else
@@ -181,10 +184,14 @@ if fingerprint ~= '' then
   -- for its wait, at most a minute (a retry after a lost answer comes within seconds):
   -- denials cost nothing else, so fresh keys on denied requests must not fill Redis.
   local keepFor = ARGV[6]
-  if allowed == 0 then keepFor = tostring(math.max(1, math.min(tonumber(keepFor), tonumber(wait), 60000))) end
+  -- Numbers become text without Lua's own conversion (a printf of a float, as costly as
+  -- a command): the allowed wait is most often the ladder step as it came.
+  local waitText = (allowed == 1 and wait == holdMs) and hold or string.format('%d', wait)
+  local sendsText = sends < 10 and string.sub('0123456789', sends + 1, sends + 1) or string.format('%d', sends)
+  if allowed == 0 then keepFor = string.format('%d', math.max(1, math.min(keepFor + 0, wait, 60000))) end
   local record = redis.call('SET', KEYS[4],
-    allowed .. ' ' .. reason .. ' ' .. wait .. ' ' .. sends .. ' ' .. nextCooldown .. ' ' .. nowText .. ' ' .. token .. ' '
-      .. observedText .. ' ' .. fingerprint,
+    (allowed == 1 and '1' or '0') .. ' ' .. reason .. ' ' .. waitText .. ' ' .. sendsText .. ' ' .. nextCooldown .. ' '
+      .. nowText .. ' ' .. token .. ' ' .. observedText .. ' ' .. fingerprint,
     'NX', 'PX', keepFor, 'GET')
   if record then
     local a, r, ms, s, n, at, tok, obs, fp = string.match(record, '^(%-?%d+) (%S*) (%-?%d+) (%-?%d+) (%-?%d+) (%-?%d+) (%S*) (%S*) (.*)$')
@@ -204,7 +211,7 @@ if allowed == 1 then
     redis.call('SET', KEYS[2], list, 'PX', ARGV[1])
   end
   -- The nonce, the deadline in 12 hex digits of ms (as a plain cooldown's), and the link.
-  local deadline = string.format('%012x', now + tonumber(hold))
+  local deadline = string.format('%012x', now + holdMs)
   if ARGV[8] ~= '' then
     redis.call('SET', KEYS[1], token .. deadline .. ' ' .. ARGV[8], 'PX', hold)
   else
@@ -220,6 +227,6 @@ if allowed == 1 then
     end
   end
 elseif repair then
-  redis.call('PEXPIRE', KEYS[1], tostring(remaining))
+  redis.call('PEXPIRE', KEYS[1], string.format('%d', remaining))
 end
-return {allowed, reason, tonumber(wait), sends, tonumber(nextCooldown), now, token, 0, observedText}
+return {allowed, reason, wait, sends, nextCooldown + 0, now, token, 0, observedText}
