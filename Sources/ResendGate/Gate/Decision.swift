@@ -50,6 +50,10 @@ public struct Decision: Sendable, Equatable {
     /// Rules in observe mode that would have refused this send (`Policy.observe`): the
     /// send was decided as if they were off. Empty when none.
     public internal(set) var observed: [Reason] = []
+    /// The quota of the send budget that refused this send (`country_limit`,
+    /// `global_limit`): of a region's and its calling code's budgets, the one that was full.
+    /// Nil for any other answer.
+    public internal(set) var budgetLimit: Int?
 
     public init(
         allowed: Bool, reason: Reason?, phone: PhoneNumber, purpose: Purpose, retryAfterMilliseconds: Int64,

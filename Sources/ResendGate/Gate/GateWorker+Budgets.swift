@@ -80,6 +80,7 @@ extension GateWorker {
                         allowed: false, reason: check.reason, phone: request.phone, purpose: request.purpose,
                         retryAfterMilliseconds: wait, serverTimeMilliseconds: now, sendsInWindow: 0)
                     refusal.observed = observed
+                    refusal.budgetLimit = check.budget.limit
                     completion(.success(refusal))
                 case .failure(let error):
                     completion(.failure(error))

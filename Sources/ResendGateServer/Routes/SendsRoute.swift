@@ -95,7 +95,7 @@ extension Worker {
 
     /// `Retry-After` and the IETF `RateLimit` / `RateLimit-Policy` pair, matching the
     /// body: the limit that decided has no send left, and frees one in `retry_after`.
-    /// `q` is that limit's quota: one send per cooldown, or the policy's cap.
+    /// `q` is that limit's quota: one send per cooldown, the policy's cap, or the budget's.
     static func rateLimitHeaders(_ decision: Decision, policy: Policy) -> [(String, String)] {
         let seconds = String(decision.retryAfter)
         let name = decision.reason?.rawValue ?? "cooldown"
@@ -103,9 +103,7 @@ extension Worker {
         case .maxSends?: policy.maxSends ?? decision.sendsInWindow
         case .ipLimit?: policy.ipMaxSends ?? 1
         case .locked?: policy.maxFailedChecks
-        case .countryLimit?:
-            (policy.countryMaxSends[decision.phone.region] ?? policy.countryMaxSends["+\(decision.phone.countryCode)"])?.limit ?? 1
-        case .globalLimit?: policy.maxSendsTotal?.limit ?? 1
+        case .countryLimit?, .globalLimit?: decision.budgetLimit ?? 1
         case .suspectedPumping?: policy.pumping.minSends ?? 1
         case .cooldown?, nil: 1
         }

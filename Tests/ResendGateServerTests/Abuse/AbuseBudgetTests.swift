@@ -75,6 +75,19 @@ struct AbuseBudgetTests {
         }
     }
 
+    /// A region's budget and its calling code's both count a send: the 429's quota is the
+    /// one of the budget that was full, not the first one looked up.
+    @Test func theQuotaNamedIsTheFullBudgets() throws {
+        try TestGate.with({ try TestGate(serve: ["--country-max-sends", "CN=100/1h,+86=2/1h"]) }) { gate in
+            let phones = (0..<3).map { "+86138\(String(format: "%08d", 40_000_000 + $0))" }
+            for phone in phones.prefix(2) { #expect(try gate.client().send(phone: phone).status == 200) }
+            let refused = try gate.client().send(phone: phones[2])
+            #expect(refused.status == 429, "\(refused)")
+            #expect(try Abuse.object(refused)["reason"] as? String == "country_limit")
+            #expect(refused.header("RateLimit-Policy") == "\"country_limit\";q=2", "\(refused)")
+        }
+    }
+
     @Test(arguments: [
         (["--observe", "country_limit,pumping"], ["\"pumping\" is not a rule", "country_limit", "global_limit", "ip_limit"]),
         (["--country-max-sends", "XX=5/1h"], ["--country-max-sends", "\"XX\" is not a known region"]),
