@@ -13,26 +13,35 @@
 -- now, then the places of the budgets before it, as above}.
 -- A shard never holds more than its allowance of sends in its window, and older ones are
 -- trimmed first, so its memory is bounded by its allowance.
+-- A shard is counted with ZCARD alone: it may hold sends older than the window, which
+-- matter only when the count reaches the allowance; then they are removed (and the count
+-- taken again). So it never holds more than its allowance, and a send to a shard with
+-- room costs one read, not two.
+-- Numbers go to Redis as text (a Lua number as a command's argument costs a printf).
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local nowText = t[1] .. string.sub('00000' .. t[2], -6, -4)
+local now = nowText + 0
 local member = ARGV[1]
 local reply, chosen = {0, 0, now}, {}
 local at, first, budget = 2, 0, 0
 while at <= #ARGV do
   budget = budget + 1
-  local shards, window, observed = tonumber(ARGV[at]), tonumber(ARGV[at + 1]), ARGV[at + 2] == '1'
+  local shards, window, observed = ARGV[at] + 0, ARGV[at + 1] + 0, ARGV[at + 2] == '1'
   local place, wait = 0, -1
   for i = 1, shards do
-    local key, allowance = KEYS[first + i], tonumber(ARGV[at + 2 + i])
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+    local key, allowance = KEYS[first + i], ARGV[at + 2 + i] + 0
     local count = redis.call('ZCARD', key)
+    if count >= allowance then
+      redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+      count = redis.call('ZCARD', key)
+    end
     if count < allowance then
       place = i
       break
     end
     -- Full: it admits a send when all but allowance - 1 of its sends have left the window.
     local frees = redis.call('ZRANGE', key, count - allowance, count - allowance, 'WITHSCORES')
-    local left = tonumber(frees[2]) + window - now
+    local left = frees[2] + window - now
     if wait < 0 or left < wait then wait = left end
   end
   if place == 0 and not observed then
@@ -44,7 +53,7 @@ while at <= #ARGV do
   first, at = first + shards, at + 3 + shards
 end
 for _, share in ipairs(chosen) do
-  redis.call('ZADD', share[1], now, member)
+  redis.call('ZADD', share[1], nowText, member)
   redis.call('PEXPIRE', share[1], share[2])
 end
 return reply

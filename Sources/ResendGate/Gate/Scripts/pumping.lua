@@ -19,34 +19,37 @@
 -- caller should put it in the registry, the field this send was counted in ('')}.
 -- The wait assumes nothing new arrives: it is when enough of the window's buckets age
 -- out that the rest is under 'min sends' or converts well enough.
+-- Numbers go to Redis as text, and text becomes a number with '+ 0' (Lua's tonumber parses
+-- twice; a Lua number as a command's argument costs a printf).
 local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local key, mode = KEYS[1], ARGV[1]
-local window, bucket = tonumber(ARGV[2]), tonumber(ARGV[3])
-local start = now - now % bucket
+local window, bucket = ARGV[2] + 0, ARGV[3] + 0
+local start = string.format('%d', now - now % bucket)
+local lifetime = string.format('%d', window + bucket)
 if mode == 'give' then
-  if redis.call('HEXISTS', key, ARGV[6]) == 1 then redis.call('HINCRBY', key, ARGV[6], -1) end
+  if redis.call('HEXISTS', key, ARGV[6]) == 1 then redis.call('HINCRBY', key, ARGV[6], '-1') end
   return {0, 0, 0, 0, 0, now, 0, ''}
 end
 -- The key outlives its newest bucket by the window: its expiry is set when a bucket
 -- starts (its first count), which saves a write on every other count.
 if mode == 'verified' then
-  if redis.call('HINCRBY', key, 'v:' .. start, 1) == 1 then redis.call('PEXPIRE', key, window + bucket) end
+  if redis.call('HINCRBY', key, 'v:' .. start, '1') == 1 then redis.call('PEXPIRE', key, lifetime) end
   return {0, 0, 0, 0, 0, now, 0, ''}
 end
-local minSends, ppm = tonumber(ARGV[4]), tonumber(ARGV[5])
+local minSends, ppm = ARGV[4] + 0, ARGV[5] + 0
 local function blocks(s, v) return s >= minSends and v * 1000000 < ppm * s end
 local fields = redis.call('HGETALL', key)
 local starts, sendsAt, verifiedAt, dead = {}, {}, {}, {}
 local sends, verified, since, since_field, registered_field, registered = 0, 0, 0, nil, nil, nil
 for i = 1, #fields, 2 do
-  local kind, at = string.match(fields[i], '^(%a):(%-?%d+)$')
-  at = tonumber(at)
+  -- A field is a kind's letter, a colon, then a time in ms.
+  local kind, at = string.sub(fields[i], 1, 1), string.sub(fields[i], 3) + 0
   if kind == 's' or kind == 'v' then
     if at + window <= now then
       dead[#dead + 1] = fields[i]
     else
-      local n = tonumber(fields[i + 1])
+      local n = fields[i + 1] + 0
       if sendsAt[at] == nil then
         sendsAt[at], verifiedAt[at] = 0, 0
         starts[#starts + 1] = at
@@ -86,11 +89,11 @@ local register, counted = 0, ''
 if blocked then
   if since_field == nil then
     since = now
-    redis.call('HSET', key, 'b:' .. now, 1)
+    redis.call('HSET', key, 'b:' .. string.format('%d', now), '1')
   end
   if registered == nil or registered + bucket <= now then
     if registered_field then redis.call('HDEL', key, registered_field) end
-    redis.call('HSET', key, 'r:' .. now, 1)
+    redis.call('HSET', key, 'r:' .. string.format('%d', now), '1')
     register = 1
   end
 elseif since_field then
@@ -99,6 +102,6 @@ elseif since_field then
 end
 if mode == 'force' or not blocked then
   counted = 's:' .. start
-  if redis.call('HINCRBY', key, counted, 1) == 1 then redis.call('PEXPIRE', key, window + bucket) end
+  if redis.call('HINCRBY', key, counted, '1') == 1 then redis.call('PEXPIRE', key, lifetime) end
 end
 return {blocked and 1 or 0, sends, verified, wait, blocked and since or 0, now, register, counted}
