@@ -1,15 +1,21 @@
-"""deploy/script-cost's caller: PORT SHA KEYS COUNT SEED OBSERVED.
+"""deploy/script-cost's caller: PORT SHA KIND COUNT SEED OBSERVED.
 
-Sends COUNT calls of the every-rule reserve script (by SHA, KEYS 4 or 6, OBSERVED 1 when the
-script takes the observed rules as ARGV[11]) to a Redis on 127.0.0.1:PORT, as the every-rule
-gate does: one call in four repeats one of the last 256 numbers, client IPs from a pool of
-1 024, a fresh idempotency record each call; pipelined 16 deep, every reply read.
+Sends COUNT calls of a script (by SHA) to a Redis on 127.0.0.1:PORT, pipelined 16 deep,
+every reply read. KIND says which script, called as the gate calls it:
+  4 or 6       the every-rule reserve script (with 4 keys, or the 6 of older versions;
+               OBSERVED 1 when it takes the observed rules as ARGV[11]): one call in four
+               repeats one of the last 256 numbers, client IPs from a pool of 1 024, a
+               fresh idempotency record each call;
+  budget-take  a share of a country's budget and of the total, 8 shards each, none full
+               (on one Redis, one call for both);
+  pumping      the pumping guard's take on one of ten prefixes, none blocked.
 """
 import random
 import socket
 import sys
 
-port, sha, nkeys, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+port, sha, kind, n = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+nkeys = int(kind) if kind.isdigit() else 0
 seed = int(sys.argv[5]) if len(sys.argv) > 5 else 1
 observed = len(sys.argv) > 6 and sys.argv[6] == '1'
 random.seed(seed)
@@ -21,7 +27,19 @@ def resp(args):
         out.append(b'$%d\r\n%s\r\n' % (len(a), a))
     return b''.join(out)
 recent = []
+def budget_call():
+    member = '%016x' % random.getrandbits(64)
+    keys = ['rg:budget:{*:CN:%d}' % i for i in range(8)] + ['rg:budget:{*:total:%d}' % i for i in range(8)]
+    args = [member]
+    for _ in range(2):
+        args += ['8', '86400000', '0'] + ['1250000'] * 8
+    return resp(['EVALSHA', sha, str(len(keys))] + keys + args)
+def pumping_call():
+    prefix = '+86138%d' % random.randint(0, 9)
+    return resp(['EVALSHA', sha, '1', 'rg:pump:{default:%s}' % prefix, 'take', '3600000', '360000', '10000000', '50000', ''])
 def call(i):
+    if kind == 'budget-take': return budget_call()
+    if kind == 'pumping': return pumping_call()
     if recent and random.random() < 0.25:
         num = random.choice(recent[-256:])
     else:
