@@ -150,6 +150,30 @@ struct GatePolicyTests {
         }
     }
 
+    /// A clock that stepped back (or a failover to a replica with a slower one) can leave
+    /// an old send after a newer one in a window. It must not count, nor hide the send that
+    /// binds: two sends in the window, around one that left it, still refuse a third (found
+    /// in review: only the window's stale head was dropped, and the third was allowed).
+    @Test func maxSendsHoldsWhenASendThatLeftTheWindowSitsBetweenTwoInIt() async throws {
+        let policy = Policy(ladder: [.seconds(1)], window: .seconds(600), maxSends: 2)
+        try await withLiveGate(policy: policy) { redis, gate async throws in
+            let client = try redis.client()
+            let now = try redisMilliseconds(client)
+            let sends = [now - 60_000, now - 700_000, now - 30_000]
+            // Each send: its time in 13 digits, then its 16-character nonce.
+            let list = sends.enumerated().map { "\($0.element)AAAAAAAAAAAAAAA\($0.offset)" }
+            #expect(list.allSatisfy { $0.count == 29 }, "\(list)")
+            _ = try client.command("SET", windowKey(), list.joined(), "PX", "600000")
+            let third = try await gate.reserve(phone: number)
+            #expect(!third.allowed, "\(third)")
+            #expect(third.reason == .maxSends)
+            #expect(third.sendsInWindow == 2)
+            // Until the older of the two in the window leaves it.
+            let frees = now - 60_000 + 600_000 - third.serverTimeMilliseconds
+            #expect(third.retryAfterMilliseconds >= frees && third.retryAfterMilliseconds <= frees + 2, "\(third) vs \(frees)")
+        }
+    }
+
     // MARK: - ip_limit
 
     @Test func ipLimitCountsSendsPerAddressIPv6By64AndMappedIPv4AsIPv4() async throws {

@@ -119,11 +119,17 @@ extension GateWorker {
         }, completion: { result in
             completion(Self.decode(result) { reply throws(GateError) in
                 let (refused, wait, now, places) = try Self.budgetReply(reply)
-                guard refused <= checks.count, places.count == (refused > 0 ? refused - 1 : checks.count) else { throw Self.unexpected(reply) }
+                guard refused <= checks.count, places.count == (refused > 0 ? refused - 1 : checks.count),
+                      refused == 0 || wait >= 1 else { throw Self.unexpected(reply) }
                 var taken: [(BudgetCheck, Int)] = []
                 var observed: [Decision.Reason] = []
                 for (index, place) in places.enumerated() {
                     let check = checks[index]
+                    // A shard that exists, or none for a budget that is only observed: any
+                    // other answer would let the send past a budget uncounted.
+                    guard place <= check.budget.shards, place > 0 || policy.rules.observes(check.reason) else {
+                        throw Self.unexpected(reply)
+                    }
                     if place > 0 {
                         taken.append((check, (starts[index] + place - 1) % check.budget.shards))
                     } else {
@@ -198,11 +204,16 @@ extension GateWorker {
             args.append("0")
             args.append(budget.allowance(ofShard: shard))
         }, completion: { [unowned self] result in
-            let step = Self.decode(result) { reply throws(GateError) in try Self.budgetReply(reply) }
+            let step = Self.decode(result) { reply throws(GateError) in
+                let (refused, wait, now, places) = try Self.budgetReply(reply)
+                // One budget of one shard: taken there, or full for a while.
+                guard refused == 0 ? places == [1] : refused == 1 && wait >= 1 && places.isEmpty else { throw Self.unexpected(reply) }
+                return (refused, wait, now)
+            }
             switch step {
-            case .success(let (refused, _, _, _)) where refused == 0:
+            case .success(let (refused, _, _)) where refused == 0:
                 completion(.success(.taken(shard: shard)))
-            case .success(let (_, wait, now, _)):
+            case .success(let (_, wait, now)):
                 // Shards are asked one after the other: the wait counts from the first answer.
                 let waitFromFirst = earliest.map { wait + now - $0.now } ?? wait
                 let soonest = earliest.map { min($0.wait, waitFromFirst) } ?? wait

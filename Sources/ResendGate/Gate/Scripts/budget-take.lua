@@ -22,9 +22,20 @@ local t = redis.call('TIME')
 local nowText = t[1] .. string.sub('00000' .. t[2], -6, -4)
 local now = nowText + 0
 local member = ARGV[1]
+-- The budgets must add up to KEYS and ARGV exactly: a budget cut short would go unchecked.
+local nargs, nkeys, at, first = #ARGV, #KEYS, 2, 0
+while at <= nargs do
+  local shards = ARGV[at] + 0
+  if shards < 1 then break end
+  first, at = first + shards, at + 3 + shards
+end
+if at ~= nargs + 1 or first ~= nkeys or nkeys == 0 then
+  return redis.error_reply('budget-take: ' .. nkeys .. ' keys and ' .. nargs .. ' arguments do not make whole budgets')
+end
 local reply, chosen = {0, 0, now}, {}
-local at, first, budget = 2, 0, 0
-while at <= #ARGV do
+local budget = 0
+at, first = 2, 0
+while at <= nargs do
   budget = budget + 1
   local shards, window, observed = ARGV[at] + 0, ARGV[at + 1] + 0, ARGV[at + 2] == '1'
   local place, wait = 0, -1

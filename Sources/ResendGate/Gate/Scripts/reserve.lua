@@ -67,19 +67,34 @@ end
 local function observe(rule)
   observedText = observedText == '' and rule or observedText .. ',' .. rule
 end
--- The sends still in the window, oldest first, as the key holds them (`list`): at most
--- the last `keepSends`, more than any rule reads (max sends, or the ladder's steps), which
--- bounds the key. Kept as one string, never split: only the oldest sends (those that left
--- the window, most often none) and the one `max sends` reads are parsed.
+-- The sends still in the window, as the key holds them (`list`), most often oldest first:
+-- at most the last `keepSends`, more than any rule reads (max sends, or the ladder's
+-- steps), which bounds the key. Every send's time is read, since a clock that stepped
+-- back (or a failover to a replica with a slower one) can leave an old send after a new
+-- one; the list is split and joined again only when one of them left the window.
 local list, keepSends = '', math.max(maxSends, steps, 16)
 -- The cooldown's value and the window, in one read.
 local held = redis.call('MGET', KEYS[1], KEYS[2])
 if window > 0 and held[2] then
   list = held[2]
-  local since, from = now - window, 1
-  while from < #list and string.sub(list, from, from + 12) + 0 <= since do from = from + 29 end
-  if #list - from + 1 > keepSends * 29 then from = #list - keepSends * 29 + 1 end
-  if from > 1 then list = string.sub(list, from) end
+  -- Whole sends only (a value cut short loses its last fragment).
+  local since, whole, stale = now - window, #list - #list % 29, false
+  for at = 1, whole - 28, 29 do
+    if string.sub(list, at, at + 12) + 0 <= since then
+      stale = true
+      break
+    end
+  end
+  if stale then
+    local kept = {}
+    for at = 1, whole - 28, 29 do
+      if string.sub(list, at, at + 12) + 0 > since then kept[#kept + 1] = string.sub(list, at, at + 28) end
+    end
+    list = table.concat(kept)
+  elseif whole < #list then
+    list = string.sub(list, 1, whole)
+  end
+  if #list > keepSends * 29 then list = string.sub(list, -keepSends * 29) end
 end
 local sends = #list / 29
 -- The time of the `i`th send in the list (1: the oldest).
