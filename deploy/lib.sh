@@ -35,12 +35,13 @@ now() { date +%s; }
 # Suites that load the machine on purpose (floods of connections, Redis stalls and kills,
 # multi-node clusters that fail over; the abuse suites measure a server's CPU and RSS under
 # floods of their own), and suites whose checks still run on real time (a 1-2 s Redis
-# timeout, a stream's reconnect, a logger's flush). Each group runs in a pass of its own
-# after the rest, so that a wait never shares the two cores with a flood or with a hundred
-# other tests starting Redis servers; the heavy suites run one test at a time. Policy tests
+# timeout, a stream's reconnect, a logger's flush, a command that must give up within its
+# timeout). Each group runs in a pass of its own after the rest, so that a wait never
+# shares the two cores with a flood or with a hundred other tests starting Redis servers;
+# the heavy suites run one test at a time. Policy tests
 # need neither: they move Redis's state forward in time (RedisTestClient.advanceTime).
 heavy_suites='HostileInputTests|RedisFaultTests|GateClusterTests|RedisClusterSupportTests|AbuseConnectionMemoryTests|AbuseMemoryBudgetTests|AbuseFileDescriptorTests|AbuseShutdownTests|AbusePhoneCacheTests|AbuseStreamExhaustionTests|AbuseSlowBodyTests'
-timed_suites='CountdownStreamTests|StreamProtocolTests|GateFailureTests|GateLoggerTests|ServerLogTests|ClientCallTests|InAnAppTests|ResendButtonModelTests'
+timed_suites='CountdownStreamTests|ResendgateCommandTests|StreamProtocolTests|GateFailureTests|GateLoggerTests|ServerLogTests|ClientCallTests|InAnAppTests|ResendButtonModelTests'
 
 # `swift test ARGS` in three passes: everything else in parallel, then the timed suites,
 # then the heavy ones, one test at a time.

@@ -7,7 +7,9 @@ import Testing
 @Suite("Gate: concurrency and escalation against a real Redis")
 struct GateConcurrencyTests {
     @Test func fiveHundredConcurrentReservesAllowExactlyOne() async throws {
-        try await withLiveGate { redis, gate async throws in
+        // Atomicity is the point, not speed: the 500 answers may take longer than the usual
+        // 1 s Redis timeout under a sanitizer with other tests on the two cores.
+        try await withLiveGate(timeout: .seconds(10)) { redis, gate async throws in
             let start = ContinuousClock.now
             let decisions = try await withThrowingTaskGroup(of: Decision.self) { group in
                 for index in 0..<500 {
