@@ -14,8 +14,7 @@ extension GateClusterTests {
         var policy = Policy(ladder: [.seconds(60)])
         policy.countryMaxSends = ["CN": SendBudget(limit: 20, window: .seconds(3600))]
         policy.maxSendsTotal = SendBudget(limit: 30, window: .seconds(3600))
-        let gate = try Self.gate(cluster: cluster, policy: policy)
-        _ = try await Self.whenServed(within: .seconds(10)) { () async throws(GateError) in try await gate.peek(phone: "+8613800138000") }
+        let gate = try await Self.servedGate(cluster: cluster, policy: policy)
         let numbers = Self.spreadNumbers(65)
         let decisions = try await Self.reserveAtOnce(gate, Array(numbers[0..<50]))
         #expect(decisions.filter { $0.allowed }.count == 20)

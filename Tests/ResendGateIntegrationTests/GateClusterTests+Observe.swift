@@ -13,8 +13,7 @@ extension GateClusterTests {
         defer { cluster.stop() }
         var policy = Policy(ipMaxSends: 2, ipWindow: .seconds(3600))
         policy.observe = [.ipLimit]
-        let gate = try Self.gate(cluster: cluster, policy: policy)
-        _ = try await Self.whenServed(within: .seconds(10)) { () async throws(GateError) in try await gate.peek(phone: "+8613800138000") }
+        let gate = try await Self.servedGate(cluster: cluster, policy: policy)
         let numbers = Self.spreadNumbers(12)
         let decisions = try await withThrowingTaskGroup(of: Decision.self) { group in
             for phone in numbers[0..<10] { group.addTask { try await gate.reserve(phone: phone, clientIP: "203.0.113.7") } }

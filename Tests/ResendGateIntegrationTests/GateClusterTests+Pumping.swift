@@ -11,10 +11,7 @@ extension GateClusterTests {
     @Test func aPumpingAttackIsBlockedAcrossTheMasters() async throws {
         let cluster = try RedisCluster()
         defer { cluster.stop() }
-        let gate = try Self.gate(cluster: cluster, policy: PumpingAttack.policy)
-        _ = try await Self.whenServed(within: .seconds(10)) { () async throws(GateError) in
-            try await gate.peek(phone: PumpingAttack.trustedNumber)
-        }
+        let gate = try await Self.servedGate(cluster: cluster, policy: PumpingAttack.policy)
         let outcome = try await PumpingAttack.run(on: gate)
         PumpingAttack.expectBlockedWithinMinVolume(outcome)
         #expect(outcome.normalAllowed == 4 * 30)
@@ -58,10 +55,7 @@ extension GateClusterTests {
     @Test func aPumpingAttackInObserveModeGoesThroughAcrossTheMasters() async throws {
         let cluster = try RedisCluster()
         defer { cluster.stop() }
-        let gate = try Self.gate(cluster: cluster, policy: PumpingAttack.observingPolicy)
-        _ = try await Self.whenServed(within: .seconds(10)) { () async throws(GateError) in
-            try await gate.peek(phone: PumpingAttack.trustedNumber)
-        }
+        let gate = try await Self.servedGate(cluster: cluster, policy: PumpingAttack.observingPolicy)
         let outcome = try await PumpingAttack.run(on: gate)
         PumpingAttack.expectObserved(outcome, listed: try await gate.blockedPrefixes())
     }

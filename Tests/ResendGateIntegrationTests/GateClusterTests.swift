@@ -18,6 +18,14 @@ struct GateClusterTests {
             waitReplicas: waitReplicas), logger: logger)
     }
 
+    /// A gate on `cluster` once the cluster serves it (a peek is answered): a cluster just
+    /// started may still be settling.
+    static func servedGate(cluster: RedisCluster, policy: Policy) async throws -> Gate {
+        let gate = try gate(cluster: cluster, policy: policy)
+        _ = try await whenServed(within: .seconds(10)) { () async throws(GateError) in try await gate.peek(phone: "+8613800138000") }
+        return gate
+    }
+
     /// Numbers whose keys fall in `count` different slots spread over the whole range.
     static func spreadNumbers(_ count: Int) -> [String] {
         (0..<count).map { "+86139\(String(format: "%08d", $0 * 331_337 % 100_000_000))" }
@@ -80,8 +88,7 @@ struct GateClusterTests {
     @Test func perIPCapAndIdempotencyWorkAcrossSlots() async throws {
         let cluster = try RedisCluster()
         defer { cluster.stop() }
-        let gate = try Self.gate(cluster: cluster, policy: Policy(ipMaxSends: 2, ipWindow: .seconds(60)))
-        _ = try await Self.whenServed(within: .seconds(10)) { () async throws(GateError) in try await gate.peek(phone: "+8613800138000") }
+        let gate = try await Self.servedGate(cluster: cluster, policy: Policy(ipMaxSends: 2, ipWindow: .seconds(60)))
         let numbers = Self.spreadNumbers(4)
         #expect(try await gate.reserve(phone: numbers[0], clientIP: "203.0.113.7").allowed)
         #expect(try await gate.reserve(phone: numbers[1], clientIP: "203.0.113.7").allowed)

@@ -39,19 +39,27 @@ extension GateKeys {
     /// `prefix:pump:{purpose:+447911}`: a prefix's sends and verifications per bucket of
     /// the window (`pumping.lua`).
     public func pumping(purpose: Purpose, prefix: PrefixKey) -> String {
-        self.prefix + ":pump:{" + prefixSlotKey(purpose: purpose, prefix: prefix) + "}"
+        var text = ""
+        spellPumping(purpose: purpose, prefix: prefix) { text += $0 }
+        return text
     }
 
     /// Appends `pumping(purpose:prefix:)` as one argument, without making a string of it
     /// first (it is built for every guarded send).
     func appendPumping(purpose: Purpose, prefix: PrefixKey, to args: inout RedisArguments) {
-        args.appendPart(self.prefix)
-        args.appendPart(":pump:{")
-        args.appendPart(purpose.name)
-        args.appendPart(":")
-        args.appendPart(prefix.text)
-        args.appendPart("}")
+        spellPumping(purpose: purpose, prefix: prefix) { args.appendPart($0) }
         args.endArgument()
+    }
+
+    /// The one spelling of a prefix's counts key, part by part (its hash tag is
+    /// `prefixSlotKey`).
+    private func spellPumping(purpose: Purpose, prefix: PrefixKey, _ part: (String) -> Void) {
+        part(self.prefix)
+        part(":pump:{")
+        part(purpose.name)
+        part(":")
+        part(prefix.text)
+        part("}")
     }
 
     /// `prefix:pump:blocked`: the prefixes found blocked, by when (a sorted set of

@@ -1,8 +1,7 @@
 /// Maps a request to its handler. Every route of the API is listed here, with the API
 /// key scope it needs: `send` for POST /v1/sends, `read` for peeks and the blocked
-/// prefixes (GET /v1/prefixes), `release` for
-/// refunds, `verify` for POST /v1/verifications; countdowns and the operational routes
-/// need no key.
+/// prefixes (GET /v1/prefixes), `release` for refunds, `verify` for POST
+/// /v1/verifications; countdowns and the operational routes need no key.
 extension Worker {
     func route(_ exchange: Exchange) {
         let path = exchange.path
