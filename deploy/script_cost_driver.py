@@ -6,15 +6,20 @@ every reply read. KIND says which script, called as the gate calls it:
                OBSERVED 1 when it takes the observed rules as ARGV[11]): one call in four
                repeats one of the last 256 numbers, client IPs from a pool of 1 024, a
                fresh idempotency record each call;
+  policy       the same, as a reserve script with the policy written in (its block as
+               the file has it: the every-rule policy) takes it: now, nonce, fingerprint;
   budget-take  a share of a country's budget and of the total, 8 shards each, none full
                (on one Redis, one call for both);
   pumping      the pumping guard's take on one of ten prefixes, none blocked.
 """
 import random
 import socket
+import time
 import sys
 
 port, sha, kind, n = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+written_policy = kind == 'policy'
+if written_policy: kind = '4'
 nkeys = int(kind) if kind.isdigit() else 0
 seed = int(sys.argv[5]) if len(sys.argv) > 5 else 1
 observed = len(sys.argv) > 6 and sys.argv[6] == '1'
@@ -50,6 +55,9 @@ def call(i):
             'rg:ip:{%s}:sends' % ip, idem]
     if nkeys == 6: keys += ['rg:{default:%s}:no-token' % num, 'rg:{default:%s}:idem' % num]
     nonce = '%016x' % random.getrandbits(64)
+    if written_policy:
+        now = '%d' % int(time.time() * 1000)
+        return resp(['EVALSHA', sha, '4'] + keys + [now, nonce, '%s|default|%s' % (num, ip)])
     args = ['86400000', '5', '100000', '3600000', '%s|default|%s' % (num, ip), '86400000', nonce, idem, '3600000', '0']
     args += ([''] if observed else []) + ['60000', '120000', '300000']
     return resp(['EVALSHA', sha, str(nkeys)] + keys + args)

@@ -7,6 +7,8 @@ public struct RedisArguments: ~Copyable {
     /// Every argument's bytes, one after another (`ends` says where each ends).
     package private(set) var bytes: [UInt8] = []
     var ends: [Int] = []
+    /// Redis's clock as the connection writing the command reckons it (`appendRedisNow`).
+    var redisNowMilliseconds: Int64?
 
     package init() {
         bytes.reserveCapacity(256)
@@ -16,6 +18,7 @@ public struct RedisArguments: ~Copyable {
     mutating func reset() {
         bytes.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
+        redisNowMilliseconds = nil
     }
 
     /// Appends one argument.
@@ -29,6 +32,14 @@ public struct RedisArguments: ~Copyable {
         if number < 0 { bytes.append(UInt8(ascii: "-")) }
         bytes.appendDecimal(UInt64(number.magnitude))
         ends.append(bytes.count)
+    }
+
+    /// Appends Redis's clock now in ms since 1970, as the connection that carries the
+    /// command reckons it (a `TIME` reading carried forward, see `RedisConnection`), or an
+    /// empty argument while it has none: a script then asks `TIME` itself. On a cluster
+    /// the reckoning is that of the node the command goes to.
+    public mutating func appendRedisNow() {
+        if let now = redisNowMilliseconds { append(Int(now)) } else { append("") }
     }
 
     var count: Int { ends.count }

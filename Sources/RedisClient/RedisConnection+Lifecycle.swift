@@ -205,6 +205,8 @@ extension RedisConnection {
             if !error.message.hasPrefix("the Sentinels moved") { sentinelMaster = nil }
         }
         generation &+= 1
+        // The next connection may reach another server (a failover, a restart): read its clock anew.
+        clockReading = nil
         if let context {
             self.context = nil
             context.pointee.data = nil

@@ -32,7 +32,8 @@ public final class RedisConnection {
     var generation: UInt = 1
     var pending = FIFO<Pending>()
     var handshakeRepliesLeft = 0
-    private var arguments = RedisArguments()
+    /// The command being written (reused for every command).
+    var arguments = RedisArguments()
     /// The command in Redis's protocol, reused for every command.
     private var formatted: [UInt8] = []
     var backoff: Duration
@@ -70,6 +71,9 @@ public final class RedisConnection {
     var scriptReloadsUnlogged = 0
     /// With Sentinels: the last master they named, kept across reconnects to log a switch.
     var lastNamedMaster: RedisConfiguration.HostPort?
+    /// The last `TIME` reading of this connection's server (RedisConnection+Clock.swift).
+    var clockReading: ClockReading?
+    var clockReadPending = false
 
     /// Creates the connection and starts connecting. Call on `loop`'s thread. `logger`
     /// hears of reconnects, Sentinel master switches and script reloads.
@@ -92,7 +96,9 @@ public final class RedisConnection {
             completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
             return
         }
+        let now = redisNowMilliseconds()
         arguments.reset()
+        arguments.redisNowMilliseconds = now
         build(&arguments)
         enqueue(context, Pending(deadline: .now + configuration.commandTimeout, completion: completion, retry: nil))
     }
@@ -107,7 +113,9 @@ public final class RedisConnection {
             completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
             return
         }
+        let now = redisNowMilliseconds()
         arguments.reset()
+        arguments.redisNowMilliseconds = now
         arguments.append("EVALSHA")
         arguments.append(script.sha1)
         build(&arguments)
@@ -171,12 +179,14 @@ public final class RedisConnection {
                 // Load the script again, then retry once: replies keep their order,
                 // so the load runs before the retried call.
                 logScriptReload(retry.script)
+                let now = redisNowMilliseconds()
                 arguments.reset()
                 arguments.append("SCRIPT")
                 arguments.append("LOAD")
                 arguments.append(retry.script.source)
                 enqueue(context, Pending(deadline: .now + configuration.commandTimeout, completion: { _ in }, retry: nil))
                 arguments.reset()
+                arguments.redisNowMilliseconds = now
                 arguments.append("EVALSHA")
                 arguments.append(retry.script.sha1)
                 retry.build(&arguments)

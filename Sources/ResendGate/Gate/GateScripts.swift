@@ -3,16 +3,15 @@ import RedisClient
 /// The Lua scripts that decide atomically inside Redis, one `.lua` file each in
 /// `Gate/Scripts/` (compiled in at build time by Plugins/EmbedFiles, see
 /// `Scripts/EmbeddedFiles.txt`); each file starts with its KEYS, ARGV and reply. Times and
-/// windows are Redis's own (`TIME`, `PTTL`): the gate's clock never decides.
+/// windows are Redis's own (`TIME`, `PTTL`, or Redis's clock as the connection reckons it
+/// from its last `TIME`: `RedisArguments.appendRedisNow`): the gate's clock never decides.
 ///
 /// Keys of one number and purpose share a hash tag (one cluster slot); per-IP and
 /// idempotency keys have slots of their own, so on Redis Cluster they take steps of
 /// their own (see GateWorker+Cluster.swift). The default policy needs no script
 /// (GateWorker+Cooldown.swift), and countdown tokens no key (CountdownTokenCipher).
 enum GateScripts {
-    /// The general decision (`reserve.lua`): every rule checked before anything is
-    /// written, so a denied request consumes nothing.
-    static let reserve = script(EmbeddedFiles.reserve)
+    // The general decision, `reserve.lua`, is one script per policy: `ReserveScripts`.
     /// A number's wait now, never writing (`peek.lua`).
     static let peek = script(EmbeddedFiles.peek)
     /// A refund of the running cooldown's send, within the refund limit (`release.lua`).
@@ -40,7 +39,7 @@ enum GateScripts {
     /// A countdown token's lookup of the cooldown it names (`countdown-of-cooldown.lua`).
     static let countdownOfCooldown = script(EmbeddedFiles.countdownOfCooldown)
 
-    static let all = [reserve, peek, release, verify, ipTake, idempotencyGet, idempotencyPut, countdownOfCooldown, budgetTake, pumping]
+    static let all = [peek, release, verify, ipTake, idempotencyGet, idempotencyPut, countdownOfCooldown, budgetTake, pumping]
 
     private static func script(_ bytes: [UInt8]) -> RedisScript {
         RedisScript(String(decoding: bytes, as: UTF8.self))

@@ -97,15 +97,19 @@ extension GateWorker {
         _ request: SendRequest, policy: CompiledPolicy, number: String, token: CooldownNonce, cipher: CountdownTokenCipher, ip: IPStep,
         idempotency: (key: String, fingerprint: String)?, completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
-        var script = ReserveArguments(
-            keys: keys, purpose: request.purpose, number: number, policy: policy, nonce: token,
-            ipAddress: nil, ipCap: 0, idempotencyKey: nil, fingerprint: nil, idempotencyLifetime: 0)
-        script.linkedRecord = idempotency?.key
         let watchesIP = policy.rules.observes(.ipLimit)
-        if case .refused(let wait) = ip, !watchesIP { script.outsideWaitMilliseconds = max(1, wait) }
-        store.evaluate(GateScripts.reserve, slotKey: script.slotKey, script.write, completion: { [unowned self] result in
+        var outsideWait: Int64 = 0
+        if case .refused(let wait) = ip, !watchesIP { outsideWait = max(1, wait) }
+        var script = ReserveArguments(
+            keys: keys, purpose: request.purpose, number: number, nonce: token, ipAddress: nil, idempotencyKey: nil, fingerprint: nil)
+        script.cluster = (linkedRecord: idempotency?.key, outsideWaitMilliseconds: outsideWait)
+        store.evaluate(reserveScript(request.purpose, countingIP: false), slotKey: script.slotKey, script.write, completion: { [unowned self] result in
+            var nonce: Substring = ""
             var outcome = Self.decode(result) { reply throws(GateError) in
-                try Self.decision(from: reply, request: request, policy: policy, number: number, cipher: cipher)
+                let decided = try Self.reserveDecision(
+                    from: reply, fingerprint: nil, request: request, policy: policy, number: number, cipher: cipher)
+                nonce = decided.nonce
+                return decided.decision
             }
             let allowed = (try? outcome.get())?.allowed == true
             if case .taken(let ipKey, _) = ip, !allowed {
@@ -125,17 +129,11 @@ extension GateWorker {
                 if case .refused = ip, watchesIP, !decision.replayed { decision.observed.append(.ipLimit) }
                 outcome = .success(decision)
                 if case .success(let answer) = outcome {
-                    self.storeAnswer(answer, cooldownValue: Self.cooldownValue(result), idempotency: idempotency)
+                    self.storeAnswer(answer, cooldownValue: String(nonce), idempotency: idempotency)
                 }
             }
             self.awaitReplicas(for: outcome, slotKey: script.slotKey, completion: completion)
         })
-    }
-
-    /// The nonce a reserve script's reply names (field 7), or "".
-    private static func cooldownValue(_ result: Result<RedisReply, RedisError>) -> String {
-        guard case .success(.array(let items)) = result, items.count == 9 else { return "" }
-        return items[6].string ?? ""
     }
 
     /// How long a denied answer stays replayable at most (`reserve.lua` has the same).

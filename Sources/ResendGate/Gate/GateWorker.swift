@@ -21,8 +21,10 @@ public final class GateWorker {
     var waitingForSecret: [(Result<CountdownTokenCipher, GateError>) -> Void] = []
     /// The policy of every configured purpose, and of no other (`PolicySet`).
     let compiled: [String: CompiledPolicy]
+    /// Each configured purpose's reserve scripts, its policy written in (`ReserveScripts`).
+    let reserveScripts: [String: ReserveScripts]
     /// The longest IP window of the purposes that cap IPs: the IP's sends are one set
-    /// for all of them, kept that long (see `ReserveArguments.longestIPWindowMilliseconds`).
+    /// for all of them, kept that long (see `ReserveScripts`).
     let longestIPWindowMilliseconds: Int64
     /// Releases announced by any gate, once `followReleases` was called.
     var releases: RedisChannelSubscription?
@@ -35,7 +37,6 @@ public final class GateWorker {
     /// connection (reconnects, master switches, slot re-maps, script reloads), never a number.
     public init(loop: EventLoop, configuration: GateConfiguration, parserCapacity: Int = 16_384, logger: GateLogger = .off) {
         self.configuration = configuration
-        store = RedisStore(loop: loop, configuration: configuration.redis, scripts: GateScripts.all, logger: logger)
         parser = PhoneNumberParser(capacity: parserCapacity)
         keys = GateKeys(prefix: configuration.keyPrefix)
         numberHasher = NumberKeyHasher(secret: configuration.keySecret)
@@ -43,7 +44,17 @@ public final class GateWorker {
         var compiled = configuration.policies.purposes.mapValues(CompiledPolicy.init)
         for name in configuration.policies.configuredPurposes where compiled[name] == nil { compiled[name] = fallback }
         self.compiled = compiled
-        longestIPWindowMilliseconds = compiled.values.filter { $0.rules.ipMaxSends != nil }.map(\.ipWindowMilliseconds).max() ?? 0
+        let longestIPWindow = compiled.values.filter { $0.rules.ipMaxSends != nil }.map(\.ipWindowMilliseconds).max() ?? 0
+        reserveScripts = compiled.mapValues {
+            ReserveScripts(
+                policy: $0, idempotencyLifetimeMilliseconds: configuration.idempotencyLifetime.wholeMilliseconds,
+                longestIPWindowMilliseconds: longestIPWindow)
+        }
+        longestIPWindowMilliseconds = longestIPWindow
+        // Every purpose's reserve scripts are loaded at connect, with the others (purposes
+        // of one policy share theirs).
+        let scripts = GateScripts.all + Set(reserveScripts.values.flatMap(\.all)).sorted { $0.sha1 < $1.sha1 }
+        store = RedisStore(loop: loop, configuration: configuration.redis, scripts: scripts, logger: logger)
         tokenCipher = configuration.tokenSecret.map { CountdownTokenCipher(secret: Array($0.utf8)) }
     }
 
@@ -124,22 +135,25 @@ public final class GateWorker {
         }
         if store.isCluster { return reserveOnCluster(request, policy: policy, cipher: cipher, completion: completion) }
         let number = numberHasher.keyText(for: request.phone.e164)
-        let nonce = tokens.next()
         let recordKey = request.idempotencyKey.map { keys.idempotencyRecord(idempotencyKey: $0, caller: request.caller) }
-        var script = ReserveArguments(
-            keys: keys, purpose: request.purpose, number: number, policy: policy, nonce: nonce,
-            ipAddress: ip, ipCap: ip == nil ? 0 : policy.rules.ipMaxSends ?? 0,
-            idempotencyKey: recordKey,
-            fingerprint: idempotencyKey.map { _ in fingerprint(request, number: number) },
-            idempotencyLifetime: configuration.idempotencyLifetime.wholeMilliseconds)
-        script.linkedRecord = recordKey
-        script.longestIPWindowMilliseconds = longestIPWindowMilliseconds
-        store.evaluate(GateScripts.reserve, slotKey: script.slotKey, script.write, completion: { [unowned self] result in
+        let requestFingerprint = idempotencyKey.map { _ in self.fingerprint(request, number: number) }
+        let script = ReserveArguments(
+            keys: keys, purpose: request.purpose, number: number, nonce: tokens.next(), ipAddress: ip,
+            idempotencyKey: recordKey, fingerprint: requestFingerprint)
+        store.evaluate(reserveScript(request.purpose, countingIP: ip != nil), slotKey: script.slotKey, script.write, completion: { [unowned self] result in
             let outcome = Self.decode(result) { reply throws(GateError) in
-                try Self.decision(from: reply, request: request, policy: policy, number: number, cipher: cipher)
+                try Self.reserveDecision(
+                    from: reply, fingerprint: requestFingerprint, request: request, policy: policy, number: number, cipher: cipher
+                ).decision
             }
             self.awaitReplicas(for: outcome, slotKey: script.slotKey, completion: completion)
         })
+    }
+
+    /// The purpose's reserve script (its policy is configured: `policy(for:)` said so).
+    func reserveScript(_ purpose: Purpose, countingIP: Bool) -> RedisScript {
+        guard let scripts = reserveScripts[purpose.name] else { preconditionFailure("no reserve script for a configured purpose") }
+        return scripts.script(countingIP: countingIP)
     }
 
     /// With `waitReplicas`: an allowed reservation is answered only once that many
@@ -179,7 +193,32 @@ public final class GateWorker {
         return request.caller.isEmpty ? base : base + "|" + request.caller
     }
 
-    /// A reserve script's answer as a decision.
+    /// A reserve script's reply as a decision, with the nonce its token names ("" : none):
+    /// the answer's text, or `{record}` when an idempotency record was already stored
+    /// (replayed when it holds `fingerprint`, else the key was reused: 422).
+    static func reserveDecision(
+        from reply: RedisReply, fingerprint: String?, request: SendRequest, policy: CompiledPolicy, number: String,
+        cipher: CountdownTokenCipher
+    ) throws(GateError) -> (decision: Decision, nonce: Substring) {
+        switch reply {
+        case .bulk(let bytes):
+            guard let answer = ReserveAnswer(answer: String(decoding: bytes, as: UTF8.self)) else { throw Self.unexpected(reply) }
+            return (decision(answer, replayed: false, request: request, policy: policy, number: number, cipher: cipher), answer.nonce)
+        case .array(let items) where items.count == 1:
+            guard case .bulk(let bytes) = items[0], let fingerprint else { throw Self.unexpected(reply) }
+            switch ReserveAnswer.record(String(decoding: bytes, as: UTF8.self), fingerprint: fingerprint) {
+            case .answer(let answer):
+                return (decision(answer, replayed: true, request: request, policy: policy, number: number, cipher: cipher), answer.nonce)
+            case .otherRequest: throw .idempotencyKeyReused
+            case .unreadable: throw Self.unexpected(reply)
+            }
+        default:
+            throw Self.unexpected(reply)
+        }
+    }
+
+    /// A stored answer as `idempotency-get.lua` returns it (`{allowed, reason, wait, sends,
+    /// next, now, nonce, replayed, observed}`, or `{-1}` for another request's key) as a decision.
     static func decision(
         from reply: RedisReply, request: SendRequest, policy: CompiledPolicy, number: String, cipher: CountdownTokenCipher
     ) throws(GateError) -> Decision {
@@ -188,18 +227,28 @@ public final class GateWorker {
         guard items.count == 9, let allowed = items[0].integer, let wait = items[2].integer,
               let sends = items[3].integer, let next = items[4].integer, let now = items[5].integer
         else { throw Self.unexpected(reply) }
-        let reason = items[1].string.flatMap(Decision.Reason.init(rawValue:))
+        let answer = ReserveAnswer(
+            allowed: allowed == 1, reason: items[1].string.flatMap(Decision.Reason.init(rawValue:)),
+            waitMilliseconds: Int64(wait), sends: sends, nextMilliseconds: Int64(next), nowMilliseconds: Int64(now),
+            nonce: Substring(items[6].string ?? ""),
+            observed: (items[8].string ?? "").split(separator: ",").compactMap { Decision.Reason(rawValue: String($0)) })
+        return decision(answer, replayed: items[7].integer == 1, request: request, policy: policy, number: number, cipher: cipher)
+    }
+
+    /// A reserve answer as the request's decision; its countdown token seals the nonce.
+    static func decision(
+        _ answer: ReserveAnswer, replayed: Bool, request: SendRequest, policy: CompiledPolicy, number: String,
+        cipher: CountdownTokenCipher
+    ) -> Decision {
         var decision = Decision(
-            allowed: allowed == 1, reason: allowed == 1 ? nil : reason ?? .cooldown,
-            phone: request.phone, purpose: request.purpose,
-            retryAfterMilliseconds: Int64(wait), serverTimeMilliseconds: Int64(now), sendsInWindow: sends,
-            sendsLeft: policy.rules.maxSends.map { max(0, $0 - sends) },
-            nextRetryAfterMilliseconds: Int64(next), replayed: items[7].integer == 1,
-            countdownToken: items[6].string.flatMap { CooldownValue(text: Substring($0))?.nonce }.map {
+            allowed: answer.allowed, reason: answer.reason, phone: request.phone, purpose: request.purpose,
+            retryAfterMilliseconds: answer.waitMilliseconds, serverTimeMilliseconds: answer.nowMilliseconds,
+            sendsInWindow: answer.sends, sendsLeft: policy.rules.maxSends.map { max(0, $0 - answer.sends) },
+            nextRetryAfterMilliseconds: answer.nextMilliseconds, replayed: replayed,
+            countdownToken: (CooldownValue(text: answer.nonce)?.nonce).map {
                 cipher.seal(purpose: request.purpose, number: number, nonce: $0)
             })
-        // The rules in observe mode that would have refused (`cooldown,max_sends`).
-        decision.observed = (items[8].string ?? "").split(separator: ",").compactMap { Decision.Reason(rawValue: String($0)) }
+        decision.observed = answer.observed
         return decision
     }
 

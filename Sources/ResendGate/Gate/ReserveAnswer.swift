@@ -1,0 +1,76 @@
+/// A reserve decision as text: what the reserve script answers, and what an idempotency
+/// record holds (`reserve.lua`, `idempotency-put.lua`): "allowed reason wait sends next
+/// now nonce observed", fields separated by one space (reason, nonce and observed may be
+/// empty), then, in a record, a space and the request's fingerprint (which may hold
+/// spaces). A record an older version wrote has no `observed`. Turning numbers into one
+/// string in Lua and reading it here costs Redis less than a reply of many fields.
+struct ReserveAnswer {
+    let allowed: Bool
+    /// Why the send was refused (nil when allowed).
+    let reason: Decision.Reason?
+    let waitMilliseconds: Int64
+    let sends: Int
+    let nextMilliseconds: Int64
+    /// Redis's clock when it decided, in ms since 1970.
+    let nowMilliseconds: Int64
+    /// The cooldown's nonce the answer's token names ("" : none).
+    let nonce: Substring
+    /// The rules in observe mode that would have refused.
+    let observed: [Decision.Reason]
+
+    init(
+        allowed: Bool, reason: Decision.Reason?, waitMilliseconds: Int64, sends: Int, nextMilliseconds: Int64,
+        nowMilliseconds: Int64, nonce: Substring, observed: [Decision.Reason]
+    ) {
+        self.allowed = allowed
+        self.reason = allowed ? nil : reason ?? .cooldown
+        self.waitMilliseconds = waitMilliseconds
+        self.sends = sends
+        self.nextMilliseconds = nextMilliseconds
+        self.nowMilliseconds = nowMilliseconds
+        self.nonce = nonce
+        self.observed = observed
+    }
+
+    /// A fresh answer of the reserve script (with the fingerprint after it, or without);
+    /// nil when it is not one.
+    init?(answer text: String) {
+        let fields = text.split(separator: " ", maxSplits: 8, omittingEmptySubsequences: false)
+        guard fields.count >= 8 else { return nil }
+        self.init(fields: fields, observed: fields[7])
+    }
+
+    /// What a stored record says about a request with `fingerprint`.
+    enum Record {
+        /// The record is this request's: its answer is replayed.
+        case answer(ReserveAnswer)
+        /// The record is another request's (the key was reused).
+        case otherRequest
+        /// The record cannot be read.
+        case unreadable
+    }
+
+    /// Reads a stored record for the request with `fingerprint`.
+    static func record(_ text: String, fingerprint: String) -> Record {
+        let fields = text.split(separator: " ", maxSplits: 8, omittingEmptySubsequences: false)
+        if fields.count == 9, fields[8] == fingerprint {
+            return Self(fields: fields, observed: fields[7]).map(Record.answer) ?? .unreadable
+        }
+        // An older version's record: no `observed` before the fingerprint.
+        let older = text.split(separator: " ", maxSplits: 7, omittingEmptySubsequences: false)
+        if older.count == 8, older[7] == fingerprint {
+            return Self(fields: older, observed: "").map(Record.answer) ?? .unreadable
+        }
+        return fields.count >= 8 ? .otherRequest : .unreadable
+    }
+
+    private init?(fields: [Substring], observed: Substring) {
+        guard fields[0] == "1" || fields[0] == "0",
+              let wait = Int64(fields[2]), let sends = Int(fields[3]), let next = Int64(fields[4]), let now = Int64(fields[5])
+        else { return nil }
+        self.init(
+            allowed: fields[0] == "1", reason: Decision.Reason(rawValue: String(fields[1])), waitMilliseconds: wait,
+            sends: sends, nextMilliseconds: next, nowMilliseconds: now, nonce: fields[6],
+            observed: observed.split(separator: ",").compactMap { Decision.Reason(rawValue: String($0)) })
+    }
+}

@@ -1,0 +1,91 @@
+@testable import ResendGate
+import Testing
+
+/// The reserve script answers in the text an idempotency record holds; the gate reads it,
+/// and decides itself whether a stored record is this request's (a replay) or another's.
+@Suite("Reserve answers and idempotency records")
+struct ReserveAnswerTests {
+    @Test func readsAFreshAnswerWithOrWithoutAFingerprint() throws {
+        let allowed = try #require(ReserveAnswer(answer: "1  60000 1 120000 1796172917403 AAAAAAAAAAAAAAA1 "))
+        #expect(allowed.allowed && allowed.reason == nil)
+        #expect(allowed.waitMilliseconds == 60_000 && allowed.sends == 1 && allowed.nextMilliseconds == 120_000)
+        #expect(allowed.nowMilliseconds == 1_796_172_917_403 && allowed.nonce == "AAAAAAAAAAAAAAA1" && allowed.observed.isEmpty)
+        let refused = try #require(ReserveAnswer(answer: "0 max_sends 3600000 5 300000 17 BBBBBBBBBBBBBBBB cooldown,ip_limit +86|default|1.2.3.4 x"))
+        #expect(!refused.allowed && refused.reason == .maxSends && refused.nonce == "BBBBBBBBBBBBBBBB")
+        #expect(refused.observed == [.cooldown, .ipLimit])
+        let noNonce = try #require(ReserveAnswer(answer: "0 ip_limit 500 2 120000 17  "))
+        #expect(noNonce.nonce.isEmpty && noNonce.reason == .ipLimit)
+    }
+
+    @Test(arguments: [
+        "", "1", "1  60000 1 120000 17 AAAAAAAAAAAAAAA1", "2  60000 1 120000 17 A ", "1  6O000 1 120000 17 A ",
+        "1  60000 x 120000 17 A ", "1  60000 1 120000 seventeen A ", "{-1}",
+    ])
+    func refusesTextThatIsNotAnAnswer(text: String) {
+        #expect(ReserveAnswer(answer: text) == nil)
+    }
+
+    @Test func aRecordIsReplayedOnlyForItsOwnFingerprint() {
+        let record = "1  60000 1 120000 17 AAAAAAAAAAAAAAA1  +8613800138000|default|10.0.0.1|caller with spaces"
+        guard case .answer(let answer) = ReserveAnswer.record(record, fingerprint: "+8613800138000|default|10.0.0.1|caller with spaces")
+        else { Issue.record("its own request's record is replayed"); return }
+        #expect(answer.allowed && answer.nonce == "AAAAAAAAAAAAAAA1")
+        for other in ["+8613800138001|default|10.0.0.1|caller with spaces", "+8613800138000|default|10.0.0.1", "", " "] {
+            guard case .otherRequest = ReserveAnswer.record(record, fingerprint: other) else {
+                Issue.record("a record is never another request's answer: \(other)")
+                continue
+            }
+        }
+    }
+
+    @Test func readsAnOlderVersionsRecordWithoutObservedRules() {
+        let record = "0 cooldown 42000 1 120000 17 AAAAAAAAAAAAAAA1 +8613800138000|default|"
+        guard case .answer(let answer) = ReserveAnswer.record(record, fingerprint: "+8613800138000|default|") else {
+            Issue.record("an older record is replayed")
+            return
+        }
+        #expect(!answer.allowed && answer.reason == .cooldown && answer.waitMilliseconds == 42_000 && answer.observed.isEmpty)
+    }
+
+    @Test func anUnreadableRecordIsNeitherReplayedNorTakenForAnotherRequest() {
+        guard case .unreadable = ReserveAnswer.record("garbage", fingerprint: "garbage") else {
+            Issue.record("unreadable")
+            return
+        }
+        guard case .unreadable = ReserveAnswer.record("1  x 1 120000 17 A  fp", fingerprint: "fp") else {
+            Issue.record("a record with a bad number is unreadable")
+            return
+        }
+    }
+}
+
+/// Each purpose's policy is written into its reserve script.
+@Suite("Reserve scripts per policy")
+struct ReserveScriptsTests {
+    /// reserve.lua's own block is the every-rule policy deploy/bench and deploy/script-cost
+    /// measure by loading the file as it is: it must be what a gate writes for that policy.
+    @Test func theFilesBlockIsTheBenchesEveryRulePolicy() {
+        let policy = CompiledPolicy(Policy(
+            ladder: [.seconds(60), .seconds(120), .seconds(300)], window: .seconds(86_400), maxSends: 5,
+            ipMaxSends: 100_000, ipWindow: .seconds(3600)))
+        let scripts = ReserveScripts(policy: policy, idempotencyLifetimeMilliseconds: 86_400_000, longestIPWindowMilliseconds: 3_600_000)
+        #expect(scripts.countingIP.source == ReserveScripts.template)
+        #expect(scripts.withoutIP.source != ReserveScripts.template)
+        #expect(scripts.all.count == 2)
+    }
+
+    @Test func aPolicyWithoutAnIPCapHasOneScriptAndItsRulesAreWrittenIn() {
+        var rules = Policy(ladder: [.seconds(30), .seconds(90)], window: .seconds(3600), maxSends: 7)
+        rules.observe = [.maxSends]
+        let scripts = ReserveScripts(
+            policy: CompiledPolicy(rules), idempotencyLifetimeMilliseconds: 600_000, longestIPWindowMilliseconds: 7_200_000)
+        #expect(scripts.all.count == 1 && scripts.script(countingIP: true) == scripts.withoutIP)
+        let block = ReserveScripts.block(
+            policy: CompiledPolicy(rules), countingIP: false, idempotencyLifetimeMilliseconds: 600_000, longestIPWindowMilliseconds: 7_200_000)
+        #expect(block.contains("local window, windowText, maxSends, keepSends = 3600000, '3600000', 7, 16\n"))
+        #expect(block.contains("local ipMax, ipWindow, ipKeep, ipKeepText = 0, 3600000, 7200000, '8100000'\n"))
+        #expect(block.contains("local lifetime, lifetimeText, longest, steps = 600000, '600000', 3600000, 2\n"))
+        #expect(block.contains("local watchCooldown, watchMax, watchIP = false, true, false\n"))
+        #expect(block.contains("return (select(i, '30000', '90000'))"))
+    }
+}
