@@ -74,6 +74,9 @@ public final class RedisConnection {
     /// The last `TIME` reading of this connection's server (RedisConnection+Clock.swift).
     var clockReading: ClockReading?
     var clockReadPending = false
+    var clockReadSent: ContinuousClock.Instant?
+    /// The shortest round trip of a `TIME` reading on this connection.
+    var shortestClockRoundTrip: Duration?
 
     /// Creates the connection and starts connecting. Call on `loop`'s thread. `logger`
     /// hears of reconnects, Sentinel master switches and script reloads.
