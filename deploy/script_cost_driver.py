@@ -9,8 +9,10 @@ every reply read. KIND says which script, called as the gate calls it:
   policy       the same, as a reserve script with the policy written in (its block as
                the file has it: the every-rule policy) takes it: now, nonce, fingerprint;
   budget-take  a share of a country's budget and of the total, 8 shards each, none full
-               (on one Redis, one call for both);
-  pumping      the pumping guard's take on one of ten prefixes, none blocked.
+               (on one Redis, one call for both); budget-take-now the same for a script
+               that takes Redis's time as its first argument;
+  pumping      the pumping guard's take on one of ten prefixes, none blocked (with the
+               time as the 7th argument, which a script that does not take it ignores).
 """
 import random
 import socket
@@ -35,15 +37,15 @@ recent = []
 def budget_call():
     member = '%016x' % random.getrandbits(64)
     keys = ['rg:budget:{*:CN:%d}' % i for i in range(8)] + ['rg:budget:{*:total:%d}' % i for i in range(8)]
-    args = [member]
+    args = ['%d' % int(time.time() * 1000), member] if kind == 'budget-take-now' else [member]
     for _ in range(2):
         args += ['8', '86400000', '0'] + ['1250000'] * 8
     return resp(['EVALSHA', sha, str(len(keys))] + keys + args)
 def pumping_call():
     prefix = '+86138%d' % random.randint(0, 9)
-    return resp(['EVALSHA', sha, '1', 'rg:pump:{default:%s}' % prefix, 'take', '3600000', '360000', '10000000', '50000', ''])
+    return resp(['EVALSHA', sha, '1', 'rg:pump:{default:%s}' % prefix, 'take', '3600000', '360000', '10000000', '50000', '', '%d' % int(time.time() * 1000)])
 def call(i):
-    if kind == 'budget-take': return budget_call()
+    if kind in ('budget-take', 'budget-take-now'): return budget_call()
     if kind == 'pumping': return pumping_call()
     if recent and random.random() < 0.25:
         num = random.choice(recent[-256:])

@@ -108,6 +108,7 @@ extension GateWorker {
                     keys.appendBudgetShard(scope: check.budget.scope, kind: check.kind, shard: (start + place) % shards, to: &args)
                 }
             }
+            args.appendRedisNow()
             args.append(member.text)
             for (check, start) in zip(checks, starts) {
                 let budget = check.budget
@@ -198,6 +199,7 @@ extension GateWorker {
         store.evaluate(GateScripts.budgetTake, slotKey: key, { args in
             args.append(1)
             args.append(key)
+            args.appendRedisNow()
             args.append(member.text)
             args.append(1)
             args.append(Int(budget.window.wholeMilliseconds))

@@ -126,6 +126,7 @@ extension GateWorker {
             args.append(rules.minSends ?? 1)
             args.append(rules.minConversionPartsPerMillion)
             args.append(field)
+            args.appendRedisNow()
         }, completion: { [unowned self] result in
             let step = Self.decode(result) { reply throws(GateError) in try Self.pumpingStep(reply, purpose: purpose, prefix: prefix) }
             if case .success(let value) = step, value.register {

@@ -2,9 +2,10 @@
 -- nonces, scored by Redis time in ms), budget after budget, each budget's in the order to
 -- try them. On one Redis every budget of a send comes in one call; on Redis Cluster one
 -- shard a call (each has its slot).
--- ARGV: 1 member (the send's nonce, unique to it), then for each budget, in the order of
--- KEYS: its number of shards, its window in ms, '1' when it is only observed ('0' else),
--- then each of its shards' allowance.
+-- ARGV: 1 now, Redis's clock in ms as the gate's connection reckons it ('': the script asks
+-- TIME, as dear as the rest of a small call), 2 member (the send's nonce, unique to it),
+-- then for each budget, in the order of KEYS: its number of shards, its window in ms, '1'
+-- when it is only observed ('0' else), then each of its shards' allowance.
 -- Takes one share of every budget, from the first of its shards with room, or none:
 -- {0, 0, now, then for each budget the place (1-based, among its shards) of the shard
 -- that gave its share, or 0 for an observed budget that was full (it takes nothing)}.
@@ -18,12 +19,15 @@
 -- taken again). So it never holds more than its allowance, and a send to a shard with
 -- room costs one read, not two.
 -- Numbers go to Redis as text (a Lua number as a command's argument costs a printf).
-local t = redis.call('TIME')
-local nowText = t[1] .. string.sub('00000' .. t[2], -6, -4)
+local nowText = ARGV[1]
+if nowText == '' then
+  local t = redis.call('TIME')
+  nowText = t[1] .. string.sub('00000' .. t[2], -6, -4)
+end
 local now = nowText + 0
-local member = ARGV[1]
+local member = ARGV[2]
 -- The budgets must add up to KEYS and ARGV exactly: a budget cut short would go unchecked.
-local nargs, nkeys, at, first = #ARGV, #KEYS, 2, 0
+local nargs, nkeys, at, first = #ARGV, #KEYS, 3, 0
 while at <= nargs do
   local shards = ARGV[at] + 0
   if shards < 1 then break end
@@ -34,7 +38,7 @@ if at ~= nargs + 1 or first ~= nkeys or nkeys == 0 then
 end
 local reply, chosen = {0, 0, now}, {}
 local budget = 0
-at, first = 2, 0
+at, first = 3, 0
 while at <= nargs do
   budget = budget + 1
   local shards, window, observed = ARGV[at] + 0, ARGV[at + 1] + 0, ARGV[at + 2] == '1'

@@ -1,6 +1,7 @@
 -- KEYS: 1 a destination prefix's counts for one purpose (a hash).
 -- ARGV: 1 mode, 2 window ms, 3 bucket ms, 4 min sends, 5 min conversion in parts per
---       million, 6 (mode 'give') the field a 'take' counted in.
+--       million, 6 (mode 'give') the field a 'take' counted in, 7 now: Redis's clock in ms
+--       as the gate's connection reckons it ('' or none: the script asks TIME).
 -- The SMS-pumping guard of one prefix (GateWorker+Pumping.swift). The hash holds one
 -- field per bucket of the window and kind, named by the bucket's start on Redis's clock:
 -- 's:<ms>' allowed sends, 'v:<ms>' verified outcomes; a bucket counts until its start
@@ -21,8 +22,13 @@
 -- out that the rest is under 'min sends' or converts well enough.
 -- Numbers go to Redis as text, and text becomes a number with '+ 0' (Lua's tonumber parses
 -- twice; a Lua number as a command's argument costs a printf).
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local now = ARGV[7]
+if now and now ~= '' then
+  now = now + 0
+else
+  local t = redis.call('TIME')
+  now = t[1] * 1000 + math.floor(t[2] / 1000)
+end
 local key, mode = KEYS[1], ARGV[1]
 local window, bucket = ARGV[2] + 0, ARGV[3] + 0
 local start = string.format('%d', now - now % bucket)
