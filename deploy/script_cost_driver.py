@@ -71,7 +71,7 @@ def drain(k):
         data = s.recv(65536)
         if not data: raise SystemExit('closed')
         buf += data
-        # count top-level replies crudely: each reply to EVALSHA is an array starting with '*' or '-' error
+        # count top-level replies: each reply to EVALSHA is one RESP value (an array, a bulk string, or a '-' error)
         while True:
             r = parse(buf)
             if r is None: break

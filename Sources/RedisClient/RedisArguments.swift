@@ -35,9 +35,10 @@ public struct RedisArguments: ~Copyable {
     }
 
     /// Appends Redis's clock now in ms since 1970, as the connection that carries the
-    /// command reckons it (a `TIME` reading carried forward, see `RedisConnection`), or an
-    /// empty argument while it has none: a script then asks `TIME` itself. On a cluster
-    /// the reckoning is that of the node the command goes to.
+    /// script call reckons it (a `TIME` reading carried forward, see `RedisConnection`), or
+    /// an empty argument while it has none: the script then asks `TIME` itself. On a
+    /// cluster the reckoning is that of the node the call goes to. Script calls only
+    /// (`evaluate`): a plain command gets the empty argument.
     public mutating func appendRedisNow() {
         if let now = redisNowMilliseconds { append(Int(now)) } else { append("") }
     }

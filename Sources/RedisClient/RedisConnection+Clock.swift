@@ -31,18 +31,21 @@ extension RedisConnection {
         var rereadAfter: Duration { roundTrip <= RedisConnection.quickRoundTrip ? RedisConnection.clockReadingLifetime : RedisConnection.quickClockReread }
     }
 
-    /// Redis's clock now in ms since 1970, or nil until the connection has read it (it
-    /// starts a reading then, and when the last one is old).
+    /// Redis's clock now in ms since 1970, or nil until the connection has read it.
     func redisNowMilliseconds() -> Int64? {
+        guard let reading = clockReading else { return nil }
+        return reading.redisMilliseconds + (ContinuousClock.now - reading.instant).wholeMillisecondsTruncated
+    }
+
+    /// Starts a reading when none is held or the held one is due, at most one a second
+    /// however many keep losing to the one held. Called after a command is queued, so a
+    /// cluster's `ASKING` before that command still applies to it.
+    func readClockIfDue() {
+        guard let reading = clockReading else { return readClock() }
         let now = ContinuousClock.now
-        guard let reading = clockReading else {
+        if now - reading.instant > reading.rereadAfter, clockReadSent.map({ now - $0 > Self.quickClockReread }) ?? true {
             readClock()
-            return nil
         }
-        let elapsed = now - reading.instant
-        // At most one reading a second, however many keep losing to the one held.
-        if elapsed > reading.rereadAfter, clockReadSent.map({ now - $0 > Self.quickClockReread }) ?? true { readClock() }
-        return reading.redisMilliseconds + elapsed.wholeMillisecondsTruncated
     }
 
     /// Sends `TIME`, unless a reading is on its way or the connection is not ready (a

@@ -99,9 +99,7 @@ public final class RedisConnection {
             completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
             return
         }
-        let now = redisNowMilliseconds()
         arguments.reset()
-        arguments.redisNowMilliseconds = now
         build(&arguments)
         enqueue(context, Pending(deadline: .now + configuration.commandTimeout, completion: completion, retry: nil))
     }
@@ -116,14 +114,14 @@ public final class RedisConnection {
             completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
             return
         }
-        let now = redisNowMilliseconds()
         arguments.reset()
-        arguments.redisNowMilliseconds = now
+        arguments.redisNowMilliseconds = redisNowMilliseconds()
         arguments.append("EVALSHA")
         arguments.append(script.sha1)
         build(&arguments)
         enqueue(context, Pending(
             deadline: .now + configuration.commandTimeout, completion: completion, retry: (script, build)))
+        readClockIfDue()
     }
 
     /// Closes the connection for good; pending commands fail as unavailable.
@@ -182,14 +180,13 @@ public final class RedisConnection {
                 // Load the script again, then retry once: replies keep their order,
                 // so the load runs before the retried call.
                 logScriptReload(retry.script)
-                let now = redisNowMilliseconds()
                 arguments.reset()
                 arguments.append("SCRIPT")
                 arguments.append("LOAD")
                 arguments.append(retry.script.source)
                 enqueue(context, Pending(deadline: .now + configuration.commandTimeout, completion: { _ in }, retry: nil))
                 arguments.reset()
-                arguments.redisNowMilliseconds = now
+                arguments.redisNowMilliseconds = redisNowMilliseconds()
                 arguments.append("EVALSHA")
                 arguments.append(retry.script.sha1)
                 retry.build(&arguments)

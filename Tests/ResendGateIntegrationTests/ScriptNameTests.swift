@@ -27,6 +27,8 @@ struct ScriptNameTests {
         let policies = [
             Policy.default, Policy(ladder: [.seconds(60)], ipMaxSends: 5), Policy(ladder: [.seconds(1), .seconds(2), .seconds(3)]),
             Policy(ladder: [.seconds(60)], maxSends: 1, ipMaxSends: 1, ipWindow: .seconds(86_400)), observing,
+            // The longest ladder a policy takes (Policy.lint), each step written into the script.
+            Policy(ladder: (1...Policy.maxLadderSteps).map { .seconds($0 * 1000) }, window: .seconds(86_400 * 365)),
         ]
         for policy in policies {
             let scripts = ReserveScripts(

@@ -42,6 +42,7 @@ struct PolicyLintTests {
         (Policy(ladder: [.seconds(1), .zero]), "cooldown"),
         (Policy(ladder: [.microseconds(999)]), "cooldown"),
         (Policy(ladder: [.seconds(-1)]), "cooldown"),
+        (Policy(ladder: Array(repeating: .seconds(1), count: Policy.maxLadderSteps + 1)), "cooldown"),
         (Policy(window: .zero), "window"),
         (Policy(window: .seconds(-2)), "window"),
         (Policy(ipWindow: .zero), "ip-window"),

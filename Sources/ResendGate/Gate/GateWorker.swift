@@ -209,8 +209,8 @@ public final class GateWorker {
             switch ReserveAnswer.record(String(decoding: bytes, as: UTF8.self), fingerprint: fingerprint) {
             case .answer(let answer):
                 return (decision(answer, replayed: true, request: request, policy: policy, number: number, cipher: cipher), answer.nonce)
-            case .otherRequest: throw .idempotencyKeyReused
-            case .unreadable: throw Self.unexpected(reply)
+            // A record this request cannot replay is another's, as the script said before.
+            case .otherRequest, .unreadable: throw .idempotencyKeyReused
             }
         default:
             throw Self.unexpected(reply)
@@ -350,9 +350,6 @@ struct CompiledPolicy {
     /// The cooldown of a policy that is one cooldown, counts nothing and does not observe
     /// it: the requests without a client IP to cap or an idempotency key take `reserveCooldown`.
     let plainCooldownMilliseconds: Int64?
-    /// The number's rules in observe mode, as the reserve script takes them
-    /// (`cooldown,max_sends,ip_limit`, in that order; "" for none).
-    let observedRules: String
 
     init(_ rules: Policy) {
         self.rules = rules
@@ -360,7 +357,6 @@ struct CompiledPolicy {
         windowMilliseconds = rules.ladder.count > 1 || rules.maxSends != nil ? rules.window.wholeMilliseconds : 0
         ipWindowMilliseconds = rules.ipWindow.wholeMilliseconds
         policyWindowMilliseconds = rules.window.wholeMilliseconds
-        observedRules = [Decision.Reason.cooldown, .maxSends, .ipLimit].filter(rules.observes).map(\.rawValue).joined(separator: ",")
         // A plain `SET NX` cannot let a send through a running cooldown: an observed one takes the script.
         plainCooldownMilliseconds = windowMilliseconds == 0 && ladderMilliseconds.count == 1 && !rules.observes(.cooldown)
             ? ladderMilliseconds[0] : nil

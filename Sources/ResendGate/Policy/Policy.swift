@@ -58,6 +58,10 @@ public struct Policy: Sendable, Equatable {
     public static let defaultLockout: Duration = .seconds(900)
     public static let defaultNumberTypes: Set<PhoneNumberType> = [.mobile, .fixedLineOrMobile]
 
+    /// The most steps a cooldown ladder takes: each is written into the purpose's reserve
+    /// script (`ReserveScripts`), and a ladder past a few hundred would not compile in Redis.
+    public static let maxLadderSteps = 64
+
     /// A flat 60 s cooldown, mobiles only, no caps, one refund a day.
     public static let `default` = Policy()
 
@@ -88,6 +92,9 @@ public struct Policy: Sendable, Equatable {
             ConfigurationError(field: prefix + field, message: message)
         }
         guard !ladder.isEmpty else { throw fail("cooldown", "needs at least one duration") }
+        guard ladder.count <= Self.maxLadderSteps else {
+            throw fail("cooldown", "takes at most \(Self.maxLadderSteps) durations, got \(ladder.count)")
+        }
         for step in ladder where step < .milliseconds(1) {
             throw fail("cooldown", "every step must be at least 1 ms, got \(step)")
         }

@@ -1,5 +1,6 @@
--- KEYS: idempotency record. ARGV: fingerprint. Returns the stored answer like
--- `reserve` does ({..., replayed 1, observed}), {-1} for another request, or {} when none.
+-- KEYS: idempotency record. ARGV: fingerprint. Returns the stored answer as {allowed,
+-- reason, wait, sends, next, now, nonce, replayed 1, observed}, {-1} for another request,
+-- or {} when none.
 -- The record is one string, as reserve.lua writes it: "allowed reason wait sends next
 -- now nonce observed fingerprint", the fingerprint last (an older version's record,
 -- without `observed`, is read too).

@@ -1,12 +1,12 @@
 -- The decision of a policy other than the default one. The gate writes one copy of this
 -- script for each purpose's policy (and, when the purpose caps IPs, one without the IP cap,
 -- for requests without a client address and for a cluster, where the cap is a step of its
--- own): `ReserveScript` replaces the policy block below, between its two marker lines, with
+-- own): `ReserveScripts` replaces the policy block below, between its two marker lines, with
 -- the policy's own constants. A policy is then code, not arguments: each argument of a call
 -- costs Redis about as much as a small command (it is copied, hashed and put in a table).
--- The block as written here is the every-rule policy deploy/script-cost measures (ladder
--- 60 s, 120 s, 300 s; 5 sends a day; 100 000 sends an hour from an IP; idempotency records
--- kept a day).
+-- The block as written here is the every-rule policy that deploy/bench and
+-- deploy/script-cost measure (ladder 60 s, 120 s, 300 s; 5 sends a day; 100 000 sends an
+-- hour from an IP; idempotency records kept a day).
 --
 -- KEYS: 1 cooldown (its value: the send's nonce, then its deadline in 12 hex digits of
 --       ms, as a plain cooldown's (`CooldownValue`); then, when an idempotency record
@@ -16,16 +16,18 @@
 --       (sorted set: one member per send, its nonce, scored by its time; a key of the
 --       number's slot when the IP is not capped in this call), 4 idempotency record (a key
 --       of the number's slot when the request has no Idempotency-Key).
--- ARGV: 1 now, Redis's clock in ms as the gate reckons it (`RedisClock`; '': the script
---       asks Redis's TIME), 2 fresh nonce, 3 idempotency fingerprint ('' : none),
---       4 the idempotency record's key name to link ('' : none), 5 a wait decided outside
---       this slot (a cluster's per-IP cap; '0': none).
--- Returns {reason, wait ms, sends in window[, the running cooldown's nonce[, the observed
--- rules]]}: reason '' for an allowed send (its nonce is the one given: the gate seals it
--- into the answer's countdown token); the nonce ('' : none) when a refusal has one; the
--- observed rules comma-separated, when any. Or {record}: the idempotency record's text
--- when one is already stored under KEYS[4], which the gate replays when it holds this
--- request's fingerprint (and answers 422 when it does not).
+-- ARGV: 1 now, Redis's clock in ms as the gate's connection reckons it ('': the script
+--       asks Redis's TIME), 2 fresh nonce, 3 idempotency fingerprint ('' : none); on a
+--       cluster also 4 a wait decided outside this slot (the per-IP cap; '0': none) and
+--       5 the idempotency record's key name to link ('' : none). On one Redis the record
+--       to link is KEYS[4].
+-- Returns the answer as one string, the idempotency record's format: "allowed reason wait
+-- sends next now nonce observed", then, when the request has an Idempotency-Key, a space
+-- and its fingerprint (reason '' for an allowed send; nonce: an allowed send's own, a
+-- refusal's running cooldown's, or ''; observed: the observed rules that would have
+-- refused, comma-separated). Or {record}: the text of an idempotency record already
+-- stored under KEYS[4], which the gate replays when it holds this request's fingerprint
+-- (and answers 422 when it does not: `ReserveAnswer`).
 --
 -- Observe mode: a rule the policy observes that would refuse does not; its reason goes
 -- into the observed list and the other rules decide. Such a send starts a new cooldown (a
@@ -42,7 +44,7 @@
 -- The idempotency record (KEYS[4]) is one string: the answer's fields separated by
 -- spaces, the fingerprint last ("allowed reason wait sends next now nonce observed
 -- fingerprint"; idempotency-get.lua and idempotency-put.lua read and write the same, and
--- the gate reads it (`StoredAnswer`)). It is written first, with `SET … NX GET`: a record
+-- the gate reads it (`ReserveAnswer`)). It is written first, with `SET … NX GET`: a record
 -- already there is a replay (or another request's key), and nothing else is written.
 --
 -- Cost: each command a script calls costs Redis more than the Lua around it (its
@@ -57,7 +59,7 @@
 -- Numbers go to Redis as text (the policy's, ARGV): turning a Lua number into a command's
 -- argument costs Redis a printf, more than a whole read command.
 
--- policy (ReserveScript writes this block for each purpose)
+-- policy (ReserveScripts writes this block for each purpose)
 local window, windowText, maxSends, keepSends = 86400000, '86400000', 5, 16
 local ipMax, ipWindow, ipKeep, ipKeepText = 100000, 3600000, 3600000, '4050000'
 local lifetime, lifetimeText, longest, steps = 86400000, '86400000', 86400000, 3

@@ -30,7 +30,7 @@ struct ReserveScripts {
     var all: [RedisScript] { countingIP == withoutIP ? [withoutIP] : [countingIP, withoutIP] }
 
     static let template = String(decoding: EmbeddedFiles.reserve, as: UTF8.self)
-    static let blockStart = "-- policy (ReserveScript writes this block for each purpose)\n"
+    static let blockStart = "-- policy (ReserveScripts writes this block for each purpose)\n"
     static let blockEnd = "-- end of policy\n"
 
     /// `reserve.lua` with `policy`'s block.
