@@ -26,7 +26,7 @@ extension Settings {
                       help: "connect and command timeout; past it the answer is 503 `store_unavailable`"),
             .text("region", \.region, placeholder: "CC", help: "default region (two letters, such as `CN`) for numbers without a country code"),
             Option.value("cooldown", \.policy.ladder, placeholder: "D[,D...]",
-                         help: "cooldown, or an escalation ladder (`60,120,300`: 1st send in the window 60 s, 2nd 120 s, then 300 s)",
+                         help: "cooldown, or an escalation ladder (`60,120,300`: 1st send in the window 60 s, 2nd 120 s, then 300 s; at most 64 steps)",
                          parse: { text throws(ConfigurationError) in try Policy.parseLadder(text) },
                          render: { $0.map(DurationParser.format).joined(separator: ",") }),
             .duration("window", \.policy.window,
