@@ -20,8 +20,8 @@ extension RedisConnection {
     static let quickClockReread: Duration = .seconds(1)
 
     struct ClockReading {
-        /// Redis's `TIME` in ms since 1970…
-        let redisMilliseconds: Int64
+        /// Redis's `TIME` in µs since 1970…
+        let redisMicroseconds: Int64
         /// …at this moment by the monotonic clock (half-way between the request and its reply).
         let instant: ContinuousClock.Instant
         /// The request's round trip: twice the reading's largest error.
@@ -31,10 +31,11 @@ extension RedisConnection {
         var rereadAfter: Duration { roundTrip <= RedisConnection.quickRoundTrip ? RedisConnection.clockReadingLifetime : RedisConnection.quickClockReread }
     }
 
-    /// Redis's clock now in ms since 1970, or nil until the connection has read it.
+    /// Redis's clock now in ms since 1970 (whole ms, as a script makes of `TIME`), or nil
+    /// until the connection has read it.
     func redisNowMilliseconds() -> Int64? {
         guard let reading = clockReading else { return nil }
-        return reading.redisMilliseconds + (ContinuousClock.now - reading.instant).wholeMillisecondsTruncated
+        return (reading.redisMicroseconds + (ContinuousClock.now - reading.instant).wholeMicroseconds) / 1000
     }
 
     /// Starts a reading when none is held or the held one is due, at most one a second
@@ -67,7 +68,7 @@ extension RedisConnection {
             else { return }
             let received = ContinuousClock.now
             let reading = ClockReading(
-                redisMilliseconds: seconds * 1000 + micros / 1000, instant: sent + (received - sent) / 2,
+                redisMicroseconds: seconds * 1_000_000 + micros, instant: sent + (received - sent) / 2,
                 roundTrip: received - sent)
             self.shortestClockRoundTrip = min(self.shortestClockRoundTrip ?? reading.roundTrip, reading.roundTrip)
             if let current = self.clockReading, reading.roundTrip > current.roundTrip,
@@ -81,9 +82,9 @@ extension RedisConnection {
 }
 
 extension Duration {
-    /// Whole milliseconds, rounded toward zero.
-    var wholeMillisecondsTruncated: Int64 {
+    /// Whole microseconds, rounded toward zero.
+    var wholeMicroseconds: Int64 {
         let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
     }
 }

@@ -66,7 +66,9 @@ struct GateCooldownTests {
                 #expect(!denied.allowed)
                 #expect(denied.reason == .cooldown)
                 #expect(denied.sendsInWindow == 1)
-                #expect(denied.retryAfterMilliseconds <= before)
+                // The key is not extended (`after` below); the answer's wait is by the gate's
+                // reckoning of Redis's clock, which may trail it by half a round trip.
+                #expect(denied.retryAfterMilliseconds <= before + 50)
             }
             let after = try #require(try client.pttl(cooldownKey()))
             #expect(after <= before)
