@@ -65,6 +65,7 @@ extension GateWorker {
             args.append(Int(policy.ipWindowMilliseconds))
             args.append(token.text)
             args.append(Int(self.longestIPWindowMilliseconds))
+            args.appendRedisNow()
         }, completion: { [unowned self] result in
             switch result {
             case .success(.array(let items)) where items.count == 2:

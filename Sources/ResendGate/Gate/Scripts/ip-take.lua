@@ -1,10 +1,15 @@
 -- KEYS: the IP's sends. ARGV: cap, window ms, member (the send's nonce, unique to it),
 -- the longest IP window of any purpose in ms (the set is shared by every purpose that
--- caps IPs: it is trimmed and kept by that window, and counted by this purpose's own).
+-- caps IPs: it is trimmed and kept by that window, and counted by this purpose's own),
+-- now: Redis's clock in ms as the gate's connection reckons it ('' or none: TIME).
 -- Takes a share of the IP's cap before the number is decided: {1, ms until the IP may
 -- send again once this share counts (0 while it is under its cap)} or {0, wait ms}.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local nowText = ARGV[5]
+if not nowText or nowText == '' then
+  local t = redis.call('TIME')
+  nowText = t[1] .. string.sub('00000' .. t[2], -6, -4)
+end
+local now = nowText + 0
 local cap, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 local keep = math.max(window, tonumber(ARGV[4]))
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - keep)
@@ -14,7 +19,7 @@ if count >= cap then
   local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   return {0, tonumber(oldest[2]) + window - now}
 end
-redis.call('ZADD', KEYS[1], now, ARGV[3])
+redis.call('ZADD', KEYS[1], nowText, ARGV[3])
 if redis.call('PTTL', KEYS[1]) < keep then redis.call('PEXPIRE', KEYS[1], keep) end
 if count + 1 < cap then return {1, 0} end
 local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
