@@ -106,10 +106,17 @@ final class BlockingSocket {
                 return .failure(SocketFailure(call: "setsockopt(buffer size)", code: errno))
             }
         }
-        socket.setTimeout(timeout)
+        // The connect gets at least `minimumConnectTimeout`, whatever the I/O timeout: a test
+        // that gives reads and writes 2 ms does not mean its connects (on a loaded machine a
+        // full accept queue holds a SYN for longer, and connect() fails with EINPROGRESS).
+        socket.setTimeout(max(timeout, Self.minimumConnectTimeout))
         guard connect(fd) == 0 else { return .failure(SocketFailure(call: "connect()", code: errno)) }
+        socket.setTimeout(timeout)
         return .success(socket)
     }
+
+    /// The least time a connect is given (`open`).
+    static let minimumConnectTimeout: Duration = .seconds(5)
 
     /// Sets the send, receive (and, on Linux, connect) deadline.
     func setTimeout(_ timeout: Duration) {
