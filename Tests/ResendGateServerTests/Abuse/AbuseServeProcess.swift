@@ -44,7 +44,10 @@ final class AbuseServeProcess {
     }
 
     /// How long `GET /healthz` takes on a new connection; fails the test if it is not 200.
-    func timeHealthCheck(timeout: Duration = .seconds(5), sourceLocation: SourceLocation = #_sourceLocation) throws -> Duration {
+    /// (AddressSanitizer's runs wait five times as long: `ResponsivenessBounds`.)
+    func timeHealthCheck(
+        timeout: Duration = ResponsivenessBounds.healthCheck(.seconds(5)), sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> Duration {
         let started = ContinuousClock.now
         let answer = try client(timeout: timeout).get("/healthz")
         #expect(answer.status == 200, "\(answer)", sourceLocation: sourceLocation)
@@ -53,7 +56,7 @@ final class AbuseServeProcess {
 
     /// A `/metrics` sample.
     func metric(_ name: String) throws -> Double? {
-        try PrometheusSamples(try client().get("/metrics").text).value(name, "")
+        try PrometheusSamples(try client(timeout: ResponsivenessBounds.healthCheck(.seconds(3))).get("/metrics").text).value(name, "")
     }
 }
 
