@@ -59,8 +59,10 @@ extension RedisConnection {
         let generationSent = generation
         arguments.reset()
         arguments.append("TIME")
-        enqueue(context, Pending(deadline: sent + configuration.commandTimeout, completion: { [weak self] result in
-            guard let self else { return }
+        enqueue(context, Pending(deadline: sent + configuration.commandTimeout, completion: { [unowned self] result in
+            // A failure other than Redis's own answer comes from `drop`, which resets the
+            // reading itself (and may run in `deinit`, where `self` must not be touched).
+            if case .failure(let error) = result, error.kind != .server { return }
             self.clockReadPending = false
             // A reply of a dropped connection may be another server's clock.
             guard self.generation == generationSent, case .success(.array(let items)) = result, items.count == 2,
