@@ -206,9 +206,7 @@ extension RedisConnection {
         }
         generation &+= 1
         // The next connection may reach another server (a failover, a restart): read its clock anew.
-        clockReading = nil
-        clockReadPending = false
-        shortestClockRoundTrip = nil
+        clock = RedisClock()
         if let context {
             self.context = nil
             context.pointee.data = nil

@@ -71,12 +71,8 @@ public final class RedisConnection {
     var scriptReloadsUnlogged = 0
     /// With Sentinels: the last master they named, kept across reconnects to log a switch.
     var lastNamedMaster: RedisConfiguration.HostPort?
-    /// The last `TIME` reading of this connection's server (RedisConnection+Clock.swift).
-    var clockReading: ClockReading?
-    var clockReadPending = false
-    var clockReadSent: ContinuousClock.Instant?
-    /// The shortest round trip of a `TIME` reading on this connection.
-    var shortestClockRoundTrip: Duration?
+    /// Redis's clock as this connection reckons it (RedisConnection+Clock.swift).
+    var clock = RedisClock()
 
     /// Creates the connection and starts connecting. Call on `loop`'s thread. `logger`
     /// hears of reconnects, Sentinel master switches and script reloads.
