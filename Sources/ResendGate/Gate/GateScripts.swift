@@ -23,8 +23,6 @@ enum GateScripts {
 
     /// A share of a client IP's cap, taken in the IP's slot (`ip-take.lua`).
     static let ipTake = script(EmbeddedFiles.ipTake)
-    /// An idempotency record's stored answer, read in its slot (`idempotency-get.lua`).
-    static let idempotencyGet = script(EmbeddedFiles.idempotencyGet)
     /// An idempotency record written in its slot; the first answer stays (`idempotency-put.lua`).
     static let idempotencyPut = script(EmbeddedFiles.idempotencyPut)
 
@@ -39,7 +37,7 @@ enum GateScripts {
     /// A countdown token's lookup of the cooldown it names (`countdown-of-cooldown.lua`).
     static let countdownOfCooldown = script(EmbeddedFiles.countdownOfCooldown)
 
-    static let all = [peek, release, verify, ipTake, idempotencyGet, idempotencyPut, countdownOfCooldown, budgetTake, pumping]
+    static let all = [peek, release, verify, ipTake, idempotencyPut, countdownOfCooldown, budgetTake, pumping]
 
     private static func script(_ bytes: [UInt8]) -> RedisScript {
         RedisScript(String(decoding: bytes, as: UTF8.self))

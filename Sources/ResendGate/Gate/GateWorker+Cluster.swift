@@ -4,8 +4,8 @@ import RedisClient
 /// keys of one slot only. The number's decision stays one atomic script on the
 /// number's master; what lives in other slots takes steps around it:
 ///
-/// 1. with an `Idempotency-Key`: read the record on its own slot (a stored answer is
-///    replayed, another request's is 422);
+/// 1. with an `Idempotency-Key`: read the record on its own slot (`storedAnswer`: a stored
+///    answer is replayed, another request's is 422);
 /// 2. with a per-IP cap: take a share of the IP's cap on the IP's slot (its member is
 ///    the send's own nonce, so no two sends share one);
 /// 3. decide the number (cooldown, ladder, max-sends) on its slot; when the IP's cap
@@ -30,24 +30,12 @@ extension GateWorker {
             return takeIPShareThenDecide(request, policy: policy, number: number, token: token, cipher: cipher, idempotency: nil, completion: completion)
         }
         let fingerprint = fingerprint(request, number: number)
-        store.evaluate(GateScripts.idempotencyGet, slotKey: recordKey, { args in
-            args.append(1)
-            args.append(recordKey)
-            args.append(fingerprint)
-        }, completion: { [unowned self] result in
-            switch result {
-            case .success(.array(let items)) where items.isEmpty:
-                self.takeIPShareThenDecide(
-                    request, policy: policy, number: number, token: token, cipher: cipher, idempotency: (recordKey, fingerprint),
-                    completion: completion)
-            case .success(let reply):
-                completion(Result { () throws(GateError) in
-                    try Self.decision(from: reply, request: request, policy: policy, number: number, cipher: cipher)
-                })
-            case .failure(let error):
-                completion(.failure(.storeUnavailable(error.description)))
-            }
-        })
+        storedAnswer(request, policy: policy, cipher: cipher) { [unowned self] stored in
+            if let stored { return completion(stored) }
+            self.takeIPShareThenDecide(
+                request, policy: policy, number: number, token: token, cipher: cipher, idempotency: (recordKey, fingerprint),
+                completion: completion)
+        }
     }
 
     private func takeIPShareThenDecide(

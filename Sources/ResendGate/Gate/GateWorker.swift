@@ -205,34 +205,25 @@ public final class GateWorker {
             guard let answer = ReserveAnswer(answer: String(decoding: bytes, as: UTF8.self)) else { throw Self.unexpected(reply) }
             return (decision(answer, replayed: false, request: request, policy: policy, number: number, cipher: cipher), answer.nonce)
         case .array(let items) where items.count == 1:
-            guard case .bulk(let bytes) = items[0], let fingerprint else { throw Self.unexpected(reply) }
-            switch ReserveAnswer.record(String(decoding: bytes, as: UTF8.self), fingerprint: fingerprint) {
-            case .answer(let answer):
-                return (decision(answer, replayed: true, request: request, policy: policy, number: number, cipher: cipher), answer.nonce)
-            // A record this request cannot replay is another's, as the script said before.
-            case .otherRequest, .unreadable: throw .idempotencyKeyReused
-            }
+            guard case .bulk(let record) = items[0], let fingerprint else { throw Self.unexpected(reply) }
+            return try storedDecision(record, fingerprint: fingerprint, request: request, policy: policy, number: number, cipher: cipher)
         default:
             throw Self.unexpected(reply)
         }
     }
 
-    /// A stored answer as `idempotency-get.lua` returns it (`{allowed, reason, wait, sends,
-    /// next, now, nonce, replayed, observed}`, or `{-1}` for another request's key) as a decision.
-    static func decision(
-        from reply: RedisReply, request: SendRequest, policy: CompiledPolicy, number: String, cipher: CountdownTokenCipher
-    ) throws(GateError) -> Decision {
-        guard case .array(let items) = reply else { throw Self.unexpected(reply) }
-        if items.count == 1, items[0].integer == -1 { throw .idempotencyKeyReused }
-        guard items.count == 9, let allowed = items[0].integer, let wait = items[2].integer,
-              let sends = items[3].integer, let next = items[4].integer, let now = items[5].integer
-        else { throw Self.unexpected(reply) }
-        let answer = ReserveAnswer(
-            allowed: allowed == 1, reason: items[1].string.flatMap(Decision.Reason.init(rawValue:)),
-            waitMilliseconds: Int64(wait), sends: sends, nextMilliseconds: Int64(next), nowMilliseconds: Int64(now),
-            nonce: Substring(items[6].string ?? ""),
-            observed: (items[8].string ?? "").split(separator: ",").compactMap { Decision.Reason(rawValue: String($0)) })
-        return decision(answer, replayed: items[7].integer == 1, request: request, policy: policy, number: number, cipher: cipher)
+    /// A stored idempotency record as the decision to replay, when it holds `fingerprint`;
+    /// another request's record (or one that cannot be read) is a reused key: 422.
+    static func storedDecision(
+        _ record: [UInt8], fingerprint: String, request: SendRequest, policy: CompiledPolicy, number: String,
+        cipher: CountdownTokenCipher
+    ) throws(GateError) -> (decision: Decision, nonce: Substring) {
+        switch ReserveAnswer.record(String(decoding: record, as: UTF8.self), fingerprint: fingerprint) {
+        case .answer(let answer):
+            return (decision(answer, replayed: true, request: request, policy: policy, number: number, cipher: cipher), answer.nonce)
+        case .otherRequest, .unreadable:
+            throw .idempotencyKeyReused
+        }
     }
 
     /// A reserve answer as the request's decision; its countdown token seals the nonce.

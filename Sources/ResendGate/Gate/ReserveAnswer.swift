@@ -18,7 +18,7 @@ struct ReserveAnswer {
     /// The rules in observe mode that would have refused.
     let observed: [Decision.Reason]
 
-    init(
+    private init(
         allowed: Bool, reason: Decision.Reason?, waitMilliseconds: Int64, sends: Int, nextMilliseconds: Int64,
         nowMilliseconds: Int64, nonce: Substring, observed: [Decision.Reason]
     ) {

@@ -43,9 +43,9 @@
 --
 -- The idempotency record (KEYS[4]) is one string: the answer's fields separated by
 -- spaces, the fingerprint last ("allowed reason wait sends next now nonce observed
--- fingerprint"; idempotency-get.lua and idempotency-put.lua read and write the same, and
--- the gate reads it (`ReserveAnswer`)). It is written first, with `SET … NX GET`: a record
--- already there is a replay (or another request's key), and nothing else is written.
+-- fingerprint"; idempotency-put.lua writes the same on a cluster, and the gate reads it,
+-- here and from a plain `GET`: `ReserveAnswer`). It is written first, with `SET … NX GET`:
+-- a record already there is a replay (or another request's key), and nothing else is written.
 --
 -- Cost: each command a script calls costs Redis more than the Lua around it (its
 -- arguments and reply are converted, the command looked up and checked), and each write
