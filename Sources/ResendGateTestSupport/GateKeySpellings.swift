@@ -33,15 +33,37 @@ public struct WindowSend: Equatable, Sendable {
     }
 }
 
+/// A number's running cooldown as Redis holds it: the cooldown key's value (a policy
+/// without a window, a lock, a plain cooldown), or the window key's own cooldown, after its
+/// sends' `;` (`reserve.lua`).
+public struct HeldCooldown: Equatable, Sendable {
+    /// Its nonce (the value's first 16 characters; `locked` and the rest for a lock).
+    public let nonce: String
+    /// Its deadline in Redis's ms since 1970, when its value holds one.
+    public let deadline: Int64?
+    /// The idempotency record it links to (after a space), or "".
+    public let link: String
+    /// Which key holds it: `.cooldown` or `.window`.
+    public let heldIn: GateKeys.NumberKey
+
+    init(value: String, heldIn: GateKeys.NumberKey) {
+        let bytes = Array(value.utf8)
+        nonce = String(decoding: bytes.prefix(16), as: UTF8.self)
+        deadline = bytes.count >= 28 ? Int64(String(decoding: bytes[16..<28], as: UTF8.self), radix: 16) : nil
+        link = value.firstIndex(of: " ").map { String(value[value.index(after: $0)...]) } ?? ""
+        self.heldIn = heldIn
+    }
+}
+
 extension RedisTestClient {
     /// The sends a number's window key holds, oldest first (none when the key is missing);
     /// stale ones included, as the key holds them.
     public func windowSends(_ key: String) throws -> [WindowSend] {
         let reply = try command("GET", key)
         if reply == .null { return [] }
-        guard let text = reply.string, text.utf8.count % 29 == 0 else {
-            throw TestSupportError.protocolViolation.with("\(key) holds no window: \(reply)")
-        }
+        guard let whole = reply.string else { throw TestSupportError.protocolViolation.with("\(key) holds no window: \(reply)") }
+        let text = whole.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        guard text.utf8.count % 29 == 0 else { throw TestSupportError.protocolViolation.with("\(key) holds no window: \(reply)") }
         let bytes = Array(text.utf8)
         return try stride(from: 0, to: bytes.count, by: 29).map { start in
             guard let time = Int64(String(decoding: bytes[start..<start + 13], as: UTF8.self)) else {
@@ -49,5 +71,47 @@ extension RedisTestClient {
             }
             return WindowSend(time: time, nonce: String(decoding: bytes[start + 13..<start + 29], as: UTF8.self))
         }
+    }
+
+    /// The number's running cooldown, as the gate's scripts find it: the cooldown key's
+    /// value while the key exists, else the window's own cooldown until its deadline by
+    /// Redis's clock; nil when none runs.
+    public func heldCooldown(_ e164: String, purpose: String = "default") throws -> HeldCooldown? {
+        if let value = try command("GET", gateKey(.cooldown, e164, purpose: purpose)).string {
+            return HeldCooldown(value: value, heldIn: .cooldown)
+        }
+        guard let window = try command("GET", gateKey(.window, e164, purpose: purpose)).string,
+              let cut = window.firstIndex(of: ";") else { return nil }
+        let held = HeldCooldown(value: String(window[window.index(after: cut)...]), heldIn: .window)
+        guard let deadline = held.deadline, deadline > (try redisTime()) else { return nil }
+        return held
+    }
+
+    /// The milliseconds the number's running cooldown has left (the cooldown key's PTTL, or
+    /// the window's own cooldown's deadline less Redis's clock); nil when none runs.
+    public func cooldownLeft(_ e164: String, purpose: String = "default") throws -> Int? {
+        let key = gateKey(.cooldown, e164, purpose: purpose)
+        if let left = try command("PTTL", key).integer, left != -2 { return left }
+        guard let held = try heldCooldown(e164, purpose: purpose), let deadline = held.deadline else { return nil }
+        return Int(deadline - (try redisTime()))
+    }
+
+    /// Lets the number's running cooldown run out now (see `runOut(_:)`), wherever it is held.
+    /// Returns the milliseconds it moved; throws when none runs.
+    @discardableResult
+    public func runOutCooldown(_ e164: String, purpose: String = "default") throws -> Int {
+        guard let left = try cooldownLeft(e164, purpose: purpose), left > 0 else {
+            throw TestSupportError.protocolViolation.with("no cooldown of \(e164) for \(purpose) runs")
+        }
+        try advanceTime(byMilliseconds: left)
+        return left
+    }
+
+    /// Redis's clock in ms since 1970 (`TIME`).
+    public func redisTime() throws -> Int64 {
+        guard case .array(let parts) = try command("TIME"), parts.count == 2,
+              let seconds = parts[0].string.flatMap({ Int64($0) }), let micros = parts[1].string.flatMap({ Int64($0) })
+        else { throw TestSupportError.protocolViolation.with("TIME at \(endpoint) gave no time") }
+        return seconds * 1000 + micros / 1000
     }
 }

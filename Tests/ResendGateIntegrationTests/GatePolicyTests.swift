@@ -418,9 +418,11 @@ struct GatePolicyTests {
                 #expect(!dump.contains(digits), "\(digits) in \(dump)")
             }
             let keys = try client.keys("*")
-            // 2 numbers × (cooldown, window), ip, idem, the token secret (countdown tokens
-            // have no keys; the cooldown's value names the idempotency record it links)
-            #expect(keys.count == 7, "\(keys)")
+            // 2 numbers × (cooldown, window), ip, idem, the token secret, the registry of
+            // purposes whose cooldowns are kept in windows (countdown tokens have no keys; the
+            // cooldown's value names the idempotency record it links)
+            #expect(keys.count == 8, "\(keys)")
+            #expect(keys.contains(testKeys.windowCooldowns))
             let hashed = try client.keys("rg:{default:*")
             #expect(hashed.count == 2)
             #expect(hashed.allSatisfy { key in

@@ -90,11 +90,14 @@ extension PolicySet {
 
 /// A gate on `url` with both Redis timeouts set to `timeout`, deciding the suites' purposes.
 func makeGate(
-    url: String, policy: Policy = .default, region: String? = "CN", timeout: Duration = .seconds(1)
+    url: String, policy: Policy = .default, region: String? = "CN", timeout: Duration = .seconds(1),
+    windowCooldownsPeriod: Duration = GateConfiguration.defaultWindowCooldownsPeriod
 ) throws -> Gate {
     let redis = try RedisConfiguration(url: url, connectTimeout: timeout, commandTimeout: timeout)
-    return Gate(configuration: try GateConfiguration(
-        redis: redis, policies: PolicySet(fallback: policy, plainPurposes: TestPurposes.names), defaultRegion: region))
+    var configuration = try GateConfiguration(
+        redis: redis, policies: PolicySet(fallback: policy, plainPurposes: TestPurposes.names), defaultRegion: region)
+    configuration.windowCooldownsPeriod = windowCooldownsPeriod
+    return Gate(configuration: configuration)
 }
 
 /// The error `body` throws, or nil when it succeeds.

@@ -31,7 +31,7 @@ struct ReserveScriptTests {
 
         // The default policy's reserve script, as a gate writes it; '' for now: it asks TIME.
         let source = ReserveScripts.source(
-            policy: CompiledPolicy(.default), countingIP: false, idempotencyLifetimeMilliseconds: 86_400_000,
+            policy: CompiledPolicy(.default), countingIP: false, cooldownInWindow: false, idempotencyLifetimeMilliseconds: 86_400_000,
             longestIPWindowMilliseconds: 0)
         let full = try Self.run(client, setup: setup, [[
             "EVAL", source, "4",

@@ -70,23 +70,40 @@ struct ReserveScriptsTests {
             ladder: [.seconds(60), .seconds(120), .seconds(300)], window: .seconds(86_400), maxSends: 5,
             ipMaxSends: 100_000, ipWindow: .seconds(3600)))
         let scripts = ReserveScripts(policy: policy, idempotencyLifetimeMilliseconds: 86_400_000, longestIPWindowMilliseconds: 3_600_000)
-        #expect(scripts.countingIP.source == ReserveScripts.template)
-        #expect(scripts.withoutIP.source != ReserveScripts.template)
-        #expect(scripts.all.count == 2)
+        #expect(scripts.script(countingIP: true, cooldownInWindow: true).source == ReserveScripts.template)
+        #expect(scripts.script(countingIP: false, cooldownInWindow: true).source != ReserveScripts.template)
+        #expect(scripts.script(countingIP: true, cooldownInWindow: false).source != ReserveScripts.template)
+        #expect(scripts.all.count == 4)
     }
 
-    @Test func aPolicyWithoutAnIPCapHasOneScriptAndItsRulesAreWrittenIn() {
+    /// Without an IP cap, the scripts differ only by where they keep the cooldown.
+    @Test func aPolicyWithoutAnIPCapHasOneScriptForEachCooldownHomeAndItsRulesAreWrittenIn() {
         var rules = Policy(ladder: [.seconds(30), .seconds(90)], window: .seconds(3600), maxSends: 7)
         rules.observe = [.maxSends]
         let scripts = ReserveScripts(
             policy: CompiledPolicy(rules), idempotencyLifetimeMilliseconds: 600_000, longestIPWindowMilliseconds: 7_200_000)
-        #expect(scripts.all.count == 1 && scripts.script(countingIP: true) == scripts.withoutIP)
+        #expect(scripts.all.count == 2)
+        #expect(scripts.script(countingIP: true, cooldownInWindow: true) == scripts.script(countingIP: false, cooldownInWindow: true))
+        #expect(scripts.script(countingIP: true, cooldownInWindow: false) == scripts.script(countingIP: false, cooldownInWindow: false))
         let block = ReserveScripts.block(
-            policy: CompiledPolicy(rules), countingIP: false, idempotencyLifetimeMilliseconds: 600_000, longestIPWindowMilliseconds: 7_200_000)
-        #expect(block.contains("local window, windowText, maxSends, keepSends = 3600000, '3600000', 7, 16\n"))
+            policy: CompiledPolicy(rules), countingIP: false, cooldownInWindow: true, idempotencyLifetimeMilliseconds: 600_000,
+            longestIPWindowMilliseconds: 7_200_000)
+        #expect(block.contains("local window, windowLifeText, maxSends, keepSends = 3600000, '3600000', 7, 16\nlocal cooldownInWindow = true\n"))
         #expect(block.contains("local ipMax, ipWindow, ipKeep, ipKeepText = 0, 3600000, 7200000, '8100000'\n"))
         #expect(block.contains("local lifetime, lifetimeText, longest, steps = 600000, '600000', 3600000, 2\n"))
         #expect(block.contains("local watchCooldown, watchMax, watchIP = false, true, false\n"))
         #expect(block.contains("return (select(i, '30000', '90000'))"))
+    }
+}
+
+extension ReserveScriptsTests {
+    /// A policy without a window has nowhere else to keep a cooldown: one script.
+    @Test func aPolicyWithoutAWindowKeepsItsCooldownInItsKey() {
+        var rules = Policy(ladder: [.seconds(60)])
+        rules.observe = [.cooldown]
+        let scripts = ReserveScripts(
+            policy: CompiledPolicy(rules), idempotencyLifetimeMilliseconds: 600_000, longestIPWindowMilliseconds: 0)
+        #expect(scripts.all.count == 1)
+        #expect(scripts.script(countingIP: false, cooldownInWindow: true).source.contains("local cooldownInWindow = false\n"))
     }
 }

@@ -25,6 +25,11 @@ public struct GateConfiguration: Sendable {
     public var waitReplicas: Int
     /// Numbers that skip every limit and are never recorded (CI, QA): `TestNumbers`.
     public var testNumbers: TestNumbers
+    /// How often a gate tells the others which purposes' cooldowns it keeps in window keys,
+    /// and reads what they told (`WindowCooldowns`): a gate that starts keeping them there
+    /// waits two of these first. Every gate of a deployment must use the same; only tests
+    /// change it.
+    public var windowCooldownsPeriod: Duration
 
     /// The prefix of every Redis key.
     public static let defaultKeyPrefix = "rg"
@@ -32,6 +37,8 @@ public struct GateConfiguration: Sendable {
     public static let defaultIdempotencyLifetime: Duration = .seconds(86_400)
     /// No `WAIT`: a single Redis, or a failover may forget the last sends.
     public static let defaultWaitReplicas = 0
+    /// How often gates tell each other where they keep cooldowns (`windowCooldownsPeriod`).
+    public static let defaultWindowCooldownsPeriod: Duration = .seconds(5)
     /// How many replicas `waitReplicas` may name.
     public static let waitReplicasRange = 0...16
 
@@ -72,5 +79,6 @@ public struct GateConfiguration: Sendable {
         self.idempotencyLifetime = idempotencyLifetime
         self.waitReplicas = waitReplicas
         self.testNumbers = testNumbers
+        windowCooldownsPeriod = Self.defaultWindowCooldownsPeriod
     }
 }

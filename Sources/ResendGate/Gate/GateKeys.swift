@@ -8,10 +8,12 @@ import RedisClient
 /// its HMAC, see `NumberKeyHasher`), so every call about one number runs in one cluster
 /// slot. The per-IP counter and an idempotency record have hash tags of their own.
 ///
-///     rg:{login:+8613800138000}:cooldown   the running cooldown (its nonce, with a TTL), or
-///                                          `locked` while wrong codes lock the number
+///     rg:{login:+8613800138000}:cooldown   the running cooldown of a policy without a window
+///                                          (its nonce and deadline, with a TTL), or `locked`
+///                                          while wrong codes lock the number
 ///     rg:{login:+8613800138000}:window     the sends in the policy's window (a string: each
-///                                          send's time and nonce, see reserve.lua)
+///                                          send's time and nonce), then the running cooldown
+///                                          of a policy with a window (see reserve.lua)
 ///     rg:{login:+8613800138000}:refunds    the refunds in the window (sorted set)
 ///     rg:{login:+8613800138000}:failed     wrong codes in the window (a counter)
 ///     rg:{login:+8613800138000}:trusted    set by a `verified` outcome while the pumping
@@ -25,6 +27,8 @@ import RedisClient
 ///                                          budget every purpose shares, or a purpose's name;
 ///                                          a region, a calling code (`+44`) or `total`
 ///     rg:token-secret                      the deployment's countdown token secret
+///     rg:window-cooldowns                  the purposes whose cooldowns gates keep in window
+///                                          keys (a hash: `WindowCooldowns`)
 ///     rg:released                          the pub/sub channel of refunds
 public struct GateKeys: Sendable, Hashable {
     /// The first part of every key (`--key-prefix`, `rg` by default).
@@ -66,11 +70,12 @@ public struct GateKeys: Sendable, Hashable {
         return text
     }
 
-    /// The running cooldown of a number: holds its nonce (then, for a plain cooldown, its
-    /// deadline, or for a scripted one the idempotency record its send wrote:
-    /// `CooldownValue`), expires when it ends.
+    /// The running cooldown of a number under a policy without a window (a ladder or `max
+    /// sends`), or its lock: holds its nonce, then its deadline (`CooldownValue`) and, for a
+    /// scripted one, the idempotency record its send wrote; expires when it ends.
     public func cooldown(purpose: Purpose, number: String) -> String { key(.cooldown, purpose: purpose, number: number) }
-    /// The sends of a number in the policy's window.
+    /// The sends of a number in the policy's window, then, under a policy with one, its
+    /// running cooldown (the same value as a cooldown key's, after a `;`).
     public func window(purpose: Purpose, number: String) -> String { key(.window, purpose: purpose, number: number) }
     /// The refunds of a number in the policy's window.
     public func refunds(purpose: Purpose, number: String) -> String { key(.refunds, purpose: purpose, number: number) }
@@ -121,6 +126,9 @@ public struct GateKeys: Sendable, Hashable {
 
     /// The countdown token secret a deployment keeps in Redis when none is given.
     public var tokenSecret: String { prefix + ":token-secret" }
+    /// The purposes whose cooldowns gates keep in window keys, each until when one may run
+    /// (a hash: `WindowCooldowns`).
+    public var windowCooldowns: String { prefix + ":window-cooldowns" }
 
     /// The pub/sub channel every refund publishes the released cooldown's value on.
     public var releasedChannel: String { prefix + ":released" }

@@ -37,7 +37,10 @@ enum GateScripts {
     /// A countdown token's lookup of the cooldown it names (`countdown-of-cooldown.lua`).
     static let countdownOfCooldown = script(EmbeddedFiles.countdownOfCooldown)
 
-    static let all = [peek, release, verify, ipTake, idempotencyPut, countdownOfCooldown, budgetTake, pumping]
+    /// Which purposes' cooldowns gates keep in window keys (`window-cooldowns.lua`: `WindowCooldowns`).
+    static let windowCooldowns = script(EmbeddedFiles.windowCooldowns)
+
+    static let all = [peek, release, verify, ipTake, idempotencyPut, countdownOfCooldown, budgetTake, pumping, windowCooldowns]
 
     private static func script(_ bytes: [UInt8]) -> RedisScript {
         RedisScript(String(decoding: bytes, as: UTF8.self))

@@ -27,10 +27,11 @@ extension GateWorker {
         let number = numberHasher.keyText(for: phone.e164)
         let keys = self.keys
         store.evaluate(GateScripts.verify, slotKey: keys.slotKey(purpose: purpose, number: number), { args in
-            args.append(3)
+            args.append(4)
             keys.append(.cooldown, purpose: purpose, number: number, to: &args)
             keys.append(.failedChecks, purpose: purpose, number: number, to: &args)
             keys.append(.trusted, purpose: purpose, number: number, to: &args)
+            keys.append(.window, purpose: purpose, number: number, to: &args)
             args.append(outcome.rawValue)
             args.append(max(1, limit))
             args.append(Int(policy.policyWindowMilliseconds))

@@ -28,6 +28,9 @@ public final class GateWorker {
     let longestIPWindowMilliseconds: Int64
     /// Releases announced by any gate, once `followReleases` was called.
     var releases: RedisChannelSubscription?
+    /// Which purposes' cooldowns gates keep in window keys: a plain cooldown takes `SET NX`
+    /// only for a purpose no gate does.
+    let windowCooldowns: WindowCooldowns
     /// The callers of `blockedPrefixes` waiting for the listing being read; nil when none is.
     var listingWaiters: [(Result<[PrefixFigures], GateError>) -> Void]?
 
@@ -55,6 +58,9 @@ public final class GateWorker {
         // of one policy share theirs).
         let scripts = GateScripts.all + Set(reserveScripts.values.flatMap(\.all)).sorted { $0.sha1 < $1.sha1 }
         store = RedisStore(loop: loop, configuration: configuration.redis, scripts: scripts, logger: logger)
+        windowCooldowns = WindowCooldowns(
+            loop: loop, store: store, key: keys.windowCooldowns, period: configuration.windowCooldownsPeriod,
+            windowed: compiled.filter { $0.value.windowMilliseconds > 0 }.map { ($0.key, $0.value.longestHoldMilliseconds) })
         tokenCipher = configuration.tokenSecret.map { CountdownTokenCipher(secret: Array($0.utf8)) }
     }
 
@@ -127,11 +133,17 @@ public final class GateWorker {
     ) {
         let ip = policy.rules.ipMaxSends != nil ? request.clientAddress?.text : nil
         let idempotencyKey = request.idempotencyKey
-        // One slot only: the same two commands on one Redis and on a cluster.
+        // One slot only: the same two commands on one Redis and on a cluster; unless a gate
+        // keeps this purpose's cooldowns in window keys (`WindowCooldowns`): then the script.
         if let milliseconds = policy.plainCooldownMilliseconds, ip == nil, idempotencyKey == nil {
-            return reserveCooldown(
-                request, policy: policy, number: numberHasher.keyText(for: request.phone.e164), nonce: tokens.next(),
-                milliseconds: milliseconds, cipher: cipher, completion: completion)
+            if !windowCooldowns.firstReadAnswered, windowCooldowns.afterFirstRead({ [unowned self] in
+                self.reserveNumber(request, policy: policy, cipher: cipher, completion: completion)
+            }) { return }
+            if windowCooldowns.plainDecisionIsSafe(for: request.purpose.name) {
+                return reserveCooldown(
+                    request, policy: policy, number: numberHasher.keyText(for: request.phone.e164), nonce: tokens.next(),
+                    milliseconds: milliseconds, cipher: cipher, completion: completion)
+            }
         }
         if store.isCluster { return reserveOnCluster(request, policy: policy, cipher: cipher, completion: completion) }
         let number = numberHasher.keyText(for: request.phone.e164)
@@ -140,7 +152,7 @@ public final class GateWorker {
         let script = ReserveArguments(
             keys: keys, purpose: request.purpose, number: number, nonce: tokens.next(), ipAddress: ip,
             idempotencyKey: recordKey, fingerprint: requestFingerprint)
-        store.evaluate(reserveScript(request.purpose, countingIP: ip != nil), slotKey: script.slotKey, script.write, completion: { [unowned self] result in
+        store.evaluate(reserveScript(request.purpose, policy: policy, countingIP: ip != nil), slotKey: script.slotKey, script.write, completion: { [unowned self] result in
             let outcome = Self.decode(result) { reply throws(GateError) in
                 try Self.reserveDecision(
                     from: reply, fingerprint: requestFingerprint, request: request, policy: policy, number: number, cipher: cipher
@@ -150,10 +162,12 @@ public final class GateWorker {
         })
     }
 
-    /// The purpose's reserve script (its policy is configured: `policy(for:)` said so).
-    func reserveScript(_ purpose: Purpose, countingIP: Bool) -> RedisScript {
+    /// The purpose's reserve script (its policy is configured: `policy(for:)` said so); for
+    /// a policy with a window, one that keeps the cooldown there once that is safe.
+    func reserveScript(_ purpose: Purpose, policy: CompiledPolicy, countingIP: Bool) -> RedisScript {
         guard let scripts = reserveScripts[purpose.name] else { preconditionFailure("no reserve script for a configured purpose") }
-        return scripts.script(countingIP: countingIP)
+        let inWindow = policy.windowMilliseconds > 0 && windowCooldowns.keepsCooldownsInWindows()
+        return scripts.script(countingIP: countingIP, cooldownInWindow: inWindow)
     }
 
     /// With `waitReplicas`: an allowed reservation is answered only once that many
@@ -259,8 +273,9 @@ public final class GateWorker {
         guard let contents = cipher.open(token) else { return completion(.success(nil)) }
         let keys = self.keys
         store.evaluate(GateScripts.countdownOfCooldown, slotKey: keys.slotKey(purpose: contents.purpose, number: contents.number), { args in
-            args.append(1)
+            args.append(2)
             keys.append(.cooldown, purpose: contents.purpose, number: contents.number, to: &args)
+            keys.append(.window, purpose: contents.purpose, number: contents.number, to: &args)
             args.append(contents.cooldownValue)
         }, completion: { result in
             completion(Self.decode(result, Self.reading))
@@ -309,6 +324,7 @@ public final class GateWorker {
     /// Stops the connection; pending calls fail as store unavailable.
     public func close() {
         releases?.close()
+        windowCooldowns.close()
         store.close()
     }
 
@@ -332,8 +348,11 @@ public final class GateWorker {
 struct CompiledPolicy {
     let rules: Policy
     let ladderMilliseconds: [Int64]
-    /// 0 when sends need no counting (a flat cooldown without a cap).
+    /// 0 when sends need no counting (a flat cooldown without a cap). A policy with a window
+    /// keeps a number's running cooldown in its window key (`reserve.lua`).
     let windowMilliseconds: Int64
+    /// The longest a cooldown of the policy can run: its window or its longest ladder step.
+    let longestHoldMilliseconds: Int64
     let ipWindowMilliseconds: Int64
     /// The policy's window, in which refunds and wrong codes are counted even when sends
     /// are not.
@@ -348,6 +367,7 @@ struct CompiledPolicy {
         windowMilliseconds = rules.ladder.count > 1 || rules.maxSends != nil ? rules.window.wholeMilliseconds : 0
         ipWindowMilliseconds = rules.ipWindow.wholeMilliseconds
         policyWindowMilliseconds = rules.window.wholeMilliseconds
+        longestHoldMilliseconds = max(windowMilliseconds, ladderMilliseconds.max() ?? 0)
         // A plain `SET NX` cannot let a send through a running cooldown: an observed one takes the script.
         plainCooldownMilliseconds = windowMilliseconds == 0 && ladderMilliseconds.count == 1 && !rules.observes(.cooldown)
             ? ladderMilliseconds[0] : nil

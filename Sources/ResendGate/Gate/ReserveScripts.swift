@@ -1,33 +1,44 @@
 import RedisClient
 
-/// The reserve script of one policy: `reserve.lua` with its policy block (between the
+/// The reserve scripts of one policy: `reserve.lua` with its policy block (between the
 /// lines `-- policy (…)` and `-- end of policy`) written with the policy's constants.
 /// Each argument of a script call costs Redis about as much as a small command, so the
 /// policy travels as code, once per connection (`SCRIPT LOAD`), not with every call.
-/// A purpose that caps IPs has two: one that counts the IP, and one that does not (a
+/// A purpose that caps IPs has scripts that count the IP, and scripts that do not (a
 /// request without a client address; a cluster, where the IP's cap is a step of its own).
+/// A policy with a window has scripts that keep the running cooldown in the window key,
+/// and scripts that keep it in the cooldown key, for a gate's first seconds
+/// (`WindowCooldowns`).
 struct ReserveScripts {
-    /// Counts the request's IP against the policy's cap (KEYS[3] is the IP's set).
-    let countingIP: RedisScript
-    /// Leaves the IP alone (KEYS[3] is a key of the number's slot, never touched).
-    let withoutIP: RedisScript
+    /// Indexed by `[countingIP][cooldownInWindow]` (as 0 or 1).
+    private let scripts: [[RedisScript]]
 
     init(policy: CompiledPolicy, idempotencyLifetimeMilliseconds: Int64, longestIPWindowMilliseconds: Int64) {
         let capsIP = policy.rules.ipMaxSends != nil
-        withoutIP = RedisScript(Self.source(
-            policy: policy, countingIP: false, idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
-            longestIPWindowMilliseconds: longestIPWindowMilliseconds))
-        countingIP = capsIP
-            ? RedisScript(Self.source(
-                policy: policy, countingIP: true, idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
-                longestIPWindowMilliseconds: longestIPWindowMilliseconds))
-            : withoutIP
+        let hasWindow = policy.windowMilliseconds > 0
+        var made: [String: RedisScript] = [:]
+        scripts = [false, true].map { countingIP in
+            [false, true].map { inWindow in
+                let source = Self.source(
+                    policy: policy, countingIP: countingIP && capsIP, cooldownInWindow: inWindow && hasWindow,
+                    idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
+                    longestIPWindowMilliseconds: longestIPWindowMilliseconds)
+                if let script = made[source] { return script }
+                let script = RedisScript(source)
+                made[source] = script
+                return script
+            }
+        }
     }
 
-    func script(countingIP counts: Bool) -> RedisScript { counts ? countingIP : withoutIP }
+    /// The script that counts the IP or not, and keeps the cooldown in the window key or not
+    /// (each the same script when the policy has no IP cap, or no window).
+    func script(countingIP counts: Bool, cooldownInWindow inWindow: Bool) -> RedisScript {
+        scripts[counts ? 1 : 0][inWindow ? 1 : 0]
+    }
 
-    /// Both scripts (one, when they are the same), to load at connect.
-    var all: [RedisScript] { countingIP == withoutIP ? [withoutIP] : [countingIP, withoutIP] }
+    /// Every distinct script, to load at connect.
+    var all: [RedisScript] { Array(Set(scripts.joined())) }
 
     static let template = String(decoding: EmbeddedFiles.reserve, as: UTF8.self)
     static let blockStart = "-- policy (ReserveScripts writes this block for each purpose)\n"
@@ -35,19 +46,22 @@ struct ReserveScripts {
 
     /// `reserve.lua` with `policy`'s block.
     static func source(
-        policy: CompiledPolicy, countingIP: Bool, idempotencyLifetimeMilliseconds: Int64, longestIPWindowMilliseconds: Int64
+        policy: CompiledPolicy, countingIP: Bool, cooldownInWindow: Bool, idempotencyLifetimeMilliseconds: Int64,
+        longestIPWindowMilliseconds: Int64
     ) -> String {
         guard let start = template.range(of: blockStart), let end = template.range(of: blockEnd, range: start.upperBound..<template.endIndex)
         else { preconditionFailure("reserve.lua lost its policy block's marker lines") }
         let block = Self.block(
-            policy: policy, countingIP: countingIP, idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
+            policy: policy, countingIP: countingIP, cooldownInWindow: cooldownInWindow,
+            idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
             longestIPWindowMilliseconds: longestIPWindowMilliseconds)
         return String(template[..<start.upperBound]) + block + String(template[end.lowerBound...])
     }
 
     /// The block's Lua: whole numbers as Lua numbers, and as text where a command takes them.
     static func block(
-        policy: CompiledPolicy, countingIP: Bool, idempotencyLifetimeMilliseconds: Int64, longestIPWindowMilliseconds: Int64
+        policy: CompiledPolicy, countingIP: Bool, cooldownInWindow: Bool, idempotencyLifetimeMilliseconds: Int64,
+        longestIPWindowMilliseconds: Int64
     ) -> String {
         let ladder = policy.ladderMilliseconds
         let window = policy.windowMilliseconds
@@ -56,12 +70,13 @@ struct ReserveScripts {
         let ipWindow = policy.ipWindowMilliseconds
         // The IP's set is shared by every purpose that caps IPs: kept by the longest window of any.
         let ipKeep = max(ipWindow, longestIPWindowMilliseconds)
-        let longest = max(window, ladder.max() ?? 0)
+        let longest = policy.longestHoldMilliseconds
         let keepSends = max(maxSends, ladder.count, 16)
         let lifetime = idempotencyLifetimeMilliseconds
         let steps = ladder.map { "'\($0)'" }.joined(separator: ", ")
         return """
-            local window, windowText, maxSends, keepSends = \(window), '\(window)', \(maxSends), \(keepSends)
+            local window, windowLifeText, maxSends, keepSends = \(window), '\(longest)', \(maxSends), \(keepSends)
+            local cooldownInWindow = \(cooldownInWindow)
             local ipMax, ipWindow, ipKeep, ipKeepText = \(ipMax), \(ipWindow), \(ipKeep), '\(ipKeep + ipKeep / 8)'
             local lifetime, lifetimeText, longest, steps = \(lifetime), '\(lifetime)', \(longest), \(ladder.count)
             local watchCooldown, watchMax, watchIP = \(policy.rules.observes(.cooldown)), \(policy.rules.observes(.maxSends)), \(policy.rules.observes(.ipLimit))

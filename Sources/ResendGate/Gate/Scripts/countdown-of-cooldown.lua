@@ -1,12 +1,22 @@
--- KEYS: a cooldown (which a countdown token names). ARGV: the nonce the token holds.
+-- KEYS: 1 cooldown, 2 window (a countdown token names the number: both are its keys).
+-- ARGV: the nonce the token holds.
 -- {remaining ms, Redis time ms, the cooldown's nonce (what a release publishes)}, or
 -- {-2, ...} when the cooldown is gone or holds another nonce (it was released, or
--- replaced by a later send). The nonce is the value's first 16 characters (a plain
--- cooldown's key holds its deadline after them).
+-- replaced by a later send, or wrong codes locked the number). The running cooldown is
+-- the cooldown key's while there is one (its remaining time is the key's), else the
+-- window's own, after its sends' ';', until its deadline (reserve.lua). Either value
+-- begins with the nonce, then the deadline in 12 hex digits of ms.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local value = redis.call('GET', KEYS[1])
-if not value or string.sub(value, 1, 16) ~= ARGV[1] then return {-2, now} end
-local remaining = redis.call('PTTL', KEYS[1])
+local held = redis.call('MGET', KEYS[1], KEYS[2])
+local remaining = -2
+if held[1] then
+  if string.sub(held[1], 1, 16) == ARGV[1] then remaining = redis.call('PTTL', KEYS[1]) end
+elseif held[2] then
+  local cut = string.find(held[2], ';', 1, true)
+  if cut and string.sub(held[2], cut + 1, cut + 16) == ARGV[1] then
+    remaining = (tonumber(string.sub(held[2], cut + 17, cut + 28), 16) or 0) - now
+  end
+end
 if remaining < 1 then return {-2, now} end
 return {remaining, now, ARGV[1]}

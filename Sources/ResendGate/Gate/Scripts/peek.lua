@@ -1,15 +1,23 @@
--- KEYS: cooldown, window (the sends in it, as reserve.lua keeps them). ARGV: window ms,
--- max sends (0: none). Returns {wait ms, Redis time ms}, never writing: the cooldown's
--- PTTL (-2 none, -1 no expiry), or, when the window already holds `max sends`, until
--- the send whose leaving lets the next one in leaves it, if that is later. The cooldown
--- key normally lasts that long already; this also covers windows filled before it did,
--- or under a higher `max sends`.
+-- KEYS: cooldown, window (the sends in it, as reserve.lua keeps them). ARGV: window ms
+-- (0: the policy has none), max sends (0: none). Returns {wait ms, Redis time ms}, never
+-- writing: the running cooldown's (the cooldown key's PTTL, -2 none, -1 no expiry; or the
+-- window's own, after its sends' ';', until its deadline: read whatever the policy, since
+-- one with a window may have written it), or, when the window already holds `max sends`,
+-- until the send whose leaving lets the next one in leaves it, if that is later. The
+-- cooldown normally lasts that long already; this also covers windows filled before it
+-- did, or under a higher `max sends`.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local wait = redis.call('PTTL', KEYS[1])
 local window, maxSends = tonumber(ARGV[1]), tonumber(ARGV[2])
-if maxSends > 0 then
-  local sends = redis.call('GET', KEYS[2]) or ''
+local sends = redis.call('GET', KEYS[2]) or ''
+local cut = string.find(sends, ';', 1, true)
+if cut then
+  local deadline = tonumber(string.sub(sends, cut + 17, cut + 28), 16)
+  if deadline and deadline > now then wait = math.max(wait, deadline - now) end
+  sends = string.sub(sends, 1, cut - 1)
+end
+if window > 0 and maxSends > 0 then
   local times = {}
   for at = 1, #sends - 28, 29 do
     local sent = tonumber(string.sub(sends, at, at + 12))

@@ -8,15 +8,29 @@
 -- `max refunds` refunds; the refund is recorded, so at most that many sends are
 -- given back per window. Also voids the idempotency record of the refunded send (the
 -- cooldown's value names it after a space).
+-- The running cooldown is the cooldown key's, when there is one (a policy without a
+-- window, a lock, a cooldown begun under a plain policy), else the window's own: the
+-- value after its sends' ';', until its deadline (reserve.lua).
 -- Publishes the cooldown's nonce (which its countdown tokens carry) on the channel,
 -- in the same script, so every gate ends the event streams that follow it.
 -- Returns {1, 0, voided record name or ''} refunded, {0, 0, ''} when no cooldown
 -- runs (nothing is consumed), {-1, ms until the oldest refund leaves the window, ''}
 -- past the limit, {-2, ms the lock has left, ''} for a locked number (nothing changes).
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local value = redis.call('GET', KEYS[1])
-if not value then return {0, 0, ''} end
 -- A number locked by wrong codes (verify.lua) is not a cooldown to refund.
-if string.sub(value, 1, 6) == 'locked' then return {-2, redis.call('PTTL', KEYS[1]), ''} end
+if value and string.sub(value, 1, 6) == 'locked' then return {-2, redis.call('PTTL', KEYS[1]), ''} end
+local window = redis.call('GET', KEYS[2])
+-- The window's sends, and what follows them (';' and its own cooldown), if anything.
+local sends, after = window or '', ''
+local cut = window and string.find(window, ';', 1, true)
+if cut then sends, after = string.sub(window, 1, cut - 1), string.sub(window, cut) end
+if not value and after ~= '' then
+  local deadline = tonumber(string.sub(after, 18, 29), 16)
+  if deadline and deadline > now then value, after = string.sub(after, 2), '' end
+end
+if not value then return {0, 0, ''} end
 -- The cooldown's nonce: its value's first 16 characters. After them comes its deadline
 -- (12 hex digits), then, for a send with an idempotency record, a space and the record's
 -- name (a value an older version wrote may have the space right after the nonce).
@@ -24,28 +38,31 @@ local token = string.sub(value, 1, 16)
 local record = ''
 local space = string.find(value, ' ', 17, true)
 if space then record = string.sub(value, space + 1) end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local window = tonumber(ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - window)
+local refundWindow = tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - refundWindow)
 if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[2]) then
   local oldest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-  return {-1, tonumber(oldest[2]) + window - now, ''}
+  return {-1, tonumber(oldest[2]) + refundWindow - now, ''}
 end
 redis.call('DEL', KEYS[1])
 redis.call('PUBLISH', ARGV[4], token)
--- The refunded send leaves the window: its 29 characters (time, then nonce) go.
-local sends = redis.call('GET', KEYS[2])
-if sends then
+-- The refunded send leaves the window: its 29 characters (time, then nonce) go, and so
+-- does the window's own cooldown when it was the one refunded.
+if window then
   for at = 1, #sends - 28, 29 do
     if string.sub(sends, at + 13, at + 28) == token then
-      local rest = string.sub(sends, 1, at - 1) .. string.sub(sends, at + 29)
-      if rest == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], rest, 'KEEPTTL') end
+      sends = string.sub(sends, 1, at - 1) .. string.sub(sends, at + 29)
       break
     end
   end
+  local rest = sends .. after
+  if rest == '' then
+    redis.call('DEL', KEYS[2])
+  elseif rest ~= window then
+    redis.call('SET', KEYS[2], rest, 'KEEPTTL')
+  end
 end
 redis.call('ZADD', KEYS[3], now, token)
-redis.call('PEXPIRE', KEYS[3], window)
+redis.call('PEXPIRE', KEYS[3], refundWindow)
 if record ~= '' and ARGV[3] == '1' then redis.call('DEL', record) end
 return {1, 0, record}

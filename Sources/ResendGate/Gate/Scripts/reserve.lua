@@ -8,11 +8,11 @@
 -- deploy/script-cost measure (ladder 60 s, 120 s, 300 s; 5 sends a day; 100 000 sends an
 -- hour from an IP; idempotency records kept a day).
 --
--- KEYS: 1 cooldown (its value: the send's nonce, then its deadline in 12 hex digits of
---       ms, as a plain cooldown's (`CooldownValue`); then, when an idempotency record
---       answered the send, a space and the record's key name, so a refund can void it),
---       2 sends (a string: the sends in the policy's window, oldest first, 29 characters
---       each: the send's time in 13 digits of ms, then its nonce), 3 the IP's sends
+-- KEYS: 1 cooldown (written here only by a policy without a window; else read: it may
+--       hold a lock, see verify.lua, or a cooldown begun under a plain policy),
+--       2 window (a string: the sends in the policy's window, oldest first, 29 characters
+--       each: the send's time in 13 digits of ms, then its nonce; then ';' and the
+--       running cooldown, the window's own), 3 the IP's sends
 --       (sorted set: one member per send, its nonce, scored by its time; a key of the
 --       number's slot when the IP is not capped in this call), 4 idempotency record (a key
 --       of the number's slot when the request has no Idempotency-Key).
@@ -34,9 +34,18 @@
 -- new nonce), counts in the window, and is not added to a full IP's set (the set stays
 -- bounded by the cap). A lock always refuses (the gate refuses `locked` in observe mode).
 --
+-- A cooldown's value: the send's nonce, then its deadline in 12 hex digits of ms, as a
+-- plain cooldown's (`CooldownValue`); then, when an idempotency record answered the
+-- send, a space and the record's key name, so a refund can void it. A policy with a
+-- window keeps it in the window key, after the sends and a ';': it ends at its deadline
+-- (the key lives on for the window), and costs no key of its own. Without a window it is
+-- the cooldown key's value, the key living as long as the cooldown; and so it is for a
+-- gate's first seconds (`cooldownInWindow` false), until every gate whose policy for the
+-- purpose is a plain `SET NX` knows to read windows (`WindowCooldowns`).
+--
 -- Every rule is read and the answer decided before anything is written: a denied
 -- request consumes nothing. The wait is the longest of every limit that binds the next
--- send, and the reason names the one that ends last. An allowed send's cooldown key lives
+-- send, and the reason names the one that ends last. An allowed send's cooldown lasts
 -- as long as the number's real wait (its ladder step, or until the oldest send leaves
 -- the window when this send filled `max sends`), so peek and countdown tokens show that
 -- wait; the answer's wait also covers the IP's cap when this send filled it.
@@ -51,16 +60,19 @@
 -- arguments and reply are converted, the command looked up and checked), and each write
 -- more again (it is appended to the AOF and sent to replicas); so does each argument and
 -- each field of the reply. So the window is one string read and written whole, not a
--- sorted set (one write per send instead of two); it is read with the cooldown's value in
--- one MGET, and that value holds the cooldown's deadline, so the wait needs no PTTL; the
--- idempotency link rides in the cooldown's value; the record's check is its write; the
+-- sorted set (one write per send instead of two), and holds the cooldown (one key and
+-- one write fewer, and Redis's key table, a good part of its work, stays smaller); it is
+-- read with the cooldown key in one MGET; a cooldown's value holds its deadline, so the
+-- wait needs no PTTL; the idempotency link rides in the cooldown's value; the record's
+-- check is its write; the
 -- gate's reckoning of Redis's clock spares a TIME; the reply leaves out what the gate knows.
 -- The window keeps the last `max(max sends, ladder steps, 16)` sends, all any rule reads.
 -- Numbers go to Redis as text (the policy's, ARGV): turning a Lua number into a command's
 -- argument costs Redis a printf, more than a whole read command.
 
 -- policy (ReserveScripts writes this block for each purpose)
-local window, windowText, maxSends, keepSends = 86400000, '86400000', 5, 16
+local window, windowLifeText, maxSends, keepSends = 86400000, '86400000', 5, 16
+local cooldownInWindow = true
 local ipMax, ipWindow, ipKeep, ipKeepText = 100000, 3600000, 3600000, '4050000'
 local lifetime, lifetimeText, longest, steps = 86400000, '86400000', 86400000, 3
 local watchCooldown, watchMax, watchIP = false, false, false
@@ -75,16 +87,22 @@ end
 local now = nowText + 0
 -- The observed rules that would have refused this send, comma-separated.
 local observedText = ''
+-- The cooldown key's value and the window, in one read.
+local held = redis.call('MGET', KEYS[1], KEYS[2])
+local list = held[2] or ''
+-- The window's own cooldown: the value after the sends' ';' (see the head), or nil. A
+-- policy without a window reads it too: one with a window may have written it (a purpose
+-- whose policy changed, `WindowCooldowns`).
+local own
+local cut = string.find(list, ';', 1, true)
+if cut then own, list = string.sub(list, cut + 1), string.sub(list, 1, cut - 1) end
+if window == 0 then list = '' end
 -- The sends still in the window, as the key holds them (`list`), most often oldest first:
 -- at most the last `keepSends`, more than any rule reads (max sends, or the ladder's
 -- steps), which bounds the key. Every send's time is read, since a clock that stepped
 -- back (or a failover to a replica with a slower one) can leave an old send after a new
 -- one; the list is split and joined again only when one of them left the window.
-local list = ''
--- The cooldown's value and the window, in one read.
-local held = redis.call('MGET', KEYS[1], KEYS[2])
-if window > 0 and held[2] then
-  list = held[2]
+if list ~= '' then
   -- Whole sends only (a value cut short loses its last fragment).
   local since, whole, stale = now - window, #list - #list % 29, false
   for at = 1, whole - 28, 29 do
@@ -106,10 +124,12 @@ if window > 0 and held[2] then
 end
 local sends = #list / 29
 local reason, wait = '', 0
--- A running cooldown refuses (its key exists: Redis alone decides that). Its wait is the
--- deadline its value holds after the nonce, when that is one the gate could have set
--- (ahead by at most the longest hold, give or take a second of another gate's clock);
--- else, or for a lock, the key's PTTL.
+-- A running cooldown refuses. A cooldown key refuses while it exists (Redis alone decides
+-- that): its wait is the deadline its value holds after the nonce, when that is one the
+-- gate could have set (ahead by at most the longest hold, give or take a second of another
+-- gate's clock); else, or for a lock, the key's PTTL. The window's own cooldown refuses
+-- until its deadline (at most the longest hold ahead). With both, the key's is the
+-- cooldown (its nonce, its lock) and the wait the longer of the two.
 local value, remaining, repair, locked = held[1], 0, false, false
 if value then
   locked = string.sub(value, 1, 6) == 'locked'
@@ -121,6 +141,15 @@ if value then
     repair = remaining == -1
     if repair then remaining = step(math.max(1, math.min(sends, steps))) + 0 end
   end
+end
+if own then
+  local deadline = tonumber(string.sub(own, 17, 28), 16)
+  if deadline and deadline > now then
+    remaining = math.max(remaining, math.min(deadline - now, longest))
+    value = value or own
+  end
+end
+if value then
   if remaining < 1 then remaining = 1 end
   if locked or not watchCooldown then
     reason, wait = 'cooldown', remaining
@@ -217,19 +246,23 @@ if fingerprint ~= '' then
   if record then return {record} end
 end
 if allowed then
+  -- The cooldown: the nonce, the deadline in 12 hex digits of ms (as a plain cooldown's),
+  -- and the link to the idempotency record: KEYS[4] on one Redis, ARGV[5] on a cluster.
+  local cooldown = token .. string.format('%012x', now + holdMs)
+  local link = fingerprint ~= '' and KEYS[4] or ARGV[5]
+  if link and link ~= '' then cooldown = cooldown .. ' ' .. link end
   if window > 0 then
     list = list .. nowText .. token
     if #list > keepSends * 29 then list = string.sub(list, 30) end
-    redis.call('SET', KEYS[2], list, 'PX', windowText)
   end
-  -- The nonce, the deadline in 12 hex digits of ms (as a plain cooldown's), and the link
-  -- to the idempotency record: KEYS[4] on one Redis, ARGV[5] on a cluster.
-  local deadline = string.format('%012x', now + holdMs)
-  local link = fingerprint ~= '' and KEYS[4] or ARGV[5]
-  if link and link ~= '' then
-    redis.call('SET', KEYS[1], token .. deadline .. ' ' .. link, 'PX', hold)
+  if cooldownInWindow then
+    -- In the window key, after the sends: one key, one write. A cooldown key that let
+    -- this send through (an observed cooldown) would outlast it, so it goes.
+    redis.call('SET', KEYS[2], list .. ';' .. cooldown, 'PX', windowLifeText)
+    if held[1] then redis.call('DEL', KEYS[1]) end
   else
-    redis.call('SET', KEYS[1], token .. deadline, 'PX', hold)
+    if window > 0 then redis.call('SET', KEYS[2], list, 'PX', windowLifeText) end
+    redis.call('SET', KEYS[1], cooldown, 'PX', hold)
   end
   -- An observed cap that is full counts nothing more: the set stays bounded by the cap.
   if ipMax > 0 and not ipFull then

@@ -1,4 +1,5 @@
--- KEYS: 1 cooldown, 2 failed checks (a counter), 3 trusted (the pumping guard's mark).
+-- KEYS: 1 cooldown, 2 failed checks (a counter), 3 trusted (the pumping guard's mark),
+--       4 window (its own running cooldown, after the sends' ';': reserve.lua).
 -- ARGV: 1 'verified' or 'failed', 2 max failed checks (at least 1), 3 window ms,
 --       4 lockout ms, 5 trusted ms (0: the pumping guard is off, mark nothing),
 --       6 the pumping guard's window ms.
@@ -10,7 +11,8 @@
 -- window (the mark holds the time it last counted): one real number reported verified
 -- again and again cannot lift a pumped range's conversion. 'failed' counts one in the window: {0,
 -- attempts left}, or, at the limit, locks the number for the lockout (or for its running
--- cooldown, if that is longer: a lock never shortens a wait) and clears the count:
+-- cooldown, the key's or the window's, if that is longer: a lock never shortens a wait)
+-- and clears the count:
 -- {-1, lock ms}. The lock replaces the cooldown key, so a send meets it in the same
 -- single command as a cooldown.
 local value = redis.call('GET', KEYS[1])
@@ -35,6 +37,14 @@ if failed < limit then return {0, limit - failed} end
 local hold = tonumber(ARGV[4])
 local left = redis.call('PTTL', KEYS[1])
 if left > hold then hold = left end
+local window = redis.call('GET', KEYS[4])
+local cut = window and string.find(window, ';', 1, true)
+if cut then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local deadline = tonumber(string.sub(window, cut + 17, cut + 28), 16)
+  if deadline and deadline - now > hold then hold = deadline - now end
+end
 redis.call('SET', KEYS[1], 'locked', 'PX', tostring(hold))
 redis.call('DEL', KEYS[2])
 return {-1, hold}

@@ -1,0 +1,142 @@
+import RedisClient
+
+/// Keeps gates of different policies for one purpose from missing each other's cooldowns.
+/// A policy with a window (a ladder or `max sends`) keeps a number's running cooldown in
+/// its window key (`reserve.lua`): a key and a write fewer per send. A plain cooldown
+/// decides with `SET <cooldown key> NX`, which does not read the window. So while a
+/// purpose's policy changes from one to the other (gates of both side by side in a rolling
+/// change, or cooldowns still running after it), a plain gate must decide with the
+/// purpose's reserve script, which reads both keys.
+///
+/// The registry `<prefix>:window-cooldowns` (`window-cooldowns.lua`) says until when that
+/// is. Every `period` (and before its first decision) each gate announces the purposes it
+/// keeps in windows, each until the longest cooldown it could start now would end, plus
+/// three periods; and reads what every gate announced.
+/// - A plain gate takes `SET NX` for a purpose only with a read at most two periods old
+///   that names no gate keeping the purpose in windows.
+/// - A gate with a window keeps cooldowns in windows only once its first announcement is
+///   two periods old (every plain gate has read it since), and while its last one is at
+///   most two periods old; until then, it keeps them in cooldown keys, as plain gates do.
+/// Confined to the worker's loop.
+final class WindowCooldowns {
+    private let store: RedisStore
+    private let key: String
+    private let period: Duration
+    /// `purpose, ms, …`: what this gate announces (empty: it keeps none in windows).
+    private let announced: [String]
+    private let loop: EventLoop
+    private var timer: EventTimer?
+    /// The purposes some gate keeps in windows, each until when (this gate's monotonic
+    /// clock), as last read; nil before the first read.
+    private var runningUntil: [String: ContinuousClock.Instant]?
+    /// When the registry was last read (and this gate's purposes announced).
+    private var readAt: ContinuousClock.Instant?
+    /// When this gate may begin keeping cooldowns in windows: two periods after its first
+    /// announcement was acknowledged.
+    private var windowsFrom: ContinuousClock.Instant?
+    private var closed = false
+    /// Decisions waiting for the first read (`afterFirstRead`); nil once it was answered.
+    private var waiting: [() -> Void]? = []
+    /// At most this many decisions wait for the first read; more take the script.
+    static let maximumWaiting = 65_536
+
+    /// `windowed`: each purpose this gate keeps cooldowns in windows for, with its policy's
+    /// longest hold in ms.
+    init(
+        loop: EventLoop, store: RedisStore, key: String, period: Duration,
+        windowed: [(purpose: String, longestMilliseconds: Int64)]
+    ) {
+        self.loop = loop
+        self.store = store
+        self.key = key
+        self.period = period
+        let margin = 3 * Int64(period / .milliseconds(1))
+        announced = windowed.sorted { $0.purpose < $1.purpose }.flatMap { [$0.purpose, String($0.longestMilliseconds + margin)] }
+    }
+
+    /// Runs `body` once the registry's first read was answered (at once after that):
+    /// a plain gate's first decisions wait the one round trip, so they need not take the
+    /// script. Returns false, without running it, when too many wait already.
+    func afterFirstRead(_ body: @escaping () -> Void) -> Bool {
+        guard waiting != nil else {
+            body()
+            return true
+        }
+        guard waiting!.count < Self.maximumWaiting else { return false }
+        waiting!.append(body)
+        start()
+        return true
+    }
+
+    /// Whether the registry's first read was answered (or failed).
+    var firstReadAnswered: Bool { waiting == nil }
+
+    /// Whether `purpose`'s plain cooldown may decide with `SET NX` now: false before the
+    /// first read, or when the last read is more than two periods old.
+    func plainDecisionIsSafe(for purpose: String) -> Bool {
+        guard let runningUntil, let readAt else { return false }
+        if runningUntil.isEmpty || runningUntil[purpose] == nil { return readIsFresh(readAt) }
+        return runningUntil[purpose]! <= ContinuousClock.now && readIsFresh(readAt)
+    }
+
+    /// Whether this gate's decisions of a policy with a window may keep cooldowns in window
+    /// keys now. Starts the announcements on the first call.
+    func keepsCooldownsInWindows() -> Bool {
+        guard let windowsFrom, let readAt else {
+            start()
+            return false
+        }
+        let now = ContinuousClock.now
+        return windowsFrom <= now && now - readAt <= period * 2
+    }
+
+    private func readIsFresh(_ readAt: ContinuousClock.Instant) -> Bool {
+        ContinuousClock.now - readAt <= period * 2
+    }
+
+    /// Stops the announcements.
+    func close() {
+        closed = true
+        timer?.cancel()
+    }
+
+    private func start() {
+        guard timer == nil, !closed else { return }
+        timer = EventTimer(loop: loop) { [unowned self] in self.announce() }
+        announce()
+    }
+
+    private func announce() {
+        let key = self.key
+        let announced = self.announced
+        store.evaluate(GateScripts.windowCooldowns, slotKey: key, { args in
+            args.append(1)
+            args.append(key)
+            for part in announced { args.append(part) }
+        }, completion: { [unowned self] result in
+            let now = ContinuousClock.now
+            // A failed read leaves the last one, which goes stale in two periods.
+            if case .success(let reply) = result, let read = Self.read(reply, at: now) {
+                self.runningUntil = read
+                self.readAt = now
+                if self.windowsFrom == nil { self.windowsFrom = now + self.period * 2 }
+            }
+            if !self.closed { self.timer?.schedule(after: self.period) }
+            if let waiting = self.waiting {
+                self.waiting = nil
+                for body in waiting { body() }
+            }
+        })
+    }
+
+    /// `{Redis's ms now, purpose, ms, …}` as instants of this gate's clock (`now` when it came).
+    static func read(_ reply: RedisReply, at now: ContinuousClock.Instant) -> [String: ContinuousClock.Instant]? {
+        guard case .array(let items) = reply, let redisNow = items.first?.integer, items.count % 2 == 1 else { return nil }
+        var running: [String: ContinuousClock.Instant] = [:]
+        for index in stride(from: 1, to: items.count, by: 2) {
+            guard let purpose = items[index].string, let ends = items[index + 1].string.flatMap({ Int64($0) }) else { return nil }
+            running[purpose] = now + .milliseconds(ends - Int64(redisNow))
+        }
+        return running
+    }
+}
