@@ -62,6 +62,9 @@ public final class GateWorker {
             loop: loop, store: store, key: keys.windowCooldowns, period: configuration.windowCooldownsPeriod,
             windowed: compiled.filter { $0.value.windowMilliseconds > 0 }.map { ($0.key, $0.value.longestHoldMilliseconds) })
         tokenCipher = configuration.tokenSecret.map { CountdownTokenCipher(secret: Array($0.utf8)) }
+        // At once, not at the first decision: the warm-up of a gate with a window runs from
+        // here, for every worker of a server alike.
+        windowCooldowns.start()
     }
 
     /// Canonicalises `text`: a national spelling is read in `region` (a request's country

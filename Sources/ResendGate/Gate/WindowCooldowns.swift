@@ -9,7 +9,7 @@ import RedisClient
 /// purpose's reserve script, which reads both keys.
 ///
 /// The registry `<prefix>:window-cooldowns` (`window-cooldowns.lua`) says until when that
-/// is. Every `period` (and before its first decision) each gate announces the purposes it
+/// is. Every `period` (from its start) each gate announces the purposes it
 /// keeps in windows, each until the longest cooldown it could start now would end, plus
 /// three periods; and reads what every gate announced.
 /// - A plain gate takes `SET NX` for a purpose only with a read at most two periods old
@@ -80,7 +80,7 @@ final class WindowCooldowns {
     }
 
     /// Whether this gate's decisions of a policy with a window may keep cooldowns in window
-    /// keys now. Starts the announcements on the first call.
+    /// keys now.
     func keepsCooldownsInWindows() -> Bool {
         guard let windowsFrom, let readAt else {
             start()
@@ -100,7 +100,8 @@ final class WindowCooldowns {
         timer?.cancel()
     }
 
-    private func start() {
+    /// Starts the announcements (the worker does at once); idempotent.
+    func start() {
         guard timer == nil, !closed else { return }
         timer = EventTimer(loop: loop) { [unowned self] in self.announce() }
         announce()
