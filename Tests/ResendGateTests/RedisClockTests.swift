@@ -9,6 +9,12 @@ struct RedisClockTests {
 
     func at(_ milliseconds: Int) -> ContinuousClock.Instant { start + .milliseconds(milliseconds) }
 
+    /// One `TIME` read: sent at `sent` ms, Redis's answer `redis` µs, received at `received` ms.
+    func exchange(_ clock: inout RedisClock, redis: Int64, sent: Int, received: Int) {
+        clock.sent(at: at(sent))
+        clock.received(redisMicroseconds: redis, sent: at(sent), received: at(received))
+    }
+
     @Test func aReadingIsPlacedHalfWayAndCarriedForwardInWholeMilliseconds() {
         var clock = RedisClock()
         #expect(clock.milliseconds(at: at(0)) == nil && clock.isDue(at: at(0)))
@@ -23,40 +29,31 @@ struct RedisClockTests {
 
     @Test func aSlowReadingIsReadAgainWithinASecondAQuickOneAfterTen() {
         var slow = RedisClock()
-        slow.sent(at: at(0))
-        slow.received(redisMicroseconds: 5_000_000, sent: at(0), received: at(50))
+        exchange(&slow, redis: 5_000_000, sent: 0, received: 50)
         #expect(!slow.isDue(at: at(1_000)) && slow.isDue(at: at(1_030)))
 
         var quick = RedisClock()
-        quick.sent(at: at(0))
-        quick.received(redisMicroseconds: 5_000_000, sent: at(0), received: at(1))
+        exchange(&quick, redis: 5_000_000, sent: 0, received: 1)
         #expect(!quick.isDue(at: at(9_000)) && quick.isDue(at: at(10_010)))
     }
 
     @Test func aLongerRoundTripReplacesTheHeldReadingOnlyOnceItIsOldAndNotFarFromTheShortest() {
         var clock = RedisClock()
-        clock.sent(at: at(0))
-        clock.received(redisMicroseconds: 1_000_000, sent: at(0), received: at(2))  // the shortest: 2 ms
-        clock.sent(at: at(100))
-        clock.received(redisMicroseconds: 9_999_999_000, sent: at(100), received: at(103))
+        exchange(&clock, redis: 1_000_000, sent: 0, received: 2)  // the shortest: 2 ms
+        exchange(&clock, redis: 9_999_999_000, sent: 100, received: 103)
         #expect(clock.reading?.redisMicroseconds == 1_000_000, "a fresh reading with a shorter round trip stays")
-        clock.sent(at: at(12_000))
-        clock.received(redisMicroseconds: 9_999_999_000, sent: at(12_000), received: at(12_005))
+        exchange(&clock, redis: 9_999_999_000, sent: 12_000, received: 12_005)
         #expect(clock.reading?.redisMicroseconds == 1_000_000, "5 ms is more than twice the shortest")
-        clock.sent(at: at(13_100))
-        clock.received(redisMicroseconds: 2_000_000, sent: at(13_100), received: at(13_103))
+        exchange(&clock, redis: 2_000_000, sent: 13_100, received: 13_103)
         #expect(clock.reading?.redisMicroseconds == 2_000_000, "an old reading gives way to one within twice the shortest")
-        clock.sent(at: at(13_200))
-        clock.received(redisMicroseconds: 3_000_000, sent: at(13_200), received: at(13_201))
+        exchange(&clock, redis: 3_000_000, sent: 13_200, received: 13_201)
         #expect(clock.reading?.redisMicroseconds == 3_000_000, "a shorter round trip always wins")
     }
 
     @Test func readsAreAtMostOneASecondWhileTheHeldReadingKeepsWinning() {
         var clock = RedisClock()
-        clock.sent(at: at(0))
-        clock.received(redisMicroseconds: 1_000_000, sent: at(0), received: at(1))
-        clock.sent(at: at(10_500))
-        clock.received(redisMicroseconds: 2_000_000, sent: at(10_500), received: at(10_510))  // loses
+        exchange(&clock, redis: 1_000_000, sent: 0, received: 1)
+        exchange(&clock, redis: 2_000_000, sent: 10_500, received: 10_510)  // loses
         #expect(clock.reading?.redisMicroseconds == 1_000_000)
         #expect(!clock.isDue(at: at(11_000)) && clock.isDue(at: at(11_600)))
     }

@@ -139,7 +139,7 @@ public final class GateWorker {
         // One slot only: the same two commands on one Redis and on a cluster; unless a gate
         // keeps this purpose's cooldowns in window keys (`WindowCooldowns`): then the script.
         if let milliseconds = policy.plainCooldownMilliseconds, ip == nil, idempotencyKey == nil {
-            if !windowCooldowns.firstReadAnswered, windowCooldowns.afterFirstRead({ [unowned self] in
+            if !windowCooldowns.firstReadAnswered, windowCooldowns.waitForFirstRead({ [unowned self] in
                 self.reserveNumber(request, policy: policy, cipher: cipher, completion: completion)
             }) { return }
             if windowCooldowns.plainDecisionIsSafe(for: request.purpose.name) {

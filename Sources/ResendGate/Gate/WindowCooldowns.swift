@@ -26,16 +26,15 @@ final class WindowCooldowns {
     private let announced: [String]
     private let loop: EventLoop
     private var timer: EventTimer?
-    /// The purposes some gate keeps in windows, each until when (this gate's monotonic
-    /// clock), as last read; nil before the first read.
-    private var runningUntil: [String: ContinuousClock.Instant]?
-    /// When the registry was last read (and this gate's purposes announced).
-    private var readAt: ContinuousClock.Instant?
+    /// The last read of the registry (this gate's purposes were announced with it): when,
+    /// and the purposes some gate keeps in windows, each until when (this gate's monotonic
+    /// clock); nil before the first.
+    private var lastRead: (at: ContinuousClock.Instant, runningUntil: [String: ContinuousClock.Instant])?
     /// When this gate may begin keeping cooldowns in windows: two periods after its first
     /// announcement was acknowledged.
     private var windowsFrom: ContinuousClock.Instant?
     private var closed = false
-    /// Decisions waiting for the first read (`afterFirstRead`); nil once it was answered.
+    /// Decisions waiting for the first read (`waitForFirstRead`); nil once it was answered.
     private var waiting: [() -> Void]? = []
     /// At most this many decisions wait for the first read; more take the script.
     static let maximumWaiting = 65_536
@@ -54,44 +53,33 @@ final class WindowCooldowns {
         announced = windowed.sorted { $0.purpose < $1.purpose }.flatMap { [$0.purpose, String($0.longestMilliseconds + margin)] }
     }
 
-    /// Runs `body` once the registry's first read was answered (at once after that):
-    /// a plain gate's first decisions wait the one round trip, so they need not take the
-    /// script. Returns false, without running it, when too many wait already.
-    func afterFirstRead(_ body: @escaping () -> Void) -> Bool {
-        guard waiting != nil else {
-            body()
-            return true
-        }
-        guard waiting!.count < Self.maximumWaiting else { return false }
-        waiting!.append(body)
-        start()
-        return true
-    }
-
     /// Whether the registry's first read was answered (or failed).
     var firstReadAnswered: Bool { waiting == nil }
 
-    /// Whether `purpose`'s plain cooldown may decide with `SET NX` now: false before the
-    /// first read, or when the last read is more than two periods old.
+    /// Runs `body` once the registry's first read is answered (call it only before):
+    /// a plain gate's first decisions wait that one round trip, so they need not take the
+    /// script. Returns false, without keeping it, when too many wait already.
+    func waitForFirstRead(_ body: @escaping () -> Void) -> Bool {
+        guard let count = waiting?.count, count < Self.maximumWaiting else { return false }
+        waiting!.append(body)
+        return true
+    }
+
+    /// Whether `purpose`'s plain cooldown may decide with `SET NX` now: the last read is
+    /// at most two periods old and names no gate keeping the purpose in windows now.
     func plainDecisionIsSafe(for purpose: String) -> Bool {
-        guard let runningUntil, let readAt else { return false }
-        if runningUntil.isEmpty || runningUntil[purpose] == nil { return readIsFresh(readAt) }
-        return runningUntil[purpose]! <= ContinuousClock.now && readIsFresh(readAt)
+        let now = ContinuousClock.now
+        guard let lastRead, now - lastRead.at <= period * 2 else { return false }
+        guard !lastRead.runningUntil.isEmpty, let until = lastRead.runningUntil[purpose] else { return true }
+        return until <= now
     }
 
     /// Whether this gate's decisions of a policy with a window may keep cooldowns in window
-    /// keys now.
+    /// keys now: its warm-up is over, and its last announcement is at most two periods old.
     func keepsCooldownsInWindows() -> Bool {
-        guard let windowsFrom, let readAt else {
-            start()
-            return false
-        }
         let now = ContinuousClock.now
-        return windowsFrom <= now && now - readAt <= period * 2
-    }
-
-    private func readIsFresh(_ readAt: ContinuousClock.Instant) -> Bool {
-        ContinuousClock.now - readAt <= period * 2
+        guard let windowsFrom, let lastRead, windowsFrom <= now else { return false }
+        return now - lastRead.at <= period * 2
     }
 
     /// Stops the announcements.
@@ -118,8 +106,7 @@ final class WindowCooldowns {
             let now = ContinuousClock.now
             // A failed read leaves the last one, which goes stale in two periods.
             if case .success(let reply) = result, let read = Self.read(reply, at: now) {
-                self.runningUntil = read
-                self.readAt = now
+                self.lastRead = (now, read)
                 if self.windowsFrom == nil { self.windowsFrom = now + self.period * 2 }
             }
             if !self.closed { self.timer?.schedule(after: self.period) }
