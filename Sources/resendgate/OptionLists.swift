@@ -87,6 +87,8 @@ extension Settings {
             .text("token-secret", \.tokenSecret, placeholder: "S",
                   help: "secret that seals countdown tokens (16 or more characters), the same on every gate; unset: one kept in Redis at `PREFIX:token-secret`, made by the first gate; changing it voids outstanding tokens (404) ([the token format](docs/countdowns.md#the-token-format))"),
             .text("key-prefix", \.keyPrefix, placeholder: "P", help: "prefix of every Redis key"),
+            .toggle("cooldowns-in-windows", \.cooldownsInWindows,
+                    help: "a purpose with a ladder or `--max-sends` keeps each number's running cooldown in its window key: one key and one write fewer per send. Turn it on once every gate of the deployment runs a version that has this option: older ones fail on such windows ([Upgrading](docs/operations.md#upgrading))"),
             Option.value("test-numbers", \.testNumbers, placeholder: "+N[/D],...",
                          help: "numbers that skip every limit, for CI and QA: answered allowed with `\"test_number\": true` (send no real SMS), nothing recorded; `+15005550000/4` is any number of that length whose digits but the last 4 match ([Anti-abuse policies](#anti-abuse-policies))",
                          parse: { text throws(ConfigurationError) in try TestNumbers(parsing: text) },

@@ -27,6 +27,7 @@ struct Settings {
     var tokenSecret: String?
     var keyPrefix = GateConfiguration.defaultKeyPrefix
     var testNumbers = TestNumbers.none
+    var cooldownsInWindows = false
 
     // send, status, release
     var purpose = Purpose.default.name
@@ -77,7 +78,8 @@ struct Settings {
         }
         return try GateConfiguration(
             redis: redis, policies: policies, defaultRegion: region?.uppercased(), keyPrefix: keyPrefix,
-            keySecret: keySecret, tokenSecret: tokenSecret, waitReplicas: waitReplicas, testNumbers: testNumbers)
+            keySecret: keySecret, tokenSecret: tokenSecret, waitReplicas: waitReplicas, testNumbers: testNumbers,
+            cooldownsInWindows: cooldownsInWindows)
     }
 }
 

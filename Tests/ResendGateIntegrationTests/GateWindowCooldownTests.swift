@@ -4,9 +4,9 @@ import RedisClient
 import ResendGateTestSupport
 import Testing
 
-/// A policy with a window keeps a number's running cooldown in its window key, once every
-/// gate whose policy for the purpose is a plain `SET NX` knows to read windows
-/// (`WindowCooldowns`). These tests use a short announcement period, so a gate begins
+/// With `cooldownsInWindows`, a policy with a window keeps a number's running cooldown in its
+/// window key, once every gate whose policy for the purpose is a plain `SET NX` knows to read
+/// windows (`WindowCooldowns`). These tests use a short announcement period, so a gate begins
 /// keeping cooldowns in windows within a fraction of a second.
 @Suite("Gate: cooldowns kept in window keys, beside plain gates")
 struct GateWindowCooldownTests {
@@ -15,12 +15,6 @@ struct GateWindowCooldownTests {
 
     static func numbers(_ count: Int, from start: Int = 0) -> [String] {
         (start..<start + count).map { "+86139" + String(format: "%08d", $0) }
-    }
-
-    /// The calls of `command` in `INFO commandstats`.
-    static func calls(_ command: String, in stats: String) -> Int {
-        guard let line = stats.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_\(command):calls=") }) else { return 0 }
-        return Int(line.dropFirst("cmdstat_\(command):calls=".count).prefix { $0.isNumber }) ?? 0
     }
 
     /// Sends fresh numbers through `gate` until one's cooldown is kept in its window key
@@ -42,7 +36,7 @@ struct GateWindowCooldownTests {
 
     @Test func aWarmGateKeepsTheCooldownInTheWindowAndEveryReaderFindsIt() async throws {
         try await withRedis { redis in
-            let gate = try makeGate(url: redis.url, policy: Self.counted, windowCooldownsPeriod: Self.period)
+            let gate = try makeGate(url: redis.url, policy: Self.counted, windowCooldownsPeriod: Self.period, cooldownsInWindows: true)
             let client = try redis.client()
             try await Self.warmUp(gate, client)
 
@@ -88,7 +82,7 @@ struct GateWindowCooldownTests {
     /// a retry with the same key is decided afresh (it counts again), not replayed.
     @Test func aRefundVoidsTheRecordTheWindowsCooldownNames() async throws {
         try await withRedis { redis in
-            let gate = try makeGate(url: redis.url, policy: Self.counted, windowCooldownsPeriod: Self.period)
+            let gate = try makeGate(url: redis.url, policy: Self.counted, windowCooldownsPeriod: Self.period, cooldownsInWindows: true)
             let client = try redis.client()
             try await Self.warmUp(gate, client)
             let record = testKeys.idempotencyRecord(idempotencyKey: "order-1")
@@ -111,7 +105,7 @@ struct GateWindowCooldownTests {
         policy.maxFailedChecks = 1
         policy.lockout = .seconds(30)
         try await withRedis { redis in
-            let gate = try makeGate(url: redis.url, policy: policy, windowCooldownsPeriod: Self.period)
+            let gate = try makeGate(url: redis.url, policy: policy, windowCooldownsPeriod: Self.period, cooldownsInWindows: true)
             let client = try redis.client()
             try await Self.warmUp(gate, client)
             #expect(try await gate.reserve(phone: number).allowed)
@@ -139,7 +133,7 @@ struct GateWindowCooldownTests {
                 plain = try makeGate(url: redis.url, windowCooldownsPeriod: Self.period)
                 #expect(try await plain!.reserve(phone: Self.numbers(1, from: 80_000)[0]).allowed)
             }
-            let windowed = try makeGate(url: redis.url, policy: Self.counted, windowCooldownsPeriod: Self.period)
+            let windowed = try makeGate(url: redis.url, policy: Self.counted, windowCooldownsPeriod: Self.period, cooldownsInWindows: true)
             if !plainFirst {
                 try await Self.warmUp(windowed, client)
                 plain = try makeGate(url: redis.url, windowCooldownsPeriod: Self.period)
@@ -162,6 +156,22 @@ struct GateWindowCooldownTests {
         }
     }
 
+    /// Without `cooldownsInWindows` (the default) a gate with a window keeps its cooldowns in
+    /// cooldown keys, as versions before it did, and announces nothing: plain gates keep `SET NX`.
+    @Test func offByDefaultAWindowedGateKeepsCooldownKeys() async throws {
+        try await withRedis { redis in
+            let gate = try makeGate(url: redis.url, policy: Self.counted, windowCooldownsPeriod: Self.period)
+            let client = try redis.client()
+            // Long past the warm-up a gate with the option would have.
+            try await Task.sleep(for: Self.period * 4)
+            for phone in Self.numbers(5) {
+                #expect(try await gate.reserve(phone: phone).allowed)
+                #expect(try client.heldCooldown(phone)?.heldIn == .cooldown)
+            }
+            #expect(try client.command("EXISTS", testKeys.windowCooldowns) == .integer(0))
+        }
+    }
+
     /// Once no gate keeps a purpose's cooldowns in windows and the last such cooldown could
     /// have ended, a plain gate decides with `SET NX` again (no script call). A period of a
     /// second: a read more than two periods old sends a plain gate to the script, which a
@@ -178,7 +188,7 @@ struct GateWindowCooldownTests {
             for phone in Self.numbers(5) { #expect(try await plain.reserve(phone: phone).allowed) }
             let stats = try #require(try client.command("INFO", "commandstats").string)
             #expect(stats.contains("cmdstat_set:calls=5,"), "\(stats)")
-            #expect(Self.calls("evalsha", in: stats) <= 2, "only the registry's reads: \(stats)")
+            #expect(commandCalls("evalsha", in: stats) <= 2, "only the registry's reads: \(stats)")
             #expect(try client.command("HGET", testKeys.windowCooldowns, "default") == .null)
 
             // A running announcement: the plain gate decides with the script (evalsha per send).
@@ -188,7 +198,7 @@ struct GateWindowCooldownTests {
             _ = try client.command("CONFIG", "RESETSTAT")
             for phone in Self.numbers(5, from: 100) { #expect(try await plain.reserve(phone: phone).allowed) }
             let scripted = try #require(try client.command("INFO", "commandstats").string)
-            #expect(Self.calls("evalsha", in: scripted) >= 5, "\(scripted)")
+            #expect(commandCalls("evalsha", in: scripted) >= 5, "\(scripted)")
         }
     }
 }

@@ -91,13 +91,20 @@ extension PolicySet {
 /// A gate on `url` with both Redis timeouts set to `timeout`, deciding the suites' purposes.
 func makeGate(
     url: String, policy: Policy = .default, region: String? = "CN", timeout: Duration = .seconds(1),
-    windowCooldownsPeriod: Duration = GateConfiguration.defaultWindowCooldownsPeriod
+    windowCooldownsPeriod: Duration = GateConfiguration.defaultWindowCooldownsPeriod, cooldownsInWindows: Bool = false
 ) throws -> Gate {
     let redis = try RedisConfiguration(url: url, connectTimeout: timeout, commandTimeout: timeout)
     var configuration = try GateConfiguration(
         redis: redis, policies: PolicySet(fallback: policy, plainPurposes: TestPurposes.names), defaultRegion: region)
     configuration.windowCooldownsPeriod = windowCooldownsPeriod
+    configuration.cooldownsInWindows = cooldownsInWindows
     return Gate(configuration: configuration)
+}
+
+/// The calls of `command` in `INFO commandstats` (0 when it has none).
+func commandCalls(_ command: String, in stats: String) -> Int {
+    guard let line = stats.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_\(command):calls=") }) else { return 0 }
+    return Int(line.dropFirst("cmdstat_\(command):calls=".count).prefix { $0.isNumber }) ?? 0
 }
 
 /// The error `body` throws, or nil when it succeeds.

@@ -25,6 +25,11 @@ public struct GateConfiguration: Sendable {
     public var waitReplicas: Int
     /// Numbers that skip every limit and are never recorded (CI, QA): `TestNumbers`.
     public var testNumbers: TestNumbers
+    /// A policy with a window (a ladder or `max sends`) keeps a number's running cooldown in
+    /// its window key, not a key of its own (`reserve.lua`, `WindowCooldowns`): one key and
+    /// one write fewer per send. Off by default: every gate must read that layout (this
+    /// version or later) before any gate writes it, as older versions fail on it.
+    public var cooldownsInWindows: Bool
     /// How often a gate tells the others which purposes' cooldowns it keeps in window keys,
     /// and reads what they told (`WindowCooldowns`): a gate that starts keeping them there
     /// waits two of these first. Every gate of a deployment must use the same; only tests
@@ -51,7 +56,8 @@ public struct GateConfiguration: Sendable {
         tokenSecret: String? = nil,
         idempotencyLifetime: Duration = GateConfiguration.defaultIdempotencyLifetime,
         waitReplicas: Int = GateConfiguration.defaultWaitReplicas,
-        testNumbers: TestNumbers = .none
+        testNumbers: TestNumbers = .none,
+        cooldownsInWindows: Bool = false
     ) throws(ConfigurationError) {
         guard Self.waitReplicasRange.contains(waitReplicas) else {
             throw ConfigurationError(
@@ -79,6 +85,7 @@ public struct GateConfiguration: Sendable {
         self.idempotencyLifetime = idempotencyLifetime
         self.waitReplicas = waitReplicas
         self.testNumbers = testNumbers
+        self.cooldownsInWindows = cooldownsInWindows
         windowCooldownsPeriod = Self.defaultWindowCooldownsPeriod
     }
 }

@@ -8,12 +8,13 @@ import RedisClient
 /// its HMAC, see `NumberKeyHasher`), so every call about one number runs in one cluster
 /// slot. The per-IP counter and an idempotency record have hash tags of their own.
 ///
-///     rg:{login:+8613800138000}:cooldown   the running cooldown of a policy without a window
-///                                          (its nonce and deadline, with a TTL), or `locked`
-///                                          while wrong codes lock the number
+///     rg:{login:+8613800138000}:cooldown   the running cooldown (its nonce and deadline,
+///                                          with a TTL), or `locked` while wrong codes lock
+///                                          the number
 ///     rg:{login:+8613800138000}:window     the sends in the policy's window (a string: each
-///                                          send's time and nonce), then the running cooldown
-///                                          of a policy with a window (see reserve.lua)
+///                                          send's time and nonce), then, with
+///                                          `cooldownsInWindows`, the running cooldown of a
+///                                          policy with a window (see reserve.lua)
 ///     rg:{login:+8613800138000}:refunds    the refunds in the window (sorted set)
 ///     rg:{login:+8613800138000}:failed     wrong codes in the window (a counter)
 ///     rg:{login:+8613800138000}:trusted    set by a `verified` outcome while the pumping
@@ -70,12 +71,13 @@ public struct GateKeys: Sendable, Hashable {
         return text
     }
 
-    /// The running cooldown of a number under a policy without a window (a ladder or `max
-    /// sends`), or its lock: holds its nonce, then its deadline (`CooldownValue`) and, for a
+    /// The running cooldown of a number (under a policy with a window, a ladder or `max
+    /// sends`, only without `GateConfiguration.cooldownsInWindows`), or its lock: holds its nonce, then its deadline (`CooldownValue`) and, for a
     /// scripted one, the idempotency record its send wrote; expires when it ends.
     public func cooldown(purpose: Purpose, number: String) -> String { key(.cooldown, purpose: purpose, number: number) }
-    /// The sends of a number in the policy's window, then, under a policy with one, its
-    /// running cooldown (the same value as a cooldown key's, after a `;`).
+    /// The sends of a number in the policy's window, then, with
+    /// `GateConfiguration.cooldownsInWindows`, its running cooldown (the same value as a
+    /// cooldown key's, after a `;`).
     public func window(purpose: Purpose, number: String) -> String { key(.window, purpose: purpose, number: number) }
     /// The refunds of a number in the policy's window.
     public func refunds(purpose: Purpose, number: String) -> String { key(.refunds, purpose: purpose, number: number) }

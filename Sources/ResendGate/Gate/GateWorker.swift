@@ -60,7 +60,8 @@ public final class GateWorker {
         store = RedisStore(loop: loop, configuration: configuration.redis, scripts: scripts, logger: logger)
         windowCooldowns = WindowCooldowns(
             loop: loop, store: store, key: keys.windowCooldowns, period: configuration.windowCooldownsPeriod,
-            windowed: compiled.filter { $0.value.windowMilliseconds > 0 }.map { ($0.key, $0.value.longestHoldMilliseconds) })
+            windowed: configuration.cooldownsInWindows
+                ? compiled.filter { $0.value.windowMilliseconds > 0 }.map { ($0.key, $0.value.longestHoldMilliseconds) } : [])
         tokenCipher = configuration.tokenSecret.map { CountdownTokenCipher(secret: Array($0.utf8)) }
         // At once, not at the first decision: the warm-up of a gate with a window runs from
         // here, for every worker of a server alike.
@@ -169,7 +170,7 @@ public final class GateWorker {
     /// a policy with a window, one that keeps the cooldown there once that is safe.
     func reserveScript(_ purpose: Purpose, policy: CompiledPolicy, countingIP: Bool) -> RedisScript {
         guard let scripts = reserveScripts[purpose.name] else { preconditionFailure("no reserve script for a configured purpose") }
-        let inWindow = policy.windowMilliseconds > 0 && windowCooldowns.keepsCooldownsInWindows()
+        let inWindow = configuration.cooldownsInWindows && policy.windowMilliseconds > 0 && windowCooldowns.keepsCooldownsInWindows()
         return scripts.script(countingIP: countingIP, cooldownInWindow: inWindow)
     }
 

@@ -26,12 +26,14 @@ final class WindowCooldowns {
     private let announced: [String]
     private let loop: EventLoop
     private var timer: EventTimer?
-    /// The last read of the registry (this gate's purposes were announced with it): when,
-    /// and the purposes some gate keeps in windows, each until when (this gate's monotonic
+    /// The last read of the registry (this gate's purposes were announced with it): when it
+    /// was sent (so its age is never understated), and the purposes some gate keeps in windows, each until when (this gate's monotonic
     /// clock); nil before the first.
     private var lastRead: (at: ContinuousClock.Instant, runningUntil: [String: ContinuousClock.Instant])?
-    /// When this gate may begin keeping cooldowns in windows: two periods after its first
-    /// announcement was acknowledged.
+    /// When this gate may begin keeping cooldowns in windows: two periods after an
+    /// announcement was acknowledged, the first one or the first after a gap of more than
+    /// two periods (in which the registry may have lost this gate's purposes, and a plain
+    /// gate read it without them).
     private var windowsFrom: ContinuousClock.Instant?
     private var closed = false
     /// Decisions waiting for the first read (`waitForFirstRead`); nil once it was answered.
@@ -98,6 +100,7 @@ final class WindowCooldowns {
     private func announce() {
         let key = self.key
         let announced = self.announced
+        let sent = ContinuousClock.now
         store.evaluate(GateScripts.windowCooldowns, slotKey: key, { args in
             args.append(1)
             args.append(key)
@@ -106,8 +109,8 @@ final class WindowCooldowns {
             let now = ContinuousClock.now
             // A failed read leaves the last one, which goes stale in two periods.
             if case .success(let reply) = result, let read = Self.read(reply, at: now) {
-                self.lastRead = (now, read)
-                if self.windowsFrom == nil { self.windowsFrom = now + self.period * 2 }
+                if self.lastRead.map({ sent - $0.at > self.period * 2 }) ?? true { self.windowsFrom = now + self.period * 2 }
+                self.lastRead = (sent, read)
             }
             if !self.closed { self.timer?.schedule(after: self.period) }
             if let waiting = self.waiting {

@@ -22,13 +22,14 @@ local value = redis.call('GET', KEYS[1])
 -- A number locked by wrong codes (verify.lua) is not a cooldown to refund.
 if value and string.sub(value, 1, 6) == 'locked' then return {-2, redis.call('PTTL', KEYS[1]), ''} end
 local window = redis.call('GET', KEYS[2])
--- The window's sends, and what follows them (';' and its own cooldown), if anything.
-local sends, after = window or '', ''
+-- The window's sends, and its own cooldown after them and a ';', if any (as reserve.lua
+-- reads them): that cooldown, while it runs and no key holds one, is the one refunded.
+local sends, own = window or '', nil
 local cut = window and string.find(window, ';', 1, true)
-if cut then sends, after = string.sub(window, 1, cut - 1), string.sub(window, cut) end
-if not value and after ~= '' then
-  local deadline = tonumber(string.sub(after, 18, 29), 16)
-  if deadline and deadline > now then value, after = string.sub(after, 2), '' end
+if cut then sends, own = string.sub(window, 1, cut - 1), string.sub(window, cut + 1) end
+if not value and own then
+  local deadline = tonumber(string.sub(own, 17, 28), 16)
+  if deadline and deadline > now then value, own = own, nil end
 end
 if not value then return {0, 0, ''} end
 -- The cooldown's nonce: its value's first 16 characters. After them comes its deadline
@@ -55,7 +56,7 @@ if window then
       break
     end
   end
-  local rest = sends .. after
+  local rest = own and sends .. ';' .. own or sends
   if rest == '' then
     redis.call('DEL', KEYS[2])
   elseif rest ~= window then
