@@ -156,6 +156,38 @@ struct GateWindowCooldownTests {
         }
     }
 
+    /// A windowed gate whose announcements failed for more than two periods warms up again
+    /// once they work: a plain gate may meanwhile have read a registry without its purposes
+    /// (here the registry is a string, so every read fails, then it is deleted).
+    @Test func aGateWarmsUpAgainAfterItsAnnouncementsLapsed() async throws {
+        let period: Duration = .seconds(1)
+        try await withRedis { redis in
+            let gate = try makeGate(url: redis.url, policy: Self.counted, windowCooldownsPeriod: period, cooldownsInWindows: true)
+            let client = try redis.client()
+            try await Self.warmUp(gate, client)
+            _ = try client.command("SET", testKeys.windowCooldowns, "not a hash")
+            var index = 50_000
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ContinuousClock.now < deadline {
+                let phone = Self.numbers(1, from: index)[0]
+                index += 1
+                #expect(try await gate.reserve(phone: phone).allowed)
+                if try client.heldCooldown(phone)?.heldIn == .cooldown { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(ContinuousClock.now < deadline, "a gate whose reads fail goes back to cooldown keys")
+            _ = try client.command("DEL", testKeys.windowCooldowns)
+            while try client.command("EXISTS", testKeys.windowCooldowns) == .integer(0), ContinuousClock.now < deadline + .seconds(5) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            // Announced again a moment ago: still two periods of cooldown keys.
+            let phone = Self.numbers(1, from: 60_000)[0]
+            #expect(try await gate.reserve(phone: phone).allowed)
+            #expect(try client.heldCooldown(phone)?.heldIn == .cooldown)
+            try await Self.warmUp(gate, client, from: 61_000)
+        }
+    }
+
     /// Without `cooldownsInWindows` (the default) a gate with a window keeps its cooldowns in
     /// cooldown keys, as versions before it did, and announces nothing: plain gates keep `SET NX`.
     @Test func offByDefaultAWindowedGateKeepsCooldownKeys() async throws {
