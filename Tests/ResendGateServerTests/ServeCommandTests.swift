@@ -116,6 +116,30 @@ struct ServeCommandTests {
 
     /// An API key file naming a scope that does not exist stops the start (exit 2) with the
     /// line named and the key left out; so does a negative --max-refunds.
+    /// `--cooldowns-in-windows` reaches the gate: once its 10 s warm-up is over, a ladder's
+    /// cooldown is kept in the number's window key, and the next request still meets it.
+    @Test func cooldownsInWindowsKeepsTheCooldownInTheWindowAfterTheWarmUp() throws {
+        let gate = try TestGate(serve: ["--cooldown", "60,120", "--cooldowns-in-windows", "--log-level", "warning"])
+        defer { gate.stop(grace: .seconds(2)) }
+        let client = gate.client()
+        let redis = try gate.redis.client()
+        let deadline = ContinuousClock.now + .seconds(30)
+        var index = 0
+        var held: HeldCooldown?
+        repeat {
+            let phone = "+86139" + String(format: "%08d", index)
+            index += 1
+            #expect(try client.send(phone: phone).status == 200)
+            held = try redis.heldCooldown(phone)
+            if held?.heldIn == .window {
+                #expect(try client.send(phone: phone).status == 429, "the cooldown in the window refuses")
+                break
+            }
+            usleep(200_000)
+        } while ContinuousClock.now < deadline
+        #expect(held?.heldIn == .window, "after \(index) sends")
+    }
+
     @Test func unknownScopesAndNegativeRefundLimitsAreRefusedWithExit2() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rg-keys-\(UUID().uuidString)").path
         try "# keys\n\(RunningGate.apiKey) send,read,delete\n".write(toFile: path, atomically: true, encoding: .utf8)
@@ -189,6 +213,7 @@ struct ServeCommandTests {
             ("key-secret", nil, "RESENDGATE_KEY_SECRET"),
             ("token-secret", nil, "RESENDGATE_TOKEN_SECRET"),
             ("key-prefix", "rg", "RESENDGATE_KEY_PREFIX"),
+            ("cooldowns-in-windows", nil, "RESENDGATE_COOLDOWNS_IN_WINDOWS"),
             ("test-numbers", nil, "RESENDGATE_TEST_NUMBERS"),
         ]
         let lines = result.stdout.split(separator: "\n").map(String.init)

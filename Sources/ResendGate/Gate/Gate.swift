@@ -28,10 +28,15 @@ public final class Gate: Sendable {
         self.worker = worker!
     }
 
+    /// Closes the worker and waits for the loop's thread to finish (unless this runs on it):
+    /// a process that exits right after releasing its gate must not race that thread's
+    /// clean-up (`EventLoop.run` frees OpenSSL's per-thread state, which OpenSSL's own
+    /// clean-up at exit frees too: a double free, seen under AddressSanitizer).
     deinit {
         nonisolated(unsafe) let worker = self.worker
         loop.execute { worker.close() }
         loop.stop()
+        if !loop.inLoop { loop.waitUntilStopped() }
     }
 
     /// Reserves a send to `phone` for `purpose` (one of the configured purposes, else
