@@ -8,8 +8,9 @@ import FoundationNetworking
 #endif
 
 /// A real `redis-server` and a real `resendgate serve` process in front of it (a
-/// `TestGate` in process mode), on a fixed loopback port so that the server can be killed
-/// and started again where clients left it.
+/// `TestGate` in process mode). The server picks a free loopback port itself (`--port 0`:
+/// a port chosen here first could be taken before it binds) and `restart()` starts it again
+/// on that port, where clients left it.
 final class LiveGate: Sendable {
     let gate: TestGate
     let cooldown: String
@@ -20,7 +21,7 @@ final class LiveGate: Sendable {
 
     init(cooldown: String, apiKey: String? = nil) throws {
         self.cooldown = cooldown
-        gate = try TestGate(serve: Self.arguments(cooldown: cooldown), port: try LoopbackPort.free(), apiKey: apiKey)
+        gate = try TestGate(serve: Self.arguments(cooldown: cooldown), apiKey: apiKey)
     }
 
     /// A client on `clock` (the system's by default).
