@@ -93,6 +93,7 @@ struct ReserveScriptsTests {
         #expect(block.contains("local lifetime, lifetimeText, longest, steps = 600000, '600000', 3600000, 2\n"))
         #expect(block.contains("local watchCooldown, watchMax, watchIP = false, true, false\n"))
         #expect(block.contains("return (select(i, '30000', '90000'))"))
+        #expect(block.contains("local firstHold, firstHoldMs, secondHold = '30000', 30000, '90000'\n"))
     }
 }
 

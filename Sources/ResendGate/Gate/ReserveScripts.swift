@@ -74,6 +74,9 @@ struct ReserveScripts {
         let keepSends = max(maxSends, ladder.count, 16)
         let lifetime = idempotencyLifetimeMilliseconds
         let steps = ladder.map { "'\($0)'" }.joined(separator: ", ")
+        // A number's first send and the step after it, the most frequent, without a call of `step`.
+        let first = ladder.first ?? 0
+        let second = ladder.dropFirst().first ?? first
         return """
             local window, windowLifeText, maxSends, keepSends = \(window), '\(longest)', \(maxSends), \(keepSends)
             local cooldownInWindow = \(cooldownInWindow)
@@ -81,6 +84,7 @@ struct ReserveScripts {
             local lifetime, lifetimeText, longest, steps = \(lifetime), '\(lifetime)', \(longest), \(ladder.count)
             local watchCooldown, watchMax, watchIP = \(policy.rules.observes(.cooldown)), \(policy.rules.observes(.maxSends)), \(policy.rules.observes(.ipLimit))
             local function step(i) return (select(i, \(steps))) end
+            local firstHold, firstHoldMs, secondHold = '\(first)', \(first), '\(second)'
 
             """
     }

@@ -77,6 +77,7 @@ local ipMax, ipWindow, ipKeep, ipKeepText = 100000, 3600000, 3600000, '4050000'
 local lifetime, lifetimeText, longest, steps = 86400000, '86400000', 86400000, 3
 local watchCooldown, watchMax, watchIP = false, false, false
 local function step(i) return (select(i, '60000', '120000', '300000')) end
+local firstHold, firstHoldMs, secondHold = '60000', 60000, '120000'
 -- end of policy
 
 local nowText = ARGV[1]
@@ -89,14 +90,19 @@ local now = nowText + 0
 local observedText = ''
 -- The cooldown key's value and the window, in one read.
 local held = redis.call('MGET', KEYS[1], KEYS[2])
-local list = held[2] or ''
+local list = held[2]
 -- The window's own cooldown: the value after the sends' ';' (see the head), or nil. A
 -- policy without a window reads it too: one with a window may have written it (a purpose
--- whose policy changed, `WindowCooldowns`).
+-- whose policy changed, `WindowCooldowns`). A new number (most requests) has no window:
+-- it skips the parsing.
 local own
-local cut = string.find(list, ';', 1, true)
-if cut then own, list = string.sub(list, cut + 1), string.sub(list, 1, cut - 1) end
-if window == 0 then list = '' end
+if list then
+  local cut = string.find(list, ';', 1, true)
+  if cut then own, list = string.sub(list, cut + 1), string.sub(list, 1, cut - 1) end
+  if window == 0 then list = '' end
+else
+  list = ''
+end
 -- The sends still in the window, as the key holds them (`list`), most often oldest first:
 -- at most the last `keepSends`, more than any rule reads (max sends, or the ladder's
 -- steps), which bounds the key. Every send's time is read, since a clock that stepped
@@ -145,7 +151,9 @@ end
 if own then
   local deadline = tonumber(string.sub(own, 17, 28), 16)
   if deadline and deadline > now then
-    remaining = math.max(remaining, math.min(deadline - now, longest))
+    local left = deadline - now
+    if left > longest then left = longest end
+    if left > remaining then remaining = left end
     value = value or own
   end
 end
@@ -200,8 +208,12 @@ local allowed, token, hold, holdMs = reason == '', '', nil, 0
 if allowed then
   token = ARGV[2]
   sends = sends + 1
-  hold = step(math.max(1, math.min(sends, steps)))
-  holdMs = hold + 0
+  if sends == 1 then
+    hold, holdMs = firstHold, firstHoldMs
+  else
+    hold = step(sends < steps and sends or steps)
+    holdMs = hold + 0
+  end
   if window > 0 and maxSends > 0 and sends >= maxSends and not watchMax then
     -- This send fills the window (it is not in `list` yet; with `max sends` 1, it is the one).
     local i = sends - maxSends + 1
@@ -231,38 +243,47 @@ end
 -- command), the idempotency record's format. Numbers become text without Lua's own
 -- conversion (a printf of a float, as costly as a command): the allowed wait is most
 -- often the ladder step as it came.
+-- Built in one concatenation (each makes a string Lua hashes and later collects).
 local waitText = (allowed and wait == holdMs) and hold or string.format('%d', wait)
-local sendsText = sends < 10 and string.sub('0123456789', sends + 1, sends + 1) or string.format('%d', sends)
-local answer = (allowed and '1 ' or '0 ') .. reason .. ' ' .. waitText .. ' ' .. sendsText .. ' '
-  .. step(math.min(sends + 1, steps)) .. ' ' .. nowText .. ' ' .. token .. ' ' .. observedText
+local sendsText, nextText
+if sends == 1 then
+  sendsText, nextText = '1', secondHold
+else
+  sendsText = sends < 10 and string.sub('0123456789', sends + 1, sends + 1) or string.format('%d', sends)
+  nextText = step(sends < steps and sends + 1 or steps)
+end
+-- The record is the answer, then a space and the fingerprint (it may hold spaces).
 local fingerprint = ARGV[3]
+local answer = (allowed and '1 ' or '0 ') .. reason .. ' ' .. waitText .. ' ' .. sendsText .. ' '
+  .. nextText .. ' ' .. nowText .. ' ' .. token .. ' ' .. observedText .. (fingerprint == '' and '' or ' ') .. fingerprint
 if fingerprint ~= '' then
-  -- The record: the answer, then the fingerprint (it may hold spaces). A denial is kept
-  -- for its wait, at most a minute (a retry after a lost answer comes within seconds):
-  -- denials cost nothing else, so fresh keys on denied requests must not fill Redis.
-  answer = answer .. ' ' .. fingerprint
-  local keepFor = allowed and lifetimeText or string.format('%d', math.max(1, math.min(lifetime, wait, 60000)))
+  -- A denial is kept for its wait, at most a minute (a retry after a lost answer comes
+  -- within seconds): denials cost nothing else, so fresh keys on denied requests must not
+  -- fill Redis.
+  local keepFor = lifetimeText
+  if not allowed then
+    keepFor = (wait >= 1 and wait <= 60000 and wait <= lifetime) and waitText
+      or string.format('%d', math.max(1, math.min(lifetime, wait, 60000)))
+  end
   local record = redis.call('SET', KEYS[4], answer, 'NX', 'PX', keepFor, 'GET')
   if record then return {record} end
 end
 if allowed then
   -- The cooldown: the nonce, the deadline in 12 hex digits of ms (as a plain cooldown's),
   -- and the link to the idempotency record: KEYS[4] on one Redis, ARGV[5] on a cluster.
-  local cooldown = token .. string.format('%012x', now + holdMs)
-  local link = fingerprint ~= '' and KEYS[4] or ARGV[5]
-  if link and link ~= '' then cooldown = cooldown .. ' ' .. link end
-  if window > 0 then
-    list = list .. nowText .. token
-    if #list > keepSends * 29 then list = string.sub(list, 30) end
-  end
+  local deadline = string.format('%012x', now + holdMs)
+  local link = fingerprint ~= '' and KEYS[4] or ARGV[5] or ''
+  local linkSpace = link == '' and '' or ' '
+  -- The window keeps the last `keepSends` sends: this one goes in, the oldest out when full.
+  if #list >= keepSends * 29 then list = string.sub(list, 30) end
   if cooldownInWindow then
     -- In the window key, after the sends: one key, one write. A cooldown key that let
     -- this send through (an observed cooldown) would outlast it, so it goes.
-    redis.call('SET', KEYS[2], list .. ';' .. cooldown, 'PX', windowLifeText)
+    redis.call('SET', KEYS[2], list .. nowText .. token .. ';' .. token .. deadline .. linkSpace .. link, 'PX', windowLifeText)
     if held[1] then redis.call('DEL', KEYS[1]) end
   else
-    if window > 0 then redis.call('SET', KEYS[2], list, 'PX', windowLifeText) end
-    redis.call('SET', KEYS[1], cooldown, 'PX', hold)
+    if window > 0 then redis.call('SET', KEYS[2], list .. nowText .. token, 'PX', windowLifeText) end
+    redis.call('SET', KEYS[1], token .. deadline .. linkSpace .. link, 'PX', hold)
   end
   -- An observed cap that is full counts nothing more: the set stays bounded by the cap.
   if ipMax > 0 and not ipFull then
