@@ -66,6 +66,9 @@
 -- wait needs no PTTL; the idempotency link rides in the cooldown's value; the record's
 -- check is its write; the
 -- gate's reckoning of Redis's clock spares a TIME; the reply leaves out what the gate knows.
+-- The Lua around the commands costs too (each string it makes is hashed, and collected
+-- later): a new number, most requests, skips the window's parsing, and the answer, the
+-- record and the window are each made in one concatenation.
 -- The window keeps the last `max(max sends, ladder steps, 16)` sends, all any rule reads.
 -- Numbers go to Redis as text (the policy's, ARGV): turning a Lua number into a command's
 -- argument costs Redis a printf, more than a whole read command.
@@ -80,16 +83,18 @@ local function step(i) return (select(i, '60000', '120000', '300000')) end
 local firstHold, firstHoldMs, secondHold = '60000', 60000, '120000'
 -- end of policy
 
+-- One global lookup, not one per command.
+local call = redis.call
 local nowText = ARGV[1]
 if nowText == '' then
-  local t = redis.call('TIME')
+  local t = call('TIME')
   nowText = t[1] .. string.sub('00000' .. t[2], -6, -4)
 end
 local now = nowText + 0
 -- The observed rules that would have refused this send, comma-separated.
 local observedText = ''
 -- The cooldown key's value and the window, in one read.
-local held = redis.call('MGET', KEYS[1], KEYS[2])
+local held = call('MGET', KEYS[1], KEYS[2])
 local list = held[2]
 -- The window's own cooldown: the value after the sends' ';' (see the head), or nil. A
 -- policy without a window reads it too: one with a window may have written it (a purpose
@@ -143,7 +148,7 @@ if value then
   if deadline and deadline > now and deadline - now <= longest + 1000 then
     remaining = deadline - now
   else
-    remaining = redis.call('PTTL', KEYS[1])
+    remaining = call('PTTL', KEYS[1])
     repair = remaining == -1
     if repair then remaining = step(math.max(1, math.min(sends, steps))) + 0 end
   end
@@ -182,12 +187,12 @@ end
 -- and this purpose counts those within its own window.
 local ipCount, ipFull = 0, false
 if ipMax > 0 then
-  ipCount = redis.call('ZCARD', KEYS[3])
+  ipCount = call('ZCARD', KEYS[3])
   if ipCount + 1 >= ipMax then
-    redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - ipKeep)
-    ipCount = redis.call('ZCOUNT', KEYS[3], '(' .. (now - ipWindow), '+inf')
+    call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - ipKeep)
+    ipCount = call('ZCOUNT', KEYS[3], '(' .. (now - ipWindow), '+inf')
     if ipCount >= ipMax then
-      local first = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. (now - ipWindow), '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
+      local first = call('ZRANGEBYSCORE', KEYS[3], '(' .. (now - ipWindow), '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
       local f = first[2] + ipWindow - now
       ipFull = true
       if watchIP then
@@ -226,7 +231,7 @@ if allowed then
   if ipMax > 0 and ipCount + 1 >= ipMax and not watchIP then
     local f = ipWindow
     if ipCount > 0 then
-      local first = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. (now - ipWindow), '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
+      local first = call('ZRANGEBYSCORE', KEYS[3], '(' .. (now - ipWindow), '+inf', 'WITHSCORES', 'LIMIT', '0', '1')
       f = first[2] + ipWindow - now
     end
     if f > wait then wait = f end
@@ -265,7 +270,7 @@ if fingerprint ~= '' then
     keepFor = (wait >= 1 and wait <= 60000 and wait <= lifetime) and waitText
       or string.format('%d', math.max(1, math.min(lifetime, wait, 60000)))
   end
-  local record = redis.call('SET', KEYS[4], answer, 'NX', 'PX', keepFor, 'GET')
+  local record = call('SET', KEYS[4], answer, 'NX', 'PX', keepFor, 'GET')
   if record then return {record} end
 end
 if allowed then
@@ -279,20 +284,20 @@ if allowed then
   if cooldownInWindow then
     -- In the window key, after the sends: one key, one write. A cooldown key that let
     -- this send through (an observed cooldown) would outlast it, so it goes.
-    redis.call('SET', KEYS[2], list .. nowText .. token .. ';' .. token .. deadline .. linkSpace .. link, 'PX', windowLifeText)
-    if held[1] then redis.call('DEL', KEYS[1]) end
+    call('SET', KEYS[2], list .. nowText .. token .. ';' .. token .. deadline .. linkSpace .. link, 'PX', windowLifeText)
+    if held[1] then call('DEL', KEYS[1]) end
   else
-    if window > 0 then redis.call('SET', KEYS[2], list .. nowText .. token, 'PX', windowLifeText) end
-    redis.call('SET', KEYS[1], token .. deadline .. linkSpace .. link, 'PX', hold)
+    if window > 0 then call('SET', KEYS[2], list .. nowText .. token, 'PX', windowLifeText) end
+    call('SET', KEYS[1], token .. deadline .. linkSpace .. link, 'PX', hold)
   end
   -- An observed cap that is full counts nothing more: the set stays bounded by the cap.
   if ipMax > 0 and not ipFull then
-    redis.call('ZADD', KEYS[3], nowText, token)
+    call('ZADD', KEYS[3], nowText, token)
     -- The set outlives its newest send by the longest IP window, plus at most an eighth
     -- of it: its expiry is renewed only when less than that is left (never shortened).
-    if redis.call('PTTL', KEYS[3]) < ipKeep then redis.call('PEXPIRE', KEYS[3], ipKeepText) end
+    if call('PTTL', KEYS[3]) < ipKeep then call('PEXPIRE', KEYS[3], ipKeepText) end
   end
 elseif repair then
-  redis.call('PEXPIRE', KEYS[1], string.format('%d', remaining))
+  call('PEXPIRE', KEYS[1], string.format('%d', remaining))
 end
 return answer
