@@ -107,4 +107,12 @@ extension ReserveScriptsTests {
         #expect(scripts.all.count == 1)
         #expect(scripts.script(countingIP: false, cooldownInWindow: true).source.contains("local cooldownInWindow = false\n"))
     }
+
+    /// With one step, a number's second send waits that step again.
+    @Test func aOneStepLadderHoldsItsStepAfterTheFirstSendToo() {
+        let block = ReserveScripts.block(
+            policy: CompiledPolicy(Policy(ladder: [.seconds(60)], window: .seconds(3600), maxSends: 3)), countingIP: false,
+            cooldownInWindow: true, idempotencyLifetimeMilliseconds: 600_000, longestIPWindowMilliseconds: 0)
+        #expect(block.contains("local firstHold, firstHoldMs, secondHold = '60000', 60000, '60000'\n"))
+    }
 }
