@@ -141,8 +141,11 @@ struct GatePolicyTests {
             let windowAfter = try #require(try client.pttl(windowKey()))
             #expect(windowAfter <= windowBefore)
 
-            // retry_after is the real wait: at that moment a send is allowed again.
-            try client.advanceTime(byMilliseconds: Int(third.retryAfterMilliseconds))
+            // retry_after is the real wait: then a send is allowed again. (A second later: the
+            // scripts take Redis's clock as the gate's connection reckons it, which may trail
+            // Redis's own by a round trip, so a cooldown key can outlive its deadline by as
+            // much; a Retry-After in whole seconds covers that.)
+            try client.advanceTime(byMilliseconds: Int(third.retryAfterMilliseconds) + 1_000)
             let fourth = try await gate.reserve(phone: number)
             #expect(fourth.allowed, "\(fourth)")
             #expect(fourth.sendsInWindow == 2)
@@ -346,7 +349,8 @@ struct GatePolicyTests {
 
             // A denial is kept only for its wait (at most a minute): once the cooldown has
             // ended, a retry with the key is decided afresh, and this time it is allowed.
-            try client.advanceTime(byMilliseconds: Int(denied.retryAfterMilliseconds))
+            // (A second later: the connection's reckoning of Redis's clock may trail it.)
+            try client.advanceTime(byMilliseconds: Int(denied.retryAfterMilliseconds) + 1_000)
             let late = try await gate.reserve(phone: number, purpose: "login", clientIP: "203.0.113.7", idempotencyKey: "req-2")
             #expect(late.allowed && !late.replayed)
             #expect(try client.windowSends(windowKey(purpose: "login")).count == 2)
