@@ -41,6 +41,40 @@ struct GateClockTests {
         }
     }
 
+    /// A status, a countdown lookup, a refund and a verification take the same reckoning:
+    /// a `TIME` each would cost Redis about as much as the rest of such a call.
+    @Test func statusCountdownRefundAndVerifyStandOnTheReckoningToo() async throws {
+        let policy = Policy(ladder: [.seconds(60), .seconds(120)], window: .seconds(3600), maxSends: 5, maxRefunds: 100)
+        try await withLiveGate(policy: policy) { redis, gate async throws in
+            let client = try redis.client()
+            _ = try await gate.reserve(phone: "+8613900000000")
+            _ = try client.command("CONFIG", "RESETSTAT")
+            let start = ContinuousClock.now
+            for index in 0..<10 {
+                let phone = String(format: "+86138%08d", index)
+                let before = try Self.redisTime(client)
+                let decision = try await gate.reserve(phone: phone)
+                let status = try await gate.peek(phone: phone)
+                let token = try #require(decision.countdownToken)
+                let reading = try #require(try await gate.countdown(token))
+                let after = try Self.redisTime(client)
+                #expect(status.active && status.retryAfterMilliseconds <= 60_000)
+                #expect(reading.retryAfterMilliseconds > 0 && reading.retryAfterMilliseconds <= 60_000)
+                for time in [status.serverTimeMilliseconds, reading.serverTimeMilliseconds] {
+                    #expect(time >= before - 1000 && time <= after + 1000, "server_time \(time) outside Redis's \(before)...\(after)")
+                }
+                #expect(try await gate.verify(phone: phone, outcome: .failed).attemptsLeft == 4)
+                #expect(try await gate.release(phone: phone))
+                #expect(!(try await gate.peek(phone: phone).active))
+            }
+            // 40 script calls; at most the connection's reading again once a second, not
+            // one TIME for each.
+            let seconds = Int((ContinuousClock.now - start).components.seconds)
+            let stats = try #require(try client.command("INFO", "commandstats").string)
+            #expect(commandCalls("time", in: stats) <= 3 + seconds, "TIME calls in \(seconds) s: \(stats)")
+        }
+    }
+
     /// Redis's clock in ms, without a `TIME` command (which the test counts): `INFO server`'s.
     static func redisTime(_ client: RedisTestClient) throws -> Int64 {
         let info = try #require(try client.command("INFO", "server").string)

@@ -40,6 +40,7 @@ extension GateWorker {
             args.append(maxRefunds)
             args.append(onCluster ? 0 : 1)
             args.append(channel)
+            args.appendRedisNow()
         }, completion: { [unowned self] result in
             let outcome = Self.decode(result) { reply throws(GateError) -> (Bool, String) in
                 guard case .array(let items) = reply, items.count == 3,

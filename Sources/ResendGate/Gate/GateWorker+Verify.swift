@@ -38,6 +38,7 @@ extension GateWorker {
             args.append(Int(policy.rules.lockout.wholeMilliseconds))
             args.append(trusts ? Int(pumping.trustedFor.wholeMilliseconds) : 0)
             args.append(Int(pumping.window.wholeMilliseconds))
+            args.appendRedisNow()
         }, completion: { [unowned self] result in
             var counts = false
             let verification = Self.decode(result) { reply throws(GateError) -> VerificationResult in

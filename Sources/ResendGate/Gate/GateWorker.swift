@@ -281,6 +281,7 @@ public final class GateWorker {
             keys.append(.cooldown, purpose: contents.purpose, number: contents.number, to: &args)
             keys.append(.window, purpose: contents.purpose, number: contents.number, to: &args)
             args.append(contents.cooldownValue)
+            args.appendRedisNow()
         }, completion: { result in
             completion(Self.decode(result, Self.reading))
         })
@@ -312,6 +313,7 @@ public final class GateWorker {
             keys.append(.window, purpose: purpose, number: number, to: &args)
             args.append(Int(policy.windowMilliseconds))
             args.append(policy.rules.maxSends ?? 0)
+            args.appendRedisNow()
         }, completion: { result in
             completion(Self.decode(result) { reply throws(GateError) in
                 guard case .array(let items) = reply, items.count == 2,

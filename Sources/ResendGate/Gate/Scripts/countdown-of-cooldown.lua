@@ -1,13 +1,18 @@
 -- KEYS: 1 cooldown, 2 window (a countdown token names the number: both are its keys).
--- ARGV: the nonce the token holds.
+-- ARGV: 1 the nonce the token holds, 2 now (Redis's clock, below).
 -- {remaining ms, Redis time ms, the cooldown's nonce (what a release publishes)}, or
 -- {-2, ...} when the cooldown is gone or holds another nonce (it was released, or
 -- replaced by a later send, or wrong codes locked the number). The running cooldown is
 -- the cooldown key's while there is one (its remaining time is the key's), else the
 -- window's own, after its sends' ';', until its deadline (reserve.lua). Either value
 -- begins with the nonce, then the deadline in 12 hex digits of ms.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- Redis's clock in ms: as the gate's connection reckons it (ARGV[2]), or, while it has
+-- no reckoning ('' or none), Redis's TIME (a command, as dear as the rest of this call).
+local now = tonumber(ARGV[2] or '')
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 local held = redis.call('MGET', KEYS[1], KEYS[2])
 local remaining = -2
 if held[1] then

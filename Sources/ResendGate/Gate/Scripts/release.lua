@@ -2,7 +2,8 @@
 --       (sorted set of refunded sends' nonces, by time).
 -- ARGV: 1 refund window ms, 2 max refunds (at least 1), 3 '1' to delete the linked
 --       idempotency record here (one Redis), '0' to return its name (a cluster, where
---       it lives in another slot), 4 the channel releases are announced on.
+--       it lives in another slot), 4 the channel releases are announced on, 5 now
+--       (Redis's clock, below).
 -- Ends the running cooldown and refunds its send (that send leaves the window, so
 -- the ladder step and the count go back by one) unless the window already holds
 -- `max refunds` refunds; the refund is recorded, so at most that many sends are
@@ -16,8 +17,13 @@
 -- Returns {1, 0, voided record name or ''} refunded, {0, 0, ''} when no cooldown
 -- runs (nothing is consumed), {-1, ms until the oldest refund leaves the window, ''}
 -- past the limit, {-2, ms the lock has left, ''} for a locked number (nothing changes).
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- Redis's clock in ms: as the gate's connection reckons it (ARGV[5]), or, while it has
+-- no reckoning ('' or none), Redis's TIME (a command, as dear as the rest of this call).
+local now = tonumber(ARGV[5] or '')
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 local value = redis.call('GET', KEYS[1])
 -- A number locked by wrong codes (verify.lua) is not a cooldown to refund.
 if value and string.sub(value, 1, 6) == 'locked' then return {-2, redis.call('PTTL', KEYS[1]), ''} end
