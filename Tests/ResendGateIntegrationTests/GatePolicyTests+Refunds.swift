@@ -36,9 +36,9 @@ extension GatePolicyTests {
             let third = try await gate.reserve(phone: number)
             #expect(third.retryAfterMilliseconds == 50_000)
             let firstRefund = try oldestScore(refundsKey(), in: client)
-            let before = try redisMilliseconds(client)
+            let before = try client.redisTime()
             let refused = await gateError { () async throws(GateError) in try await gate.release(phone: number) }
-            let after = try redisMilliseconds(client)
+            let after = try client.redisTime()
             #expect(refused?.code == "refund_limit")
             // Until the first refund leaves the 10 min window, by Redis's clock at the refusal.
             let wait = try #require(refused?.retryAfterMilliseconds)
@@ -60,12 +60,5 @@ extension GatePolicyTests {
             #expect(try await gate.peek(phone: number).active)
             #expect(try redis.client().keys() == [cooldownKey()])
         }
-    }
-
-    /// Redis's clock (`TIME`) in milliseconds.
-    func redisMilliseconds(_ client: RedisTestClient) throws -> Int64 {
-        let parts = try #require(try client.command("TIME").array?.compactMap { $0.string.flatMap { Int64($0) } })
-        try #require(parts.count == 2)
-        return parts[0] * 1_000 + parts[1] / 1_000
     }
 }

@@ -161,7 +161,7 @@ struct GatePolicyTests {
         let policy = Policy(ladder: [.seconds(1)], window: .seconds(600), maxSends: 2)
         try await withLiveGate(policy: policy) { redis, gate async throws in
             let client = try redis.client()
-            let now = try redisMilliseconds(client)
+            let now = try client.redisTime()
             let sends = [now - 60_000, now - 700_000, now - 30_000]
             // Each send: its time in 13 digits, then its 16-character nonce.
             let list = sends.enumerated().map { "\($0.element)AAAAAAAAAAAAAAA\($0.offset)" }

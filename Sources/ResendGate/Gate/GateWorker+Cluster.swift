@@ -92,7 +92,7 @@ extension GateWorker {
         var script = ReserveArguments(
             keys: keys, purpose: request.purpose, number: number, nonce: token, ipAddress: nil, idempotencyKey: nil, fingerprint: nil)
         script.cluster = (linkedRecord: idempotency?.key, outsideWaitMilliseconds: outsideWait)
-        store.evaluate(reserveScript(request.purpose, policy: policy, countingIP: false), slotKey: script.slotKey, script.write, completion: { [unowned self] result in
+        store.evaluate(reserveScript(request.purpose, countingIP: false), slotKey: script.slotKey, script.write, completion: { [unowned self] result in
             var nonce: Substring = ""
             var outcome = Self.decode(result) { reply throws(GateError) in
                 let decided = try Self.reserveDecision(

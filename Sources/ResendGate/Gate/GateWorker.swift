@@ -156,7 +156,7 @@ public final class GateWorker {
         let script = ReserveArguments(
             keys: keys, purpose: request.purpose, number: number, nonce: tokens.next(), ipAddress: ip,
             idempotencyKey: recordKey, fingerprint: requestFingerprint)
-        store.evaluate(reserveScript(request.purpose, policy: policy, countingIP: ip != nil), slotKey: script.slotKey, script.write, completion: { [unowned self] result in
+        store.evaluate(reserveScript(request.purpose, countingIP: ip != nil), slotKey: script.slotKey, script.write, completion: { [unowned self] result in
             let outcome = Self.decode(result) { reply throws(GateError) in
                 try Self.reserveDecision(
                     from: reply, fingerprint: requestFingerprint, request: request, policy: policy, number: number, cipher: cipher
@@ -167,11 +167,11 @@ public final class GateWorker {
     }
 
     /// The purpose's reserve script (its policy is configured: `policy(for:)` said so); for
-    /// a policy with a window, one that keeps the cooldown there once that is safe.
-    func reserveScript(_ purpose: Purpose, policy: CompiledPolicy, countingIP: Bool) -> RedisScript {
+    /// a policy with a window, one that keeps the cooldown there once that is safe (a
+    /// policy without one has the same script either way).
+    func reserveScript(_ purpose: Purpose, countingIP: Bool) -> RedisScript {
         guard let scripts = reserveScripts[purpose.name] else { preconditionFailure("no reserve script for a configured purpose") }
-        let inWindow = configuration.cooldownsInWindows && policy.windowMilliseconds > 0 && windowCooldowns.keepsCooldownsInWindows()
-        return scripts.script(countingIP: countingIP, cooldownInWindow: inWindow)
+        return scripts.script(countingIP: countingIP, cooldownInWindow: windowCooldowns.keepsCooldownsInWindows())
     }
 
     /// With `waitReplicas`: an allowed reservation is answered only once that many

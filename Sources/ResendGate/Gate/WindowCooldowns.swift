@@ -72,13 +72,15 @@ final class WindowCooldowns {
     func plainDecisionIsSafe(for purpose: String) -> Bool {
         let now = ContinuousClock.now
         guard let lastRead, now - lastRead.at <= period * 2 else { return false }
-        guard !lastRead.runningUntil.isEmpty, let until = lastRead.runningUntil[purpose] else { return true }
+        guard let until = lastRead.runningUntil[purpose] else { return true }
         return until <= now
     }
 
     /// Whether this gate's decisions of a policy with a window may keep cooldowns in window
-    /// keys now: its warm-up is over, and its last announcement is at most two periods old.
+    /// keys now: it keeps some there (`cooldownsInWindows`), its warm-up is over, and its
+    /// last announcement is at most two periods old.
     func keepsCooldownsInWindows() -> Bool {
+        guard !announced.isEmpty else { return false }
         let now = ContinuousClock.now
         guard let windowsFrom, let lastRead, windowsFrom <= now else { return false }
         return now - lastRead.at <= period * 2

@@ -1,11 +1,11 @@
 -- KEYS: cooldown, window (the sends in it, as reserve.lua keeps them). ARGV: window ms
 -- (0: the policy has none), max sends (0: none), now (Redis's clock, below). Returns
--- {wait ms, Redis time ms}, never writing: the running cooldown's (the cooldown key's PTTL, -2 none, -1 no expiry; or the
--- window's own, after its sends' ';', until its deadline: read whatever the policy, since
--- one with a window may have written it), or, when the window already holds `max sends`,
--- until the send whose leaving lets the next one in leaves it, if that is later. The
--- cooldown normally lasts that long already; this also covers windows filled before it
--- did, or under a higher `max sends`.
+-- {wait ms, Redis time ms}, never writing: the running cooldown's (the cooldown key's
+-- PTTL, -2 none, -1 no expiry; or the window's own, after its sends' ';', until its
+-- deadline: read whatever the policy, since one with a window may have written it), or,
+-- when the window already holds `max sends`, until the send whose leaving lets the next
+-- one in leaves it, if that is later. The cooldown normally lasts that long already; this
+-- also covers windows filled before it did, or under a higher `max sends`.
 -- Redis's clock in ms: as the gate's connection reckons it (ARGV[3]), or, while it has
 -- no reckoning ('' or none), Redis's TIME (a command, as dear as the rest of this call).
 local now = tonumber(ARGV[3] or '')

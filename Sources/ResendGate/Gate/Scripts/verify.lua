@@ -2,8 +2,7 @@
 --       4 window (its own running cooldown, after the sends' ';': reserve.lua).
 -- ARGV: 1 'verified' or 'failed', 2 max failed checks (at least 1), 3 window ms,
 --       4 lockout ms, 5 trusted ms (0: the pumping guard is off, mark nothing),
---       6 the pumping guard's window ms, 7 now: Redis's clock in ms as the gate's
---       connection reckons it ('' or none, while it has no reckoning: Redis's TIME).
+--       6 the pumping guard's window ms, 7 now (Redis's clock, below).
 -- The outcome of a code the back end checked. While the number is locked (its cooldown
 -- key holds 'locked') nothing changes: {-1, ms the lock has left}. 'verified' clears the
 -- wrong codes and, with the pumping guard on, marks the number trusted for ARGV[5] ms
@@ -16,19 +15,18 @@
 -- and clears the count:
 -- {-1, lock ms}. The lock replaces the cooldown key, so a send meets it in the same
 -- single command as a cooldown.
--- Redis's clock in ms, for the branches that need it.
-local function redisNow()
-  local now = tonumber(ARGV[7] or '')
-  if now then return now end
+-- Redis's clock in ms: as the gate's connection reckons it (ARGV[7]), or, while it has
+-- no reckoning ('' or none), Redis's TIME (a command, as dear as the rest of this call).
+local now = tonumber(ARGV[7] or '')
+if not now then
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 local value = redis.call('GET', KEYS[1])
 if value and string.sub(value, 1, 6) == 'locked' then return {-1, redis.call('PTTL', KEYS[1])} end
 if ARGV[1] == 'verified' then
   redis.call('DEL', KEYS[2])
   if ARGV[5] == '0' then return {1, 0} end
-  local now = redisNow()
   local counted = tonumber(redis.call('GET', KEYS[3]) or '')
   if counted and now - counted < tonumber(ARGV[6]) then
     redis.call('PEXPIRE', KEYS[3], ARGV[5])
@@ -47,7 +45,6 @@ if left > hold then hold = left end
 local window = redis.call('GET', KEYS[4])
 local cut = window and string.find(window, ';', 1, true)
 if cut then
-  local now = redisNow()
   local deadline = tonumber(string.sub(window, cut + 17, cut + 28), 16)
   if deadline and deadline - now > hold then hold = deadline - now end
 end
