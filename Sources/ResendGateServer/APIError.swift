@@ -37,6 +37,7 @@ struct APIError: Error, Equatable {
             case .invalidPhone, .invalidPurpose, .invalidField: 400
             case .regionNotAllowed, .numberTypeNotAllowed, .forbidden: 403
             case .idempotencyKeyReused: 422
+            case .noCodeSent, .codeLocked: 409
             case .refundLimit, .locked: 429
             case .storeUnavailable: 503
             }

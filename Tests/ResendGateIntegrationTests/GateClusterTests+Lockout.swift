@@ -11,7 +11,7 @@ extension GateClusterTests {
     @Test func wrongCodesLockNumbersOnEveryMasterAndTestNumbersTouchNothing() async throws {
         let cluster = try RedisCluster()
         defer { cluster.stop() }
-        let policy = Policy(ladder: [.seconds(60)], maxFailedChecks: 2, lockout: .seconds(600))
+        let policy = Policy(ladder: [.seconds(60)], maxFailedChecks: 2, lockout: .seconds(600), lockoutScope: .number)
         let gate = try await Self.servedGate(cluster: cluster, policy: policy)
         let numbers = Self.spreadNumbers(6)
         for number in numbers {

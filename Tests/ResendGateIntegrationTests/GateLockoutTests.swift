@@ -9,7 +9,7 @@ import Testing
 /// a `verified` or a refund to get out of the lock, the script path and the plain one.
 @Suite("Gate: wrong-code lockout against a real Redis")
 struct GateLockoutTests {
-    static let lockout = Policy(ladder: [.seconds(60)], maxFailedChecks: 3, lockout: .seconds(600))
+    static let lockout = Policy(ladder: [.seconds(60)], maxFailedChecks: 3, lockout: .seconds(600), lockoutScope: .number)
 
     @Test func wrongCodesCountDownThenLockSendsAndVerifications() async throws {
         try await withLiveGate(policy: Self.lockout) { redis, gate async throws in
@@ -44,6 +44,8 @@ struct GateLockoutTests {
 
     @Test func theRightCodeClearsTheWrongOnes() async throws {
         try await withLiveGate(policy: Self.lockout) { _, gate async throws in
+            #expect(try await gate.reserve(phone: number).allowed)
+            #expect(try await gate.reserve(phone: number, purpose: "login").allowed)
             #expect(try await gate.verify(phone: number, outcome: .failed).attemptsLeft == 2)
             #expect(try await gate.verify(phone: number, outcome: .failed).attemptsLeft == 1)
             let verified = try await gate.verify(phone: number, outcome: .verified)
@@ -56,7 +58,7 @@ struct GateLockoutTests {
 
     /// A lock never shortens a wait: a running hour-long cooldown keeps its hour.
     @Test func aLockKeepsALongerCooldownsWait() async throws {
-        let policy = Policy(ladder: [.seconds(3600)], maxFailedChecks: 1, lockout: .seconds(600))
+        let policy = Policy(ladder: [.seconds(3600)], maxFailedChecks: 1, lockout: .seconds(600), lockoutScope: .number)
         try await withLiveGate(policy: policy) { _, gate async throws in
             #expect(try await gate.reserve(phone: number).allowed)
             let error = await gateError { () async throws(GateError) in try await gate.verify(phone: number, outcome: .failed) }
@@ -68,7 +70,7 @@ struct GateLockoutTests {
     /// The script path (a policy that counts sends) refuses a locked number too, naming the
     /// lock even when its window is also full.
     @Test func theScriptPathRefusesALockedNumber() async throws {
-        let policy = Policy(ladder: [.seconds(60)], window: .seconds(3600), maxSends: 1, maxFailedChecks: 1, lockout: .seconds(600))
+        let policy = Policy(ladder: [.seconds(60)], window: .seconds(3600), maxSends: 1, maxFailedChecks: 1, lockout: .seconds(600), lockoutScope: .number)
         try await withLiveGate(policy: policy) { _, gate async throws in
             #expect(try await gate.reserve(phone: number, idempotencyKey: "a").allowed)
             _ = await gateError { () async throws(GateError) in try await gate.verify(phone: number, outcome: .failed) }
@@ -80,8 +82,9 @@ struct GateLockoutTests {
     /// Fifty wrong codes at once: exactly `maxFailedChecks - 1` are answered with attempts
     /// left, every other one is `locked`; there is no window in which more get through.
     @Test func concurrentWrongCodesGetExactlyTheAttempts() async throws {
-        let policy = Policy(ladder: [.seconds(60)], maxFailedChecks: 5, lockout: .seconds(600))
+        let policy = Policy(ladder: [.seconds(60)], maxFailedChecks: 5, lockout: .seconds(600), lockoutScope: .number)
         try await withLiveGate(policy: policy) { _, gate async throws in
+            #expect(try await gate.reserve(phone: number).allowed)
             let answers = await withTaskGroup(of: Int?.self) { group in
                 for _ in 0..<50 {
                     group.addTask { try? await gate.verify(phone: number, outcome: .failed).attemptsLeft }

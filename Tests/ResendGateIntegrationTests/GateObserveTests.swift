@@ -49,7 +49,7 @@ struct GateObserveTests {
     }
 
     @Test func aLockStillRefusesWhenTheCooldownIsObserved() async throws {
-        let policy = Self.policy([.cooldown]) { $0.maxFailedChecks = 2; $0.lockout = .seconds(600) }
+        let policy = Self.policy([.cooldown]) { $0.maxFailedChecks = 2; $0.lockout = .seconds(600); $0.lockoutScope = .number }
         try await withLiveGate(policy: policy) { redis, gate async throws in
             #expect(try await gate.reserve(phone: number).allowed)
             _ = try await gate.verify(phone: number, outcome: .failed)

@@ -107,6 +107,7 @@ struct GateWindowCooldownTests {
         policy.ladder = [.seconds(600)]
         policy.maxFailedChecks = 1
         policy.lockout = .seconds(30)
+        policy.lockoutScope = .number
         try await withRedis { redis in
             let gate = try makeGate(url: redis.url, policy: policy, windowCooldownsPeriod: Self.period, cooldownsInWindows: true)
             let client = try redis.client()

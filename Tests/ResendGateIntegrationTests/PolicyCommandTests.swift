@@ -79,7 +79,8 @@ struct PolicyCommandTests {
     @Test func wrongCodesFromTheCommandLineLockTheNumber() async throws {
         let redis = try await startRedis()
         defer { redis.stop() }
-        let common = ["--redis", redis.url, "--max-failed-checks", "2", "--lockout", "10m"]
+        let common = ["--redis", redis.url, "--max-failed-checks", "2", "--lockout", "10m", "--lockout-scope", "number"]
+        #expect(try await run(["send", number] + common).exitCode == 0)
         let first = try await run(["failed", number] + common)
         #expect(first.exitCode == 0, "\(first)")
         #expect(try json(first.stdout)["attempts_left"] as? Int == 1)

@@ -10,7 +10,7 @@ import Testing
 @Suite("Verifications over HTTP", .ownThread)
 struct VerificationsRouteTests {
     static let number = "+8613800138000"
-    static let policy = Policy(ladder: [.seconds(60)], maxFailedChecks: 3, lockout: .seconds(600))
+    static let policy = Policy(ladder: [.seconds(60)], maxFailedChecks: 3, lockout: .seconds(600), lockoutScope: .number)
 
     static func verify(_ client: HTTPTestClient, _ outcome: String, phone: String = number, extra: String = "") throws -> RawHTTPResponse {
         try client.request("POST", "/v1/verifications", headers: [("Content-Type", "application/json")],
@@ -52,6 +52,8 @@ struct VerificationsRouteTests {
     @Test func theRightCodeClearsAndAnswersWithNoAttemptsCount() throws {
         try withRunningGate(policies: PolicySet(fallback: Self.policy)) { gate in
             let client = gate.client()
+            #expect(try client.send(phone: Self.number).status == 200)
+            #expect(try client.send(phone: "+447400123456").status == 200)
             #expect(try Self.object(Self.verify(client, "failed"))["attempts_left"] as? Int == 2)
             let verified = try Self.verify(client, "verified", phone: "138 0013 8000")
             #expect(verified.status == 200)
@@ -90,6 +92,7 @@ struct VerificationsRouteTests {
     @Test func theRouteNeedsTheVerifyScope() throws {
         let bare = "bare-key-0123456789abcdef", sendOnly = "send-key-0123456789abcdef"
         try withRunningGate(apiKeys: [bare, "\(sendOnly) send"], policies: PolicySet(fallback: Self.policy)) { gate in
+            #expect(try gate.client(apiKey: bare).send(phone: Self.number).status == 200)
             let withBare = try Self.verify(gate.client(apiKey: bare), "failed")
             #expect(withBare.status == 200, "\(withBare)")
             let withSendOnly = try Self.verify(gate.client(apiKey: sendOnly), "failed")

@@ -15,6 +15,12 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         case refundLimit = "refund_limit"
         /// Too many wrong codes: the number is locked (a verification or a refund of it).
         case locked
+        /// A `failed` outcome for a number the gate let no code through to in the window:
+        /// nothing was counted.
+        case noCodeSent = "no_code_sent"
+        /// The code had its wrong checks (lockout scope `code`): it may not be checked
+        /// again; the number may be sent a new one.
+        case codeLocked = "code_locked"
         case forbidden
         case storeUnavailable = "store_unavailable"
     }
@@ -26,7 +32,8 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     /// For `invalid_phone`: the precise reason.
     public let phoneError: PhoneNumberError?
     /// For `refund_limit`: milliseconds until the oldest refund leaves the window; for
-    /// `locked`: until the lockout ends.
+    /// `locked`: until the lockout ends; for `code_locked`: until the number may be sent a
+    /// new code (0: now).
     public let retryAfterMilliseconds: Int64?
 
     private init(_ kind: Kind, _ message: String, phoneError: PhoneNumberError? = nil, retryAfterMilliseconds: Int64? = nil) {
@@ -45,7 +52,7 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         switch kind {
         case .storeUnavailable: false
         case .invalidPhone, .invalidPurpose, .invalidField, .regionNotAllowed, .numberTypeNotAllowed,
-             .idempotencyKeyReused, .refundLimit, .locked, .forbidden: true
+             .idempotencyKeyReused, .refundLimit, .locked, .noCodeSent, .codeLocked, .forbidden: true
         }
     }
 
@@ -53,8 +60,8 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     /// refund (past `max refunds`, or refunds disabled): a denial, not a mistake in the request.
     public var isPolicyDenial: Bool {
         switch kind {
-        case .regionNotAllowed, .numberTypeNotAllowed, .refundLimit, .locked, .forbidden: true
-        case .invalidPhone, .invalidPurpose, .invalidField, .idempotencyKeyReused, .storeUnavailable: false
+        case .regionNotAllowed, .numberTypeNotAllowed, .refundLimit, .locked, .codeLocked, .forbidden: true
+        case .noCodeSent, .invalidPhone, .invalidPurpose, .invalidField, .idempotencyKeyReused, .storeUnavailable: false
         }
     }
 
@@ -102,6 +109,20 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     public static func locked(retryAfterMilliseconds: Int64) -> GateError {
         GateError(
             .locked, "too many wrong codes were checked for this number: it is locked until the lockout ends",
+            retryAfterMilliseconds: retryAfterMilliseconds)
+    }
+
+    /// A `failed` outcome for a number with no code sent in the window: not counted, so
+    /// wrong codes reported for a number nobody asked a code for cannot lock anything.
+    public static let noCodeSent = GateError(
+        .noCodeSent, "no code was sent to this number for this purpose in the window: the failed check was not counted")
+
+    /// The number's last code had `max failed checks` wrong ones: it may not be checked
+    /// again, and a new code may be sent once the number's own limits allow.
+    public static func codeLocked(retryAfterMilliseconds: Int64, maxFailedChecks: Int) -> GateError {
+        GateError(
+            .codeLocked,
+            "this code had \(maxFailedChecks) wrong check\(maxFailedChecks == 1 ? "" : "s"): it may not be checked again; send a new code",
             retryAfterMilliseconds: retryAfterMilliseconds)
     }
 

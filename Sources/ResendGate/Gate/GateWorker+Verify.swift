@@ -3,10 +3,12 @@ import RedisClient
 /// Verification outcomes and the wrong-code lockout (`verify.lua`).
 extension GateWorker {
     /// Records the outcome of a code the back end checked for `phone`: `verified` clears
-    /// its wrong codes; `failed` counts one in the policy's window and, at
-    /// `maxFailedChecks`, locks the number for `lockout` (sends and verifications are then
-    /// refused with `locked`). Fails with `locked` while the number is locked: nothing
-    /// changes then, so the back end knows to stop accepting codes. One script call on
+    /// its wrong codes; `failed` counts one against the code the number was sent last (none
+    /// in the policy's window: `no_code_sent`, nothing counted) and, at `maxFailedChecks`,
+    /// locks what `lockoutScope` says: that code (`code_locked` for every later check of
+    /// it, until a new code is sent) or the number for `lockout` (sends and verifications
+    /// are then refused with `locked`). Nothing changes while locked, so the back end knows
+    /// to stop accepting the code. One script call on
     /// the number's slot; a test number, or a policy without lockout (for a `verified`:
     /// and without pumping guard), asks nothing of Redis. With the pumping guard on, a
     /// `verified` also marks the number trusted for `trustedFor` (same script) and is
@@ -39,12 +41,18 @@ extension GateWorker {
             args.append(trusts ? Int(pumping.trustedFor.wholeMilliseconds) : 0)
             args.append(Int(pumping.window.wholeMilliseconds))
             args.appendRedisNow()
+            args.append(policy.rules.lockoutScope.rawValue)
         }, completion: { [unowned self] result in
             var counts = false
             let verification = Self.decode(result) { reply throws(GateError) -> VerificationResult in
                 guard case .array(let items) = reply, items.count == 2, let code = items[0].integer, let value = items[1].integer
                 else { throw Self.unexpected(reply) }
-                if code == -1 { throw .locked(retryAfterMilliseconds: Int64(max(1, value))) }
+                switch code {
+                case -1: throw .locked(retryAfterMilliseconds: Int64(max(1, value)))
+                case -2: throw .noCodeSent
+                case -3: throw .codeLocked(retryAfterMilliseconds: Int64(max(0, value)), maxFailedChecks: limit)
+                default: break
+                }
                 counts = code == 1 && value == 1
                 return VerificationResult(
                     outcome: outcome, phone: phone, purpose: purpose, attemptsLeft: outcome == .failed && limit > 0 ? value : nil)

@@ -26,11 +26,16 @@ public struct Policy: Sendable, Equatable {
     /// recorded in the window, so refunds can reset the ladder and `maxSends` at most
     /// this many times.
     public var maxRefunds: Int
-    /// Wrong codes (`failed` verifications) a number may have in `window` before it is
-    /// locked for `lockout`: sends and verifications are then refused with `locked`, so a
-    /// code cannot be guessed by trying; 0: no lockout. A `verified` code clears the count.
+    /// Wrong codes (`failed` verifications) one sent code may have before it is locked
+    /// (`lockoutScope` says what the lock blocks), so a code cannot be guessed by trying;
+    /// 0: no lockout. A `failed` counts only against a code the gate let through (the
+    /// number's last send in `window`); a `verified` code clears the count.
     public var maxFailedChecks: Int
-    /// How long a number stays locked after `maxFailedChecks` wrong codes.
+    /// What `maxFailedChecks` wrong codes lock: by default that code alone, so nobody can
+    /// lock someone else's number out of new codes by typing wrong ones.
+    public var lockoutScope: LockoutScope
+    /// How long a number stays locked after `maxFailedChecks` wrong codes (`lockoutScope`
+    /// `number` only).
     public var lockout: Duration
     /// Allowed sends per destination in each budget's window: over one, `country_limit`.
     /// Keyed by region (`CN`: libphonenumber's region of the canonical number) or by calling
@@ -70,8 +75,9 @@ public struct Policy: Sendable, Equatable {
         ipMaxSends: Int? = nil, ipWindow: Duration = Policy.defaultIPWindow, allowedRegions: Set<String>? = nil,
         allowedNumberTypes: Set<PhoneNumberType> = Policy.defaultNumberTypes, maxRefunds: Int = Policy.defaultMaxRefunds,
         maxFailedChecks: Int = Policy.defaultMaxFailedChecks, lockout: Duration = Policy.defaultLockout,
-        pumping: PumpingGuard = PumpingGuard()
+        lockoutScope: LockoutScope = .code, pumping: PumpingGuard = PumpingGuard()
     ) {
+        self.lockoutScope = lockoutScope
         self.ladder = ladder
         self.window = window
         self.maxSends = maxSends

@@ -62,7 +62,7 @@ public struct PolicySet: Sendable, Equatable {
 
     /// Reads a policy file: `{"default": {...}, "purposes": {"login": {...}}}`, each
     /// object with any of `cooldown`, `window`, `max_sends`, `ip_max_sends`,
-    /// `ip_window`, `allow_regions`, `allow_number_types`, `max_refunds`, `max_failed_checks`,
+    /// `ip_window`, `allow_regions`, `allow_number_types`, `max_refunds`, `max_failed_checks`, `lockout_scope`,
     /// `lockout`, `country_max_sends`, `max_sends_total`, `observe`, `pumping_min_sends`,
     /// `pumping_window`, `pumping_min_conversion` (`0.1` or `"10%"`), `prefix_digits`,
     /// `trusted_for`. A purpose's object
@@ -150,6 +150,7 @@ public struct PolicySet: Sendable, Equatable {
                 }
                 policy.maxFailedChecks = checks
             case "lockout": policy.lockout = try DurationParser.parse(try text(), field: field)
+            case "lockout_scope": policy.lockoutScope = try LockoutScope.parse(try text(), field: field)
             case "pumping_min_sends": policy.pumping.minSends = try count()
             case "pumping_window": policy.pumping.window = try DurationParser.parse(try text(), field: field)
             case "pumping_min_conversion": policy.pumping.minConversion = try PumpingGuard.parseConversion(try text(), field: field)
@@ -166,7 +167,7 @@ public struct PolicySet: Sendable, Equatable {
                 policy.maxSendsTotal = try SendBudget.total(fromJSON: value, field: field, scope: SendBudget.scope(ofPolicyPath: path))
             case "observe": policy.observe = try Policy.parseObserve(try list(), field: field)
             default:
-                throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, max_refunds, ip_max_sends, ip_window, allow_regions, allow_number_types, max_failed_checks, lockout, country_max_sends, max_sends_total, observe, pumping_min_sends, pumping_window, pumping_min_conversion, prefix_digits, trusted_for)")
+                throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, max_refunds, ip_max_sends, ip_window, allow_regions, allow_number_types, max_failed_checks, lockout, lockout_scope, country_max_sends, max_sends_total, observe, pumping_min_sends, pumping_window, pumping_min_conversion, prefix_digits, trusted_for)")
             }
         }
         return policy

@@ -82,6 +82,11 @@ public struct PumpingGuard: Sendable, Equatable {
             throw fail("prefix-digits", "must be \(Self.prefixDigitsRange.lowerBound) to \(Self.prefixDigitsRange.upperBound), got \(prefixDigits)")
         }
         guard trustedFor >= .milliseconds(1) else { throw fail("trusted-for", "must be at least 1 ms") }
+        // The trusted mark also remembers when the number last counted toward its prefix:
+        // a mark that ended before the window would let one number count again and again.
+        guard isOn == false || trustedFor >= window else {
+            throw fail("trusted-for", "must be at least the pumping window (\(window)), got \(trustedFor): a verified number counts once per window only while its mark lasts")
+        }
     }
 
     /// Reads a conversion written as a fraction (`0.1`) or a percentage (`10%`).
