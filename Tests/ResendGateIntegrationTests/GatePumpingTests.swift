@@ -169,21 +169,21 @@ struct GatePumpingTests {
     /// Blocking more prefixes than the registry holds does not grow it: it keeps the
     /// 1 000 newest, and the listing answers at most that many.
     @Test func theRegistryOfBlockedPrefixesIsBounded() async throws {
-        // Nine national digits: each prefix is ten numbers; one send blocks it.
-        let policy = Policy(ladder: [.seconds(60)], pumping: PumpingGuard(minSends: 1, window: .seconds(3600), prefixDigits: 9))
+        // Eight national digits: each prefix is a hundred numbers; one send blocks it.
+        let policy = Policy(ladder: [.seconds(60)], pumping: PumpingGuard(minSends: 1, window: .seconds(3600), prefixDigits: 8))
         try await withLiveGate(policy: policy) { redis, gate async throws in
             let prefixes = GateWorker.blockedPrefixCapacity + 5
             for index in 0..<prefixes {
-                let base = "+4479110\(String(format: "%04d", index))"
+                let base = "+447911\(String(format: "%04d", index))0"
                 #expect(try await gate.reserve(phone: base + "0").allowed)
                 #expect(try await gate.reserve(phone: base + "1").reason == .suspectedPumping)
             }
             #expect(try redis.client().command("ZCARD", "rg:pump:blocked") == .integer(GateWorker.blockedPrefixCapacity))
             let blocked = try await gate.blockedPrefixes()
             #expect(blocked.count == GateWorker.blockedPrefixCapacity)
-            // The newest were kept: the first five prefixes blocked (+44791100000 to 04) are left out
+            // The newest were kept: the first five prefixes blocked (+4479110000 to 04) are left out
             // (same-millisecond ties go by name, and theirs are the smallest too).
-            #expect(!blocked.contains { $0.prefix.text == "+44791100000" } && blocked.contains { $0.prefix.text == "+44791100100" })
+            #expect(!blocked.contains { $0.prefix.text == "+4479110000" } && blocked.contains { $0.prefix.text == "+4479110100" })
         }
     }
 

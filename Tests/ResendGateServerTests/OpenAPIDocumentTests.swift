@@ -76,7 +76,8 @@ struct OpenAPIDocumentTests {
             "invalid_json", "invalid_phone", "invalid_purpose", "missing_field", "invalid_field", "bad_request",
             "unauthorized", "not_found", "method_not_allowed", "body_too_large", "unsupported_media_type",
             "header_too_large", "store_unavailable", "region_not_allowed", "number_type_not_allowed",
-            "idempotency_key_reused", "misdirected_request", "forbidden", "refund_limit", "locked",
+            "idempotency_key_reused", "misdirected_request", "forbidden", "refund_limit", "locked", "no_code_sent",
+            "code_locked",
         ])
         #expect(document.node(at: "components/securitySchemes/bearer/scheme")?.value == "bearer")
         let tooMany = try #require(try Self.operations(document)[Operation(method: "POST", path: "/v1/sends")]?[429])
@@ -159,11 +160,20 @@ struct OpenAPIDocumentTests {
         ]
         probes.append(Probe(operation: release, method: "DELETE", target: "/v1/cooldowns/%2B8613800138000",
                             headers: [("Origin", "http://attacker.example")]))
-        // Verifications: four wrong codes answered, the fifth locks (429 locked); bad bodies,
-        // keys and pages; Redis frozen.
+        // Verifications: a wrong code for a number sent none (409 no_code_sent); after a send,
+        // four wrong codes answered, the fifth locks the code (409 code_locked); a purpose
+        // that locks the number (429 locked); bad bodies, keys and pages; Redis frozen.
         let verify = Operation(method: "POST", path: "/v1/verifications")
         let wrong = #"{"phone": "+8613800138009", "outcome": "failed"}"#
+        probes.append(Probe(operation: verify, method: "POST", target: "/v1/verifications", headers: json, body: wrong))
+        probes.append(Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json, body: #"{"phone": "+8613800138009"}"#))
         probes += (0..<5).map { _ in Probe(operation: verify, method: "POST", target: "/v1/verifications", headers: json, body: wrong) }
+        probes += [
+            Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json,
+                  body: #"{"phone": "+8613800138008", "purpose": "locking"}"#),
+            Probe(operation: verify, method: "POST", target: "/v1/verifications", headers: json,
+                  body: #"{"phone": "+8613800138008", "purpose": "locking", "outcome": "failed"}"#),
+        ]
         probes += [
             Probe(operation: verify, method: "POST", target: "/v1/verifications", headers: json, body: #"{"phone": "+8613800138009"}"#),
             Probe(operation: verify, method: "POST", target: "/v1/verifications", headers: json, body: wrong, withKey: false),
@@ -224,7 +234,9 @@ struct OpenAPIDocumentTests {
                         "served /openapi.yaml differs: \(Self.firstDifference(response.text, file))")
             }
         }
-        let policies = PolicySet(purposes: ["short": Policy(ladder: [.milliseconds(1500)])])
+        let policies = PolicySet(purposes: [
+            "short": Policy(ladder: [.milliseconds(1500)]), "locking": Policy(maxFailedChecks: 1, lockoutScope: .number),
+        ])
         let keys = ["\(RunningGate.apiKey) send,read,release,verify", "\(Self.sendOnlyKey) send", Self.bareKey]
         try withRunningGate(apiKeys: keys, redisTimeout: .milliseconds(300), policies: policies) { gate in
             var token = ""

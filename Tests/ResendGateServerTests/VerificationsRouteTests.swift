@@ -104,3 +104,29 @@ struct VerificationsRouteTests {
         }
     }
 }
+
+/// Issue 23, finding 3, over HTTP: the default lock holds the code (409 `code_locked`),
+/// never the number's sends, and a `failed` with no code sent is 409 `no_code_sent`.
+@Suite("Verifications over HTTP: a lock nobody can aim", .ownThread)
+struct CodeLockRouteTests {
+    @Test func failuresWithoutACodeAre409AndACodeLockLeavesSendsAlone() throws {
+        let policy = Policy(ladder: [.seconds(60)], maxFailedChecks: 2)
+        try withRunningGate(policies: PolicySet(fallback: policy)) { gate in
+            let client = gate.client()
+            let none = try VerificationsRouteTests.verify(client, "failed")
+            #expect(none.status == 409 && none.errorCode == "no_code_sent", "\(none)")
+            #expect(try gate.redis.client().command("DBSIZE") == .integer(0))
+
+            #expect(try client.send(phone: VerificationsRouteTests.number).status == 200)
+            #expect(try VerificationsRouteTests.object(VerificationsRouteTests.verify(client, "failed"))["attempts_left"] as? Int == 1)
+            let locked = try VerificationsRouteTests.verify(client, "failed")
+            #expect(locked.status == 409 && locked.errorCode == "code_locked", "\(locked)")
+            let error = try #require(try VerificationsRouteTests.object(locked)["error"] as? [String: Any])
+            #expect((error["retry_after"] as? Int).map { $0 > 50 && $0 <= 60 } == true, "\(error)")
+            #expect(try VerificationsRouteTests.verify(client, "verified").errorCode == "code_locked")
+            // The number's own cooldown refuses a send, not a lock.
+            let send = try client.send(phone: VerificationsRouteTests.number)
+            #expect(try VerificationsRouteTests.object(send)["reason"] as? String == "cooldown")
+        }
+    }
+}

@@ -53,6 +53,10 @@ struct PumpingPolicyTests {
         (#"{"purposes": {"signup": {"prefix_digits": 13}}}"#, "purposes.signup.prefix-digits"),
         (#"{"purposes": {"signup": {"prefix_digits": null}}}"#, "purposes.signup.prefix_digits"),
         (#"{"purposes": {"signup": {"trusted_for": "0s"}}}"#, "purposes.signup.trusted_for"),
+        // Issue 23, finding 4: a mark shorter than the window forgot that its number had
+        // counted, so one number reported every second counted every second.
+        (#"{"purposes": {"signup": {"pumping_min_sends": 20, "pumping_window": "1h", "trusted_for": "1s"}}}"#,
+         "purposes.signup.trusted-for"),
         (#"{"default": {"pumping_min_sends": -1}}"#, "default.pumping-min-sends"),
         (#"{"purposes": {"signup": {"pumping_guard": true}}}"#, "purposes.signup.pumping_guard"),
     ])
@@ -76,7 +80,11 @@ struct PumpingPolicyTests {
         let uk = try PhoneNumber(parsing: "+447911123456")
         #expect(PrefixKey(uk, digits: 4) == PrefixKey(text: "+447911", callingCode: 44))
         #expect(PrefixKey(uk, digits: 0).text == "+44")
-        #expect(PrefixKey(uk, digits: 12).text == "+447911123456")
+        // Issue 23, finding 5: a prefix never holds a whole number, however many digits
+        // are asked for or however short the number.
+        #expect(PrefixKey(uk, digits: 12).text == "+4479111234")
+        let tokelau = try PhoneNumber(parsing: "+6907290")
+        #expect(PrefixKey(tokelau, digits: 4).text == "+69072" && PrefixKey(tokelau, digits: 4).callingCode == 690)
         let us = try PhoneNumber(parsing: "+16502530000")
         #expect(PrefixKey(us, digits: 3).text == "+1650" && PrefixKey(us, digits: 3).callingCode == 1)
         let keys = GateKeys(prefix: "rg")

@@ -45,13 +45,16 @@ extension GateWorker {
         guard let cap = policy.rules.ipMaxSends, let address = request.clientAddress else {
             return decideNumber(request, policy: policy, number: number, token: token, cipher: cipher, ip: .none, idempotency: idempotency, completion: completion)
         }
-        let ipKey = keys.ipSends(address: address.text)
+        let ipKey = keys.ipSends(address: numberHasher.keyText(forAddress: address.text))
+        // The IP's member is a nonce of its own, not the send's: the IP's set cannot be
+        // joined to the number's keys.
+        let member = tokens.next()
         store.evaluate(GateScripts.ipTake, slotKey: ipKey, { args in
             args.append(1)
             args.append(ipKey)
             args.append(cap)
             args.append(Int(policy.ipWindowMilliseconds))
-            args.append(token.text)
+            args.append(member.text)
             args.append(Int(self.longestIPWindowMilliseconds))
             args.appendRedisNow()
         }, completion: { [unowned self] result in
@@ -60,7 +63,7 @@ extension GateWorker {
                 guard let taken = items[0].integer, let wait = items[1].integer else {
                     return completion(.failure(Self.unexpected(.array(items))))
                 }
-                let step: IPStep = taken == 1 ? .taken(key: ipKey, waitAfter: Int64(wait)) : .refused(wait: Int64(wait))
+                let step: IPStep = taken == 1 ? .taken(key: ipKey, member: member, waitAfter: Int64(wait)) : .refused(wait: Int64(wait))
                 self.decideNumber(
                     request, policy: policy, number: number, token: token, cipher: cipher, ip: step, idempotency: idempotency,
                     completion: completion)
@@ -76,8 +79,8 @@ extension GateWorker {
     private enum IPStep {
         /// No cap applies.
         case none
-        /// A share was taken under the send's token; `waitAfter` is the IP's wait once it counts.
-        case taken(key: String, waitAfter: Int64)
+        /// A share was taken under `member`; `waitAfter` is the IP's wait once it counts.
+        case taken(key: String, member: CooldownNonce, waitAfter: Int64)
         /// The cap refuses for `wait` ms.
         case refused(wait: Int64)
     }
@@ -101,17 +104,17 @@ extension GateWorker {
                 return decided.decision
             }
             let allowed = (try? outcome.get())?.allowed == true
-            if case .taken(let ipKey, _) = ip, !allowed {
+            if case .taken(let ipKey, let member, _) = ip, !allowed {
                 self.store.send(slotKey: ipKey, { args in
                     args.append("ZREM")
                     args.append(ipKey)
-                    args.append(token.text)
+                    args.append(member.text)
                 }, completion: { _ in })
             }
             if case .success(var decision) = outcome {
                 // The send that filled the IP's cap: the next send from it waits for the IP too
                 // (unless the cap is only observed).
-                if case .taken(_, let waitAfter) = ip, decision.allowed, !watchesIP {
+                if case .taken(_, _, let waitAfter) = ip, decision.allowed, !watchesIP {
                     decision = decision.waiting(atLeast: waitAfter)
                 }
                 // An observed full cap took no share: the number decided alone.

@@ -135,7 +135,7 @@ public final class GateWorker {
         _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
         completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
-        let ip = policy.rules.ipMaxSends != nil ? request.clientAddress?.text : nil
+        let ip = policy.rules.ipMaxSends != nil ? request.clientAddress.map { numberHasher.keyText(forAddress: $0.text) } : nil
         let idempotencyKey = request.idempotencyKey
         // One slot only: the same two commands on one Redis and on a cluster; unless a gate
         // keeps this purpose's cooldowns in window keys (`WindowCooldowns`): then the script.
@@ -154,7 +154,7 @@ public final class GateWorker {
         let recordKey = request.idempotencyKey.map { keys.idempotencyRecord(idempotencyKey: $0, caller: request.caller) }
         let requestFingerprint = idempotencyKey.map { _ in self.fingerprint(request, number: number) }
         let script = ReserveArguments(
-            keys: keys, purpose: request.purpose, number: number, nonce: tokens.next(), ipAddress: ip,
+            keys: keys, purpose: request.purpose, number: number, nonce: tokens.next(), ipMember: ip.map { _ in tokens.next() }, ipAddress: ip,
             idempotencyKey: recordKey, fingerprint: requestFingerprint)
         store.evaluate(reserveScript(request.purpose, countingIP: ip != nil), slotKey: script.slotKey, script.write, completion: { [unowned self] result in
             let outcome = Self.decode(result) { reply throws(GateError) in
@@ -205,9 +205,11 @@ public final class GateWorker {
     }
 
     /// What identifies a request for its `Idempotency-Key`; with a caller, its name too
-    /// (the record's key already names it: this makes the record say whose it is).
+    /// (the record's key already names it: this makes the record say whose it is). The
+    /// number and the client's address as their keys name them (HMACs under `keySecret`).
     func fingerprint(_ request: SendRequest, number: String) -> String {
-        let base = "\(number)|\(request.purpose.name)|\(request.clientAddress?.text ?? "")"
+        let address = request.clientAddress.map { numberHasher.keyText(forAddress: $0.text) } ?? ""
+        let base = "\(number)|\(request.purpose.name)|\(address)"
         return request.caller.isEmpty ? base : base + "|" + request.caller
     }
 

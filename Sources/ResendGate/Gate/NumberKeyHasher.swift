@@ -24,6 +24,13 @@ public final class NumberKeyHasher {
         return text
     }
 
+    /// The key text for a client address (`ClientAddress.text`): the address, or its HMAC
+    /// (apart from any number's: the text hashed starts with `ip `).
+    public func keyText(forAddress address: String) -> String {
+        guard secret != nil else { return address }
+        return keyText(for: "ip " + address)
+    }
+
     /// How many results the cache holds, and their estimated bytes (for tests).
     public var cached: (count: Int, bytes: Int) { (cache.count, cache.bytes) }
 

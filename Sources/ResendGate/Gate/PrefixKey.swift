@@ -2,18 +2,23 @@ import RedisClient
 
 /// A destination prefix, the unit the SMS-pumping guard judges: the calling code plus
 /// the first `digits` national digits of a number (`+447911` for `+447911123456` with 4),
-/// or the whole number when it has fewer. A prefix is never a whole subscriber number
-/// at the default 4 digits, so its keys name no phone number even with `--key-secret`.
+/// and never more than all but its last `hiddenDigits`: a prefix is never a whole
+/// subscriber number (Tokelau's `+6907290` has four national digits; its prefix is
+/// `+69072`), so its keys name no phone number, also with `--key-secret`.
 public struct PrefixKey: Sendable, Hashable, CustomStringConvertible {
     /// `+447911`.
     public let text: String
     /// The country calling code (`44`).
     public let callingCode: Int
 
-    /// The prefix of `phone` with `digits` national digits.
+    /// National digits a prefix always leaves out: a hundred numbers share the shortest.
+    public static let hiddenDigits = 2
+
+    /// The prefix of `phone` with `digits` national digits, or all but `hiddenDigits`.
     public init(_ phone: PhoneNumber, digits: Int) {
         let codeLength = String(phone.countryCode).utf8.count
-        text = String(phone.e164.utf8.prefix(1 + codeLength + digits))!
+        let national = phone.e164.utf8.count - 1 - codeLength
+        text = String(phone.e164.utf8.prefix(1 + codeLength + max(0, min(digits, national - Self.hiddenDigits))))!
         callingCode = phone.countryCode
     }
 

@@ -9,7 +9,11 @@ struct ReserveArguments {
     let number: String
     /// The value an allowed send's cooldown key takes.
     let nonce: CooldownNonce
-    /// The client's address when the per-IP cap is checked in this call.
+    /// The member an allowed send adds to the IP's set when the cap is checked: a nonce of
+    /// its own, so the set cannot be joined to the number's keys.
+    var ipMember: CooldownNonce? = nil
+    /// The client's address as its key names it (an HMAC under `--key-secret`) when the
+    /// per-IP cap is checked in this call.
     let ipAddress: String?
     /// The idempotency record's key when it is written in this call (one Redis).
     let idempotencyKey: String?
@@ -39,7 +43,14 @@ struct ReserveArguments {
             keys.append(.noIdempotency, purpose: purpose, number: number, to: &args)
         }
         args.appendRedisNow()
-        args.append(nonce.text)
+        // The IP's member rides after the nonce in the same argument (one argument fewer).
+        if let ipMember {
+            args.appendPart(nonce.text)
+            args.appendPart(ipMember.text)
+            args.endArgument()
+        } else {
+            args.append(nonce.text)
+        }
         args.append(fingerprint ?? "")
         if let cluster {
             args.append(Int(cluster.outsideWaitMilliseconds))

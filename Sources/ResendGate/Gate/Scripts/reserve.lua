@@ -13,11 +13,13 @@
 --       2 window (a string: the sends in the policy's window, oldest first, 29 characters
 --       each: the send's time in 13 digits of ms, then its nonce; then ';' and the
 --       running cooldown, the window's own), 3 the IP's sends
---       (sorted set: one member per send, its nonce, scored by its time; a key of the
+--       (sorted set: one member per send, scored by its time; a key of the
 --       number's slot when the IP is not capped in this call), 4 idempotency record (a key
 --       of the number's slot when the request has no Idempotency-Key).
 -- ARGV: 1 now, Redis's clock in ms as the gate's connection reckons it ('': the script
---       asks Redis's TIME), 2 fresh nonce, 3 idempotency fingerprint ('' : none); on a
+--       asks Redis's TIME), 2 fresh nonce (16 characters), then, when the IP is capped, the
+--       IP's member (a nonce of its own, so the IP's set cannot be joined to the number's
+--       keys), 3 idempotency fingerprint ('' : none); on a
 --       cluster also 4 a wait decided outside this slot (the per-IP cap; '0': none) and
 --       5 the idempotency record's key name to link ('' : none). On one Redis the record
 --       to link is KEYS[4].
@@ -210,8 +212,11 @@ end
 -- An allowed send's hold: how long its cooldown key lives, as the text the key's PX
 -- takes (`hold`, a ladder step as it came, most often) and in ms (`holdMs`).
 local allowed, token, hold, holdMs = reason == '', '', nil, 0
+local ipMember
 if allowed then
   token = ARGV[2]
+  -- The IP's member, when the gate gave one, follows the nonce: a nonce of its own.
+  if #token > 16 then token, ipMember = string.sub(token, 1, 16), string.sub(token, 17) end
   sends = sends + 1
   if sends == 1 then
     hold, holdMs = firstHold, firstHoldMs
@@ -292,7 +297,7 @@ if allowed then
   end
   -- An observed cap that is full counts nothing more: the set stays bounded by the cap.
   if ipMax > 0 and not ipFull then
-    call('ZADD', KEYS[3], nowText, token)
+    call('ZADD', KEYS[3], nowText, ipMember or token)
     -- The set outlives its newest send by the longest IP window, plus at most an eighth
     -- of it: its expiry is renewed only when less than that is left (never shortened).
     if call('PTTL', KEYS[3]) < ipKeep then call('PEXPIRE', KEYS[3], ipKeepText) end
