@@ -56,6 +56,11 @@ extension Settings {
             .count("ip-max-sends", \.policy.ipMaxSends, in: 1...1_000_000_000,
                    help: "at most N sends per client IP (IPv6: per /64) in `--ip-window`: over it, 429 `ip_limit`"),
             .duration("ip-window", \.policy.ipWindow, help: "the sliding window of `--ip-max-sends`"),
+            Option.value("ip-max-requests", \.ipMaxRequests, placeholder: "N/D",
+                         help: "at most N send requests per client IP (IPv6: per /64) in any D, allowed or not, counted in each worker's memory before Redis is asked (so a server of W workers lets an IP make up to W times that): over it, 429 `too_many_requests` ([What the limits do not cover](docs/anti-abuse.md#what-the-limits-do-not-cover))",
+                         parse: { text throws(ConfigurationError) in text.isEmpty ? nil : try RequestRate.parse(text) },
+                         render: { $0?.text })
+                .with(documentedDefault: "none"),
             Option.value("country-max-sends", \.policy.countryMaxSends, placeholder: "CC=N/D,...",
                          help: "budgets of allowed sends per destination in each budget's window: a region (`CN`: libphonenumber's region of the number, so Guernsey's `GG` numbers are not `GB`'s) or a calling code (`+44`: every region under it); shared by every purpose without its own in `--policy`: over one, 429 `country_limit` ([Budgets](docs/anti-abuse.md#budgets))",
                          parse: { text throws(ConfigurationError) in try SendBudget.parseRegions(text, field: "country-max-sends") },

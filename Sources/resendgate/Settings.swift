@@ -28,6 +28,7 @@ struct Settings {
     var keyPrefix = GateConfiguration.defaultKeyPrefix
     var testNumbers = TestNumbers.none
     var cooldownsInWindows = false
+    var ipMaxRequests: RequestRate?
 
     // send, status, release
     var purpose = Purpose.default.name
@@ -76,10 +77,12 @@ struct Settings {
             }
             policies = try PolicySet.parse(json: data, base: policy, plainPurposes: Set(purposes))
         }
-        return try GateConfiguration(
+        var configuration = try GateConfiguration(
             redis: redis, policies: policies, defaultRegion: region?.uppercased(), keyPrefix: keyPrefix,
             keySecret: keySecret, tokenSecret: tokenSecret, waitReplicas: waitReplicas, testNumbers: testNumbers,
             cooldownsInWindows: cooldownsInWindows)
+        configuration.ipMaxRequests = ipMaxRequests
+        return configuration
     }
 }
 

@@ -17,6 +17,9 @@ public struct Decision: Sendable, Equatable {
         /// The number's destination prefix sends codes that are not verified: the
         /// SMS-pumping guard refuses it (`PumpingGuard`).
         case suspectedPumping = "suspected_pumping"
+        /// The client address made its `--ip-max-requests` requests, allowed or not: decided
+        /// in the gate's memory, before Redis is asked.
+        case tooManyRequests = "too_many_requests"
     }
 
     /// True when the send was allowed, and so reserved: the cooldown now runs.
@@ -51,8 +54,9 @@ public struct Decision: Sendable, Equatable {
     /// send was decided as if they were off. Empty when none.
     public internal(set) var observed: [Reason] = []
     /// The quota of the send budget that refused this send (`country_limit`,
-    /// `global_limit`): of a region's and its calling code's budgets, the one that was full.
-    /// Nil for any other answer.
+    /// `global_limit`): of a region's and its calling code's budgets, the one that was full;
+    /// for `too_many_requests`, the requests an address may make in the period. Nil for any
+    /// other answer.
     public internal(set) var budgetLimit: Int?
 
     public init(

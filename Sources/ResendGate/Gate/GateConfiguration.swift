@@ -35,6 +35,10 @@ public struct GateConfiguration: Sendable {
     /// waits two of these first. Every gate of a deployment must use the same; only tests
     /// change it.
     public var windowCooldownsPeriod: Duration
+    /// At most this many requests per client address (`client_ip`, IPv6 per /64) in the
+    /// rate's period, allowed or not, counted in each worker's memory before Redis is asked
+    /// (`RequestLimiter`): over it, `too_many_requests`. Nil: no limit.
+    public var ipMaxRequests: RequestRate? = nil
 
     /// The prefix of every Redis key.
     public static let defaultKeyPrefix = "rg"

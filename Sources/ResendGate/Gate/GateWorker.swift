@@ -31,6 +31,10 @@ public final class GateWorker {
     /// Which purposes' cooldowns gates keep in window keys: a plain cooldown takes `SET NX`
     /// only for a purpose no gate does.
     let windowCooldowns: WindowCooldowns
+    /// Each client address's requests against `ipMaxRequests`, before Redis; nil without it.
+    let requestLimiter: RequestLimiter?
+    /// The guarded sends being decided, one per number (`GateWorker+Pumping.swift`).
+    let pumpingInFlight = NumbersInFlight()
     /// The callers of `blockedPrefixes` waiting for the listing being read; nil when none is.
     var listingWaiters: [(Result<[PrefixFigures], GateError>) -> Void]?
 
@@ -63,6 +67,7 @@ public final class GateWorker {
             windowed: configuration.cooldownsInWindows
                 ? compiled.filter { $0.value.windowMilliseconds > 0 }.map { ($0.key, $0.value.longestHoldMilliseconds) } : [])
         tokenCipher = configuration.tokenSecret.map { CountdownTokenCipher(secret: Array($0.utf8)) }
+        requestLimiter = configuration.ipMaxRequests.map { RequestLimiter(rate: $0) }
         // At once, not at the first decision: the warm-up of a gate with a window runs from
         // here, for every worker of a server alike.
         windowCooldowns.start()
@@ -101,6 +106,17 @@ public final class GateWorker {
     public func reserve(_ request: SendRequest, completion: @escaping (Result<Decision, GateError>) -> Void) {
         let policy: CompiledPolicy
         do { policy = try self.policy(for: request.purpose) } catch { return completion(.failure(error)) }
+        // Every request with a client address counts, whatever decides it.
+        if let limiter = requestLimiter, let address = request.clientAddress, let wait = limiter.admit(address.text) {
+            return completion(.success(tooManyRequests(request, policy, wait: wait, quota: configuration.ipMaxRequests?.count)))
+        }
+        reserveAdmitted(request, policy: policy, completion: completion)
+    }
+
+    /// `reserve` once the request limit let the request in.
+    private func reserveAdmitted(
+        _ request: SendRequest, policy: CompiledPolicy, completion: @escaping (Result<Decision, GateError>) -> Void
+    ) {
         if configuration.testNumbers.contains(request.phone.e164) { return completion(.success(testNumberDecision(request, policy))) }
         if let regions = policy.rules.allowedRegions, !regions.contains(request.phone.region) {
             return completion(.failure(.regionNotAllowed(request.phone.region)))
@@ -111,7 +127,7 @@ public final class GateWorker {
         guard let cipher = tokenCipher else {
             return withTokenCipher { [unowned self] result in
                 if case .failure(let error) = result { return completion(.failure(error)) }
-                self.reserve(request, completion: completion)
+                self.reserveAdmitted(request, policy: policy, completion: completion)
             }
         }
         // Budgets are a step of their own before the number's; without one, no command more.

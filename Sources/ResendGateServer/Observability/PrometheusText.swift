@@ -23,6 +23,7 @@ enum PrometheusText {
             ("{outcome=\"observed\",reason=\"country_limit\"}", "\(sum(.observedCountryLimit))"),
             ("{outcome=\"observed\",reason=\"global_limit\"}", "\(sum(.observedGlobalLimit))"),
             ("{outcome=\"denied\",reason=\"suspected_pumping\"}", "\(sum(.deniedSuspectedPumping))"),
+            ("{outcome=\"denied\",reason=\"too_many_requests\"}", "\(sum(.deniedTooManyRequests))"),
             ("{outcome=\"observed\",reason=\"suspected_pumping\"}", "\(sum(.observedSuspectedPumping))"),
             ("{outcome=\"denied\",reason=\"region_not_allowed\"}", "\(sum(.deniedRegion))"),
             ("{outcome=\"denied\",reason=\"number_type_not_allowed\"}", "\(sum(.deniedNumberType))"),

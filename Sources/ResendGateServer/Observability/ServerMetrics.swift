@@ -36,7 +36,7 @@ final class WorkerMetrics: Sendable {
         /// Sends a rule in observe mode would have refused (each is also counted allowed or denied).
         case observedCountryLimit, observedGlobalLimit, observedSuspectedPumping
         /// Sends the SMS-pumping guard refused (`suspected_pumping`).
-        case deniedSuspectedPumping
+        case deniedSuspectedPumping, deniedTooManyRequests
         /// Sends the number's cooldown, its `max sends` or the IP's cap in observe mode would
         /// have refused.
         case observedCooldown, observedMaxSends, observedIPLimit
@@ -76,6 +76,7 @@ final class WorkerMetrics: Sendable {
         case .countryLimit?: add(.deniedCountryLimit)
         case .globalLimit?: add(.deniedGlobalLimit)
         case .suspectedPumping?: add(.deniedSuspectedPumping)
+        case .tooManyRequests?: add(.deniedTooManyRequests)
         }
         for rule in decision.observed { recordObserved(rule) }
     }
@@ -89,8 +90,9 @@ final class WorkerMetrics: Sendable {
         case .cooldown: add(.observedCooldown)
         case .maxSends: add(.observedMaxSends)
         case .ipLimit: add(.observedIPLimit)
-        // Refused at start (`Policy.lint`): a lock always refuses.
-        case .locked: break
+        // Refused at start (`Policy.lint`): a lock always refuses, and the request limit is
+        // the gate's, not a policy's.
+        case .locked, .tooManyRequests: break
         }
     }
 

@@ -103,7 +103,7 @@ extension Worker {
         case .maxSends?: policy.maxSends ?? decision.sendsInWindow
         case .ipLimit?: policy.ipMaxSends ?? 1
         case .locked?: policy.maxFailedChecks
-        case .countryLimit?, .globalLimit?: decision.budgetLimit ?? 1
+        case .countryLimit?, .globalLimit?, .tooManyRequests?: decision.budgetLimit ?? 1
         case .suspectedPumping?: policy.pumping.minSends ?? 1
         case .cooldown?, nil: 1
         }

@@ -23,20 +23,22 @@ extension TestGate {
         maxConnectionsPerWorker: Int = 10_000, connectionTimeout: Duration = .seconds(10),
         policies: PolicySet? = nil, redisOptions: RedisServer.Options = RedisServer.Options(),
         onStoreFailure: StoreFailureMode = .closed, cooldown: Duration = .seconds(60), keySecret: String? = nil,
-        testPurposes: Bool = true, waitUntilReady: Bool = false
+        testPurposes: Bool = true, ipMaxRequests: RequestRate? = nil, waitUntilReady: Bool = false
     ) throws {
         let policies = policies ?? PolicySet(fallback: Policy(ladder: [cooldown]))
         try self.init(redis: redisOptions, waitUntilReady: waitUntilReady) { redis in
             let redisConfiguration = try RedisConfiguration(
                 url: redis.url, connectTimeout: redisTimeout, commandTimeout: redisTimeout)
+            var gate = try GateConfiguration(
+                redis: redisConfiguration, policies: testPurposes ? Self.withTestPurposes(policies) : policies,
+                defaultRegion: region, keySecret: keySecret)
+            gate.ipMaxRequests = ipMaxRequests
             return (
                 try ServerConfiguration(
                     host: "127.0.0.1", port: 0, workers: workers, apiKeys: try apiKeys.map { try APIKey(line: $0) },
                     connectionTimeout: connectionTimeout, maxConnectionsPerWorker: maxConnectionsPerWorker,
                     logLevel: .off, drainTimeout: drainTimeout, onStoreFailure: onStoreFailure),
-                try GateConfiguration(
-                    redis: redisConfiguration, policies: testPurposes ? Self.withTestPurposes(policies) : policies,
-                    defaultRegion: region, keySecret: keySecret)
+                gate
             )
         }
     }
