@@ -7,15 +7,16 @@ enum VerifyCommand {
         switch outcome {
         case .verified:
             """
-            Report that PHONE typed the right code: its wrong codes are cleared. Exit 0, 3 while the
-            number is locked (locked), 2 bad input, 1 store unavailable.
+            Report that PHONE typed the right code: its wrong checks are cleared. Exit 0, 3 while the
+            code or the number is locked (code_locked, locked), 2 bad input, 1 store unavailable.
             """
         case .failed:
             """
-            Report that PHONE typed a wrong code: it counts toward --max-failed-checks in --window; at the
-            limit the number is locked for --lockout (sends and verifications refused). Prints the attempts
-            left. Exit 0, 3 when this locked the number or it was locked (locked), 2 bad input, 1 store
-            unavailable.
+            Report that PHONE typed a wrong code: it counts against the last code sent to the number
+            (none in --window: no_code_sent, exit 2, nothing counted); at --max-failed-checks the code is
+            locked (code_locked), or with --lockout-scope number the number for --lockout (locked). Prints
+            the attempts left. Exit 0, 3 when this locked the code or the number or it was locked, 2 bad
+            input, 1 store unavailable.
             """
         }
     }

@@ -10,8 +10,8 @@ let usage = """
       send PHONE      reserve a send if the cooldown allows (exit 0 allowed, 3 denied)
       status PHONE    show a number's cooldown without consuming it
       release PHONE   end a number's cooldown and refund its send (--max-refunds a window)
-      verified PHONE  report the right code: clears the number's wrong codes
-      failed PHONE    report a wrong code: at --max-failed-checks the number is locked
+      verified PHONE  report the right code: clears its wrong checks
+      failed PHONE    report a wrong code: at --max-failed-checks the code is locked
       serve           run the HTTP server
       watch TOKEN     show "Resend in 42s" for a countdown token, redrawn in place
 
