@@ -10,7 +10,7 @@ struct APIErrorTests {
         .invalidPhone(.tooShort), .invalidPurpose("p"), .invalidField("f"), .regionNotAllowed("US"),
         .numberTypeNotAllowed(.premiumRate), .idempotencyKeyReused,
         .refundLimit(retryAfterMilliseconds: 1_500, maxRefunds: 1), .refundsDisabled, .storeUnavailable("down"),
-        .locked(retryAfterMilliseconds: 900_000),
+        .locked(retryAfterMilliseconds: 900_000), .noCodeSent, .codeLocked(retryAfterMilliseconds: 0, maxFailedChecks: 5),
     ]
 
     static let httpErrors: [APIError] = [
@@ -25,7 +25,7 @@ struct APIErrorTests {
             "invalid_field": 400, "bad_request": 400, "unauthorized": 401, "forbidden": 403,
             "region_not_allowed": 403, "number_type_not_allowed": 403, "not_found": 404, "method_not_allowed": 405,
             "body_too_large": 413, "unsupported_media_type": 415, "misdirected_request": 421,
-            "idempotency_key_reused": 422, "refund_limit": 429, "locked": 429, "header_too_large": 431, "store_unavailable": 503,
+            "idempotency_key_reused": 422, "refund_limit": 429, "locked": 429, "no_code_sent": 409, "code_locked": 409, "header_too_large": 431, "store_unavailable": 503,
         ]
         let all = Self.gateErrors.map(APIError.init) + Self.httpErrors
         for error in all { #expect(expected[error.code] == error.status, "\(error.code) → \(error.status)") }
@@ -38,7 +38,7 @@ struct APIErrorTests {
 
     @Test func policyDenialsAndBadInputAreClassifiedByKind() {
         let denials = Self.gateErrors.filter(\.isPolicyDenial).map(\.code)
-        #expect(Set(denials) == ["region_not_allowed", "number_type_not_allowed", "refund_limit", "locked", "forbidden"])
+        #expect(Set(denials) == ["region_not_allowed", "number_type_not_allowed", "refund_limit", "locked", "code_locked", "forbidden"])
         #expect(Self.gateErrors.filter { !$0.isBadInput }.map(\.code) == ["store_unavailable"])
         #expect(PhoneNumberError.tooShort == .tooShort && PhoneNumberError.tooShort != .tooLong)
         #expect(PhoneNumberError.invalidDefaultRegion("XX") != .invalidDefaultRegion("YY"))

@@ -16,6 +16,44 @@ struct AbusePumpingTests {
 
     static func attacked(_ index: Int) -> String { "+447911\(String(format: "%06d", index))" }
 
+    /// Issue 23, finding 2: waves of requests for one number in its cooldown (each a 429
+    /// that costs no SMS), from 40 connections at once, while honest new numbers of the same
+    /// prefix ask for codes. The prefix converts at 30 %: no honest number is refused.
+    @Test func aFloodOfRefusedRequestsCannotCloseAnHonestPrefix() throws {
+        let policy = Policy(ladder: [.seconds(60)], pumping: PumpingGuard(minSends: 10, window: .seconds(3600), minConversion: 0.1))
+        try withRunningGate(apiKeys: [Self.sendKey], policies: PolicySet(fallback: policy)) { gate throws in
+            let sender = "abuse-send-key-0123456789abc"
+            let client = gate.client(apiKey: sender)
+            func honest(_ index: Int) -> String { "+447912\(String(format: "%06d", index))" }
+            for index in 0..<10 { #expect(try client.send(phone: honest(index)).status == 200) }
+            for index in 0..<3 { #expect(try Self.verify(client, honest(index)).status == 200) }
+            let floodBytes = client.requestBytes(
+                "POST", "/v1/sends", headers: [("Content-Type", "application/json")], body: Array(#"{"phone": "\#(honest(9))"}"#.utf8),
+                keepAlive: true)
+            for wave in 0..<8 {
+                // 400 connections each write one request before any answer is read, the
+                // honest one among them: all are in flight at once.
+                var connections: [RawHTTPConnection] = []
+                defer { connections.forEach { $0.close() } }
+                for index in 0..<401 {
+                    let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(20))
+                    connections.append(connection)
+                    if index == 200 {
+                        try connection.write(client.requestBytes(
+                            "POST", "/v1/sends", headers: [("Content-Type", "application/json")],
+                            body: Array(#"{"phone": "\#(honest(100 + wave))"}"#.utf8), keepAlive: true))
+                    } else {
+                        try connection.write(floodBytes)
+                    }
+                }
+                let answers = try connections.map { try $0.readResponse() }
+                #expect(answers[200].status == 200, "honest number \(wave): \(answers[200])")
+                let flood = answers.enumerated().filter { $0.offset != 200 }.map(\.element)
+                #expect(flood.allSatisfy { $0.status == 429 && (try? Abuse.object($0)["reason"] as? String) == "cooldown" }, "wave \(wave)")
+            }
+        }
+    }
+
     @Test func thePipelinedAttackIsRefusedFromItsMinVolumeAndListed() throws {
         try withRunningGate(apiKeys: [Self.readKey, Self.sendKey], policies: PolicySet(fallback: Self.policy)) { gate in
             let sender = "abuse-send-key-0123456789abc"
