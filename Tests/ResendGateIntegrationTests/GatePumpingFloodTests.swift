@@ -7,8 +7,9 @@ import Testing
 /// Issue 23, finding 2: refusals cannot move the guard. A request was counted in its
 /// prefix before its number was decided and given back after, so a flood of requests for
 /// one number already in its cooldown (each a 429 that cost no SMS) held the prefix's
-/// count up by the flood and closed a prefix whose real sends convert well.
-@Suite("Gate: a refused flood cannot close an honest prefix")
+/// count up by the flood and closed a prefix whose real sends convert well. Budgets took
+/// their shares the same way: the same flood filled a budget for everyone.
+@Suite("Gate: a refused flood cannot close an honest prefix or fill a budget")
 struct GatePumpingFloodTests {
     /// Judged from 10 sends, refused under 10 % conversion.
     static let policy = Policy(ladder: [.seconds(60)], pumping: PumpingGuard(minSends: 10, window: .seconds(3600), minConversion: 0.1))
@@ -53,6 +54,32 @@ struct GatePumpingFloodTests {
             #expect(allowed == 10)
             #expect(try Self.counts(redis)["s"] == 10)
             #expect(try await gate.reserve(phone: Self.honest(99)).reason == .suspectedPumping)
+        }
+    }
+
+    /// The budget's twin of the first test: 10 of 13 sends of the day spent, then waves of
+    /// 400 requests for a number in its cooldown, each with an honest new number in it. A
+    /// flood holds at most one share at a time, so both honest numbers fit (before, the
+    /// flood's shares filled the budget); afterwards exactly one send is left.
+    @Test func aFloodForANumberInItsCooldownLeavesTheBudgetToHonestNumbers() async throws {
+        var policy = Policy(ladder: [.seconds(60)])
+        policy.maxSendsTotal = SendBudget(limit: 13, window: .seconds(86_400))
+        try await withLiveGate(policy: policy) { _, gate async throws in
+            for index in 0..<10 { #expect(try await gate.reserve(phone: Self.honest(index)).allowed) }
+            for wave in 0..<2 {
+                let decisions = try await withThrowingTaskGroup(of: (Bool, Decision).self) { group in
+                    for index in 0..<400 {
+                        group.addTask { (false, try await gate.reserve(phone: Self.honest(9))) }
+                        if index == 200 { group.addTask { (true, try await gate.reserve(phone: Self.honest(100 + wave))) } }
+                    }
+                    return try await group.reduce(into: [(Bool, Decision)]()) { $0.append($1) }
+                }
+                #expect(decisions.filter { !$0.0 }.allSatisfy { $0.1.reason == .cooldown }, "wave \(wave)")
+                let honest = try #require(decisions.first(where: \.0)?.1)
+                #expect(honest.allowed, "wave \(wave): \(String(describing: honest.reason))")
+            }
+            #expect(try await gate.reserve(phone: Self.honest(200)).allowed)
+            #expect(try await gate.reserve(phone: Self.honest(201)).reason == .globalLimit)
         }
     }
 

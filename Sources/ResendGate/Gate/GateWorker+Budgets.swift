@@ -18,7 +18,8 @@ import RedisClient
 ///    answer, or Redis failed: a budget counts allowed sends only.
 ///
 /// Steps 2-4 are not one transaction: a share held while its number is decided may make a
-/// concurrent send find the budget full. They never let more sends through than the
+/// concurrent send find the budget full; a number's requests wait for each other
+/// (`SameNumberQueue`), so one number holds at most one share at a time. They never let more sends through than the
 /// budget: each shard admits at most its allowance, and the allowances add up to it.
 extension GateWorker {
     /// One budget a send must fit in.

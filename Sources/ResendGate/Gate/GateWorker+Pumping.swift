@@ -5,9 +5,7 @@ import RedisClient
 /// the number's own decision, the same on one Redis and on a cluster:
 ///
 /// 1. `take` on the prefix's slot: judge the prefix and, when it is not blocked, count
-///    this send at once (so concurrent sends see each other); a request for a number that
-///    already has one in flight on this worker only reads (`read`) and is counted once
-///    allowed (`force`), so refused floods for one number cannot inflate the count;
+///    this send at once (so concurrent sends see each other);
 /// 2. not blocked: the number's step decides (`reserveNumber`); when it refuses (or Redis
 ///    fails, or it is a replay), the counted send is given back (`give`, not awaited);
 /// 3. blocked: a replay is answered from its record (`storedAnswer`); otherwise
@@ -26,16 +24,7 @@ extension GateWorker {
     ) {
         let rules = policy.rules.pumping
         let prefix = PrefixKey(request.phone, digits: rules.prefixDigits)
-        // One request per number counts while it is decided; the others of that number only
-        // read the prefix, and count once allowed: a flood for one number (refused by its
-        // cooldown) holds up the prefix's count by one, not by the flood (`NumbersInFlight`).
-        let flight = request.purpose.name + " " + numberHasher.keyText(for: request.phone.e164)
-        let counts = pumpingInFlight.enter(flight)
-        let completion: (Result<Decision, GateError>) -> Void = { [unowned self] outcome in
-            if counts { self.pumpingInFlight.leave(flight) }
-            completion(outcome)
-        }
-        pumpingStep(counts ? "take" : "read", purpose: request.purpose, prefix: prefix, rules: rules) { [unowned self] result in
+        pumpingStep("take", purpose: request.purpose, prefix: prefix, rules: rules) { [unowned self] result in
             let step: PumpingStep
             switch result {
             case .success(let value): step = value
@@ -43,12 +32,8 @@ extension GateWorker {
             }
             guard step.figures.blocked else {
                 return self.reserveNumber(request, policy: policy, cipher: cipher) { outcome in
-                    let sent: Bool
-                    if case .success(let decision) = outcome, decision.allowed, !decision.replayed { sent = true } else { sent = false }
-                    if counts, !sent {
+                    if case .success(let decision) = outcome, decision.allowed, !decision.replayed {} else {
                         self.pumpingStep("give", purpose: request.purpose, prefix: prefix, rules: rules, field: step.countedField) { _ in }
-                    } else if !counts, sent {
-                        self.pumpingStep("force", purpose: request.purpose, prefix: prefix, rules: rules) { _ in }
                     }
                     completion(outcome)
                 }
@@ -172,18 +157,4 @@ struct PumpingStep {
     let register: Bool
     /// The field the send was counted in ("" when it was not), for a `give`.
     let countedField: String
-}
-
-/// The numbers (with their purpose) whose guarded send is being decided on this worker,
-/// so that only one request per number counts in its prefix while in flight. Bounded by the
-/// requests in flight; confined to the worker's loop.
-final class NumbersInFlight {
-    private var numbers: Set<String> = []
-
-    /// True when no other request of `number` is in flight: this one counts, and must `leave`.
-    func enter(_ number: String) -> Bool { numbers.insert(number).inserted }
-
-    func leave(_ number: String) { numbers.remove(number) }
-
-    var count: Int { numbers.count }
 }

@@ -33,8 +33,9 @@ public final class GateWorker {
     let windowCooldowns: WindowCooldowns
     /// Each client address's requests against `ipMaxRequests`, before Redis; nil without it.
     let requestLimiter: RequestLimiter?
-    /// The guarded sends being decided, one per number (`GateWorker+Pumping.swift`).
-    let pumpingInFlight = NumbersInFlight()
+    /// The sends with steps outside the number's slot (budgets, the pumping guard) being
+    /// decided, one at a time per number (`SameNumberQueue`).
+    let sameNumber = SameNumberQueue()
     /// The callers of `blockedPrefixes` waiting for the listing being read; nil when none is.
     var listingWaiters: [(Result<[PrefixFigures], GateError>) -> Void]?
 
@@ -130,9 +131,22 @@ public final class GateWorker {
                 self.reserveAdmitted(request, policy: policy, completion: completion)
             }
         }
-        // Budgets are a step of their own before the number's; without one, no command more.
-        if policy.rules.hasBudgets { return reserveWithinBudgets(request, policy: policy, cipher: cipher, completion: completion) }
-        reserveWithinBudget(request, policy: policy, cipher: cipher, completion: completion)
+        guard policy.rules.hasBudgets || policy.rules.pumping.isOn else {
+            return reserveNumber(request, policy: policy, cipher: cipher, completion: completion)
+        }
+        // Budgets and the guard count a send in keys of their own before its number decides,
+        // and give it back when the number refuses: requests of one number wait for each
+        // other, so a flood for a number in its cooldown holds at most one share at a time.
+        let key = request.purpose.name + " " + numberHasher.keyText(for: request.phone.e164)
+        sameNumber.run(key) { [unowned self] done in
+            // Budgets are a step of their own before the number's.
+            let finish: (Result<Decision, GateError>) -> Void = { outcome in
+                done()
+                completion(outcome)
+            }
+            if policy.rules.hasBudgets { return self.reserveWithinBudgets(request, policy: policy, cipher: cipher, completion: finish) }
+            self.reserveWithinBudget(request, policy: policy, cipher: cipher, completion: finish)
+        }
     }
 
     /// The steps after the budgets (the send's shares are taken, or it has none): the

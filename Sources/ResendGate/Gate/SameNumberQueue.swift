@@ -1,0 +1,34 @@
+/// Runs the decisions of one number (and purpose) one after another on a worker, so that
+/// steps taken outside the number's slot before it decides (a budget's share, the pumping
+/// guard's count), and given back when it refuses, are held for at most one of its requests
+/// at a time: a flood of requests for a number in its cooldown, each refused, cannot fill a
+/// budget or close a prefix for everyone else. Requests of other numbers are not held up.
+/// Bounded by the requests in flight; confined to the worker's loop.
+final class SameNumberQueue {
+    private var waiting: [String: [() -> Void]] = [:]
+
+    /// Runs `body` now when no decision of `key` is running, else after those before it;
+    /// `body` calls `done` once its decision has queued its last command.
+    func run(_ key: String, _ body: @escaping (_ done: @escaping () -> Void) -> Void) {
+        let start = { [unowned self] in body { self.finish(key) } }
+        if waiting[key] != nil {
+            waiting[key]!.append(start)
+        } else {
+            waiting[key] = []
+            start()
+        }
+    }
+
+    /// Numbers with a decision running (for tests: the table empties).
+    var running: Int { waiting.count }
+
+    private func finish(_ key: String) {
+        guard var queue = waiting[key], !queue.isEmpty else {
+            waiting[key] = nil
+            return
+        }
+        let next = queue.removeFirst()
+        waiting[key] = queue
+        next()
+    }
+}
