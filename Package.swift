@@ -65,7 +65,7 @@ let package = Package(
             name: "FuzzRequestDecoding", dependencies: ["ResendGateServer", "RedisClient"],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
-            name: "FuzzPhoneNumber", dependencies: ["ResendGate"],
+            name: "FuzzPhoneNumber", dependencies: ["ResendGate", "CPhoneNumber"],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
 
         // MARK: Tests

@@ -168,6 +168,9 @@ const PrefixPatterns &prefix_patterns() {
 // 1: the fast path decided (out filled); 0: take the full parse.
 static int parse_e164_fast(const char *input, size_t len, rg_phone_result *out) {
     if (len < 9 || len > 16 || input[0] != '+') return 0;
+    // No calling code starts with 0: "+014155552671" is not +1 415..., and libphonenumber
+    // refuses it (stoi below would read "01" as 1 and give the number a second key).
+    if (input[1] == '0') return 0;
     for (size_t i = 1; i < len; ++i) {
         if (input[i] < '0' || input[i] > '9') return 0;
     }
@@ -189,10 +192,12 @@ static int parse_e164_fast(const char *input, size_t len, rg_phone_result *out) 
         const resendgate::NumberTypeDecision decided = resendgate::decide_number_type(code, national);
         if (decided.type == PhoneNumberUtil::UNKNOWN) return 0;
         std::memset(out, 0, sizeof(*out));
-        // E.164 is "+", the code and the national number; the rest is what libphonenumber's
-        // GetRegionCodeForNumber and GetNumberType would say (see NumberTypeTables.hpp).
-        if (len >= sizeof(out->e164) || decided.region.size() >= sizeof(out->region)) return 0;
-        std::memcpy(out->e164, input, len);
+        // E.164 is "+", the code and the national number, built from what was read (never
+        // the input copied); the rest is what libphonenumber's GetRegionCodeForNumber and
+        // GetNumberType would say (see NumberTypeTables.hpp).
+        const std::string e164 = "+" + std::to_string(code) + national;
+        if (e164.size() >= sizeof(out->e164) || decided.region.size() >= sizeof(out->region)) return 0;
+        std::memcpy(out->e164, e164.data(), e164.size());
         std::memcpy(out->region, decided.region.data(), decided.region.size());
         out->type = map_type(decided.type);
         out->country_code = code;
@@ -221,6 +226,25 @@ extern "C" rg_phone_status rg_phone_parse(const char *input, size_t len, const c
         *out = again;
     }
     return status;
+}
+
+// libphonenumber alone, with the same fixed-point rule as rg_phone_parse: what the fast
+// path must agree with.
+static rg_phone_status parse_full_fixed(const char *input, size_t len, const char *default_region, rg_phone_result *out) {
+    rg_phone_status status = parse_full(input, len, default_region, out);
+    for (int round = 0; status == RG_PHONE_OK && round < 4; ++round) {
+        rg_phone_result again{};
+        const std::string e164(out->e164);
+        if (parse_full(e164.data(), e164.size(), nullptr, &again) != RG_PHONE_OK) break;
+        if (std::strcmp(again.e164, out->e164) == 0) break;
+        *out = again;
+    }
+    return status;
+}
+
+extern "C" rg_phone_status rg_phone_parse_full(const char *input, size_t len, const char *default_region,
+                                               rg_phone_result *out) {
+    return parse_full_fixed(input, len, default_region, out);
 }
 
 extern "C" int rg_phone_parse_e164(const char *input, size_t len, rg_phone_result *out) {

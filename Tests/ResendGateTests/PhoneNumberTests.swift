@@ -86,6 +86,25 @@ struct PhoneNumberTests {
         #expect(decided > 30_000, "the fast path decided only \(decided) of 300 000")
     }
 
+    /// Issue 23, finding 1: `+014155552671` was a second key for `+14155552671`. Inputs
+    /// spelled around every calling code (zeros before the code, IDD and trunk prefixes, a
+    /// digit more or fewer, separators, full-width and Arabic-Indic digits, national
+    /// format) get the same answer from the gate's parse as from libphonenumber's alone,
+    /// and every spelling of a number its one key.
+    @Test func everySpellingAroundEveryCallingCodeAgreesWithLibphonenumber() {
+        let (mismatches, compared, first) = PhoneNumberParser.differentialCheck(seed: 20_261_204)
+        #expect(mismatches == 0, "\(mismatches) of \(compared); first: \(first)")
+        #expect(compared > 10_000, "only \(compared) inputs were compared")
+    }
+
+    @Test func aZeroBeforeTheCallingCodeIsNoNumber() throws {
+        for text in ["+014155552671", "+0014155552671", "+08613800138000", "+0447911123456"] {
+            #expect(throws: PhoneNumberError.invalidCountryCode, "\(text)") { try PhoneNumberParser(capacity: 2).parse(text, defaultRegion: nil) }
+            #expect(throws: PhoneNumberError.invalidCountryCode, "\(text)") { try PhoneNumberParser(capacity: 2).parse(text, defaultRegion: "US") }
+        }
+        #expect(try PhoneNumber(parsing: "+14155552671").e164 == "+14155552671")
+    }
+
     /// libphonenumber strips Mexico's old mobile 1 once per parse; the gate parses until
     /// the number no longer changes, so every spelling ends on the same key.
     @Test func canonicalNumbersAreFixedPoints() throws {

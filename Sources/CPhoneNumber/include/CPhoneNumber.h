@@ -55,6 +55,20 @@ rg_phone_status rg_phone_parse(const char *input, size_t len,
 /// the full parse costs 20-40: callers may skip their own cache for input it decides.
 int rg_phone_parse_e164(const char *input, size_t len, rg_phone_result *out);
 
+/// libphonenumber's parse alone (no fast path), to the same fixed point as rg_phone_parse:
+/// what rg_phone_parse must always agree with. For tests and the fuzzer.
+rg_phone_status rg_phone_parse_full(const char *input, size_t len,
+                                    const char *default_region,
+                                    rg_phone_result *out);
+
+/// Spells an example number of every calling code in many ways (leading zeros before the
+/// code, IDD prefixes, trunk prefixes, a digit more or fewer, separators, full-width and
+/// Arabic-Indic digits, national format in its region) and checks that rg_phone_parse
+/// agrees with rg_phone_parse_full on each (status and result), and that every spelling
+/// of the same number gives that number's key. Returns the disagreements; `compared`
+/// counts the inputs; the first disagreement is written to `first_mismatch`. For tests.
+long rg_phone_differential_check(unsigned seed, long *compared, char *first_mismatch, size_t capacity);
+
 /// Compares the E.164 fast path with libphonenumber's full parse on `samples` numbers
 /// (example numbers with changed digits, and random digits, over every calling code)
 /// and returns how many it decided differently; `decided` counts the numbers the fast

@@ -87,8 +87,10 @@ public final class Gate: Sendable {
     }
 
     /// Reports the outcome of a code the back end checked for `phone`: `verified` clears its
-    /// wrong codes, `failed` counts one (the result says how many are left) and locks the
-    /// number at the policy's `maxFailedChecks`. Throws `locked` while it is locked. With
+    /// wrong checks, `failed` counts one against the number's last code (the result says how
+    /// many are left; no code sent: `no_code_sent`) and at the policy's `maxFailedChecks`
+    /// locks the code (`code_locked`) or, with `lockoutScope` `number`, the number
+    /// (`locked`). With
     /// the pumping guard on, `verified` also counts toward the conversion of the number's
     /// destination prefix and marks the number trusted for `trustedFor`.
     public func verify(

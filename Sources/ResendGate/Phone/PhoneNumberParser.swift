@@ -62,6 +62,16 @@ public final class PhoneNumberParser: Sendable {
         return (mismatches, decided, String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 
+    /// Spells an example number of every calling code in many ways and compares this
+    /// parser's answer (fast path, then libphonenumber) with libphonenumber's alone, and
+    /// every spelling's key with the number's (`rg_phone_differential_check`).
+    static func differentialCheck(seed: UInt32) -> (mismatches: Int, compared: Int, first: String) {
+        var buffer = [CChar](repeating: 0, count: 512)
+        var compared = 0
+        let mismatches = rg_phone_differential_check(seed, &compared, &buffer, buffer.count)
+        return (mismatches, compared, String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+
     /// How many results the cache holds now (for tests and metrics).
     public var cachedCount: Int {
         cache.withLock { $0.count }
