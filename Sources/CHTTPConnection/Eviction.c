@@ -1,5 +1,6 @@
 // System headers first: libevent's event-config.h defines _GNU_SOURCE (see CHiredis/shim.h).
 #include <sys/types.h>
+#include <sys/ioctl.h>
 #include <sys/time.h>
 #include <stdlib.h>
 #include <time.h>
@@ -15,6 +16,13 @@ void rg_http_flush_now(struct evhttp_connection *connection) {
     struct bufferevent *bufferevent = evhttp_connection_get_bufferevent(connection);
     if (!bufferevent) return;
     rg_bufferevent_write_now(bufferevent);
+}
+
+size_t rg_http_unread_bytes(struct bufferevent *bufferevent) {
+    int waiting = 0;
+    const evutil_socket_t socket = bufferevent_getfd(bufferevent);
+    if (socket < 0 || ioctl(socket, FIONREAD, &waiting) != 0 || waiting < 0) return 0;
+    return (size_t)waiting;
 }
 
 uint64_t rg_coarse_now_nanoseconds(void) {

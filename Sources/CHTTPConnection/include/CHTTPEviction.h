@@ -29,6 +29,10 @@ void rg_http_rearm_arrivals(struct rg_arrival_clock *clock, struct bufferevent *
 /// Undoes rg_http_watch_arrivals and frees `clock` (the connection is closing).
 void rg_http_stop_watching_arrivals(struct bufferevent *bufferevent, struct rg_arrival_clock *clock);
 
+/// Bytes the client sent that wait in the socket, not yet read by libevent (FIONREAD);
+/// 0 when there are none or the socket cannot tell.
+size_t rg_http_unread_bytes(struct bufferevent *bufferevent);
+
 /// A coarse monotonic clock in nanoseconds (CLOCK_MONOTONIC_COARSE: a few ms of
 /// resolution, no system call), never 0.
 uint64_t rg_coarse_now_nanoseconds(void);

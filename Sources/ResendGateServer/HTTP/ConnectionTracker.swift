@@ -208,19 +208,29 @@ final class ConnectionTracker {
         return max(0, before - Int(rg_memory_thread_bytes())) + holding
     }
 
-    /// The oldest connection not being served, or nil.
+    /// The oldest connection not being served, or nil. A connection whose client sent a
+    /// request that waits in the socket, unread (a fresh client asking, on a loop that has
+    /// been busy), is about to be served: it is never taken. One receiving a request, or
+    /// one with nothing waiting, is.
     private func oldestIdle() -> OpaquePointer? {
-        var skippedBusy: [(sequence: UInt64, connection: OpaquePointer)] = []
-        defer { for entry in skippedBusy.reversed() { order.prepend(entry) } }
+        var skipped: [(sequence: UInt64, connection: OpaquePointer)] = []
+        defer { for entry in skipped.reversed() { order.prepend(entry) } }
         while let candidate = order.popFirst() {
             guard let entry = entries[candidate.connection], entry.sequence == candidate.sequence else { continue }
-            if entry.busy > 0 {
-                skippedBusy.append(candidate)
+            if entry.busy > 0 || hasRequestWaiting(candidate.connection) {
+                skipped.append(candidate)
                 continue
             }
             return candidate.connection
         }
         return nil
+    }
+
+    /// Whether the client of `connection` sent the start of a request that libevent has
+    /// not read yet, while none was being received: its answer is what it waits for.
+    private func hasRequestWaiting(_ connection: OpaquePointer) -> Bool {
+        guard let bufferevent = evhttp_connection_get_bufferevent(connection) else { return false }
+        return lifecycleObserver?.isReceiving(connection) != true && rg_http_unread_bytes(bufferevent) > 0
     }
 
     /// Closes the oldest connection that is not being served; if every one is

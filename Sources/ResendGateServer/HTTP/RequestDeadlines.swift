@@ -49,6 +49,13 @@ final class RequestDeadlines {
         rg_http_stop_watching_arrivals(evhttp_connection_get_bufferevent(connection), clock)
     }
 
+    /// Whether `connection` is receiving a request: bytes of it arrived and it was not
+    /// taken whole yet (false for a connection that has not been read from since its last
+    /// request).
+    func isReceiving(_ connection: OpaquePointer) -> Bool {
+        clocks[connection].map { rg_http_first_arrival($0) != 0 } ?? false
+    }
+
     /// `request` was received whole: the deadline now waits for the next one's first byte.
     func requestReceived(_ request: UnsafeMutablePointer<evhttp_request>) {
         guard let connection = evhttp_request_get_connection(request), let clock = clocks[connection],
