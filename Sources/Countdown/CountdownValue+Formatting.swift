@@ -4,6 +4,10 @@ public enum CountdownStyle: Sendable, Hashable {
     case seconds
     /// A clock that grows only as needed: `0:42`, `1:05`, `1:02:03`, `2d 03:04:05`.
     case clock
+    /// By size, for a prompt: seconds under a minute (`42s`), `m:ss` under an hour
+    /// (`14:59`), `h:mm:ss` above (`1:02:03`, `26:00:00`), so a 15-minute lock does not
+    /// read "900s".
+    case bySize
     /// A clock that always shows two-digit hours, minutes and seconds: `00:00:42`,
     /// `01:02:03`, `2d 03:04:05` (the `hh:mm:ss` of a fixed-width label).
     case paddedClock
@@ -23,6 +27,11 @@ extension CountdownValue {
                 return "\(hours):\(Self.twoDigits(minutes)):\(Self.twoDigits(seconds))"
             }
             return "\(minutes):\(Self.twoDigits(seconds))"
+        case .bySize:
+            if totalSeconds < 60 { return strings.seconds(totalSeconds) }
+            let hours = totalSeconds / 3_600
+            if hours == 0 { return "\(minutes):\(Self.twoDigits(seconds))" }
+            return "\(hours):\(Self.twoDigits(minutes)):\(Self.twoDigits(seconds))"
         case .paddedClock:
             let clock = "\(Self.twoDigits(hours)):\(Self.twoDigits(minutes)):\(Self.twoDigits(seconds))"
             return days > 0 ? "\(strings.days(days)) \(clock)" : clock

@@ -35,8 +35,15 @@ public final class ResendButtonModel {
     /// Called on the main actor after every change of state, for UIKit and AppKit.
     @ObservationIgnored public var onChange: (@MainActor (ResendButtonModel) -> Void)?
 
-    /// The number codes go to (change it to start afresh for another number).
-    public var phone: String
+    /// The number codes go to. Changing it starts afresh for the new number: the old
+    /// number's countdown stops (it keeps running on the server, and is back when the phone
+    /// is changed back), and a countdown saved for the new one is restored.
+    public var phone: String {
+        didSet {
+            guard phone != oldValue else { return }
+            switchNumber(from: oldValue)
+        }
+    }
     /// The purpose, which also keys what is saved.
     public let purpose: String
     @ObservationIgnored private let client: ResendGateClient
@@ -44,6 +51,11 @@ public final class ResendButtonModel {
     @ObservationIgnored private let center: CountdownCenter
     @ObservationIgnored private var saved: SavedCountdown?
     @ObservationIgnored private var subscription: CountdownSubscription?
+    /// Bumped by every send, refresh and number change: an answer to an older one is late.
+    @ObservationIgnored private var generation = 0
+    /// The live stream of the running countdown, while ``startLiveUpdates()`` asked for it.
+    @ObservationIgnored private var liveUpdates: Task<Void, Never>?
+    @ObservationIgnored private var wantsLiveUpdates = false
 
     /// Makes the model for `phone` and `purpose`, restoring a countdown saved by an earlier
     /// launch (one that ended meanwhile gives ``State/ready``, once). `center` ticks the
@@ -65,7 +77,7 @@ public final class ResendButtonModel {
         switch state {
         case .idle: strings.send
         case .sending: strings.sending
-        case .counting(let seconds): CountdownValue(totalSeconds: seconds).resendPrompt(strings: strings.countdown)
+        case .counting(let seconds): CountdownValue(totalSeconds: seconds).resendPrompt(.bySize, strings: strings.countdown)
         case .ready: strings.resend
         }
     }
@@ -78,49 +90,162 @@ public final class ResendButtonModel {
         }
     }
 
-    /// The key the countdown is saved under.
-    public var storageKey: String { "resendgate.countdown.\(purpose)" }
+    /// The key the countdown is saved under: per purpose and number (the number's digits
+    /// hashed, so the store names no phone number).
+    public var storageKey: String { Self.storageKey(purpose: purpose, phone: phone) }
+
+    /// The key a countdown of `phone` for `purpose` is saved under.
+    public static func storageKey(purpose: String, phone: String) -> String {
+        "resendgate.countdown.\(purpose).\(numberDigest(phone))"
+    }
+
+    /// How many times the kit itself retries a send that got no answer (a dropped
+    /// connection, a timeout), with the same `Idempotency-Key`: a retry the server already
+    /// decided gets the first answer and sends no second code.
+    public static let sendRetries = 2
 
     /// Sends a code: ``State/sending``, then the server's countdown (allowed or refused
-    /// with a ``refusal``), or back where it was with ``lastError`` set.
-    public func send(idempotencyKey: String? = UUID().uuidString) async {
+    /// with a ``refusal``), or back where it was with ``lastError`` set. One call is one
+    /// user action: one `Idempotency-Key` (`idempotencyKey`, or a new one), reused by the
+    /// kit's own retries. A cancelled task goes back where it was, with no error.
+    public func send(idempotencyKey: String? = nil) async {
         guard isEnabled else { return }
+        let key = idempotencyKey ?? UUID().uuidString
         let before = state
+        generation += 1
+        let mine = generation
         state = .sending
         changed()
-        do {
-            let decision = try await client.send(phone: phone, purpose: purpose, idempotencyKey: idempotencyKey)
-            lastError = nil
-            refusal = decision.reason
-            follow(decision.countdown, token: decision.countdownToken)
-        } catch {
-            lastError = error
-            state = before
-            changed()
+        var attempt = 0
+        while true {
+            do {
+                let decision = try await client.send(phone: phone, purpose: purpose, idempotencyKey: key)
+                guard generation == mine else { return }  // the number changed meanwhile
+                lastError = nil
+                refusal = decision.reason
+                follow(decision.countdown, token: decision.countdownToken)
+                return
+            } catch {
+                guard generation == mine else { return }
+                if Task.isCancelled || error.code == ResendGateError.cancelled {
+                    state = before
+                    changed()
+                    return
+                }
+                if error.code == ResendGateError.transport, attempt < Self.sendRetries {
+                    attempt += 1
+                    continue
+                }
+                lastError = error
+                state = before
+                changed()
+                return
+            }
         }
     }
 
     /// Asks the server for the countdown's time left (call it when the app returns to the
     /// foreground, or after the device clock changed): corrects it, or ends it if it was
-    /// released meanwhile. Does nothing without a running countdown.
+    /// released meanwhile. Does nothing without a running countdown; an answer that comes
+    /// after a newer send, refresh or number change is dropped.
     public func refresh() async {
         guard let token = saved?.token, case .counting = state else { return }
+        generation += 1
+        let mine = generation
         do {
             let status = try await client.countdown(token: token)
+            guard generation == mine, saved?.token == token else { return }
             lastError = nil
             follow(status.countdown, token: token)
         } catch where error.code == ResendGateError.notFound {
+            guard generation == mine, saved?.token == token else { return }
             lastError = nil
             finish()
         } catch {
+            guard generation == mine, error.code != ResendGateError.cancelled else { return }
             lastError = error
             changed()
         }
     }
 
+    /// Follows the running countdown's event stream while the button is on screen (call it
+    /// on appear, ``stopLiveUpdates()`` on disappear): a release by the back end (the SMS
+    /// provider failed) ends the countdown within a second, and each tick corrects it.
+    public func startLiveUpdates() {
+        wantsLiveUpdates = true
+        followLive()
+    }
+
+    /// Stops following the event stream (the button left the screen); the countdown goes
+    /// on from its deadline.
+    public func stopLiveUpdates() {
+        wantsLiveUpdates = false
+        liveUpdates?.cancel()
+        liveUpdates = nil
+    }
+
+    private func followLive() {
+        liveUpdates?.cancel()
+        liveUpdates = nil
+        guard wantsLiveUpdates, let token = saved?.token, case .counting = state else { return }
+        let mine = generation
+        let events = client.countdownEvents(token: token)
+        liveUpdates = Task { [weak self] in
+            do {
+                for try await update in events {
+                    guard let self, self.generation == mine, self.saved?.token == token else { return }
+                    switch update {
+                    case .tick(let tick): self.center.start(self.countdownID, deadline: tick.deadline)
+                    case .done: self.finish()
+                    }
+                }
+            } catch let error as ResendGateError where error.code == ResendGateError.notFound {
+                // Gone before the stream could connect (released, or ended): it is over.
+                guard let self, self.generation == mine, self.saved?.token == token else { return }
+                self.finish()
+            } catch {
+                // The stream gave up (its reconnects failed): the countdown goes on from its deadline.
+            }
+        }
+    }
+
     // MARK: - Countdown
 
-    private var countdownID: CountdownID { CountdownID("resendgate.\(purpose)") }
+    private var countdownID: CountdownID { Self.countdownID(purpose: purpose, phone: phone) }
+
+    private static func countdownID(purpose: String, phone: String) -> CountdownID {
+        CountdownID("resendgate.\(purpose).\(numberDigest(phone))")
+    }
+
+    /// A stable digest of the number's digits (FNV-1a, 64 bits, in hex): every spelling of
+    /// one number, and no number in clear.
+    static func numberDigest(_ phone: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for scalar in phone.unicodeScalars where scalar.properties.numericType == .decimal {
+            guard let digit = scalar.properties.numericValue else { continue }
+            hash = (hash ^ (48 + UInt64(digit))) &* 0x0000_0100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+
+    private func switchNumber(from old: String) {
+        generation += 1
+        stopLiveUpdatesTask()
+        subscription?.cancel()
+        subscription = nil
+        center.cancel(Self.countdownID(purpose: purpose, phone: old))
+        saved = nil
+        refusal = nil
+        lastError = nil
+        state = .idle
+        restore()
+        changed()
+    }
+
+    private func stopLiveUpdatesTask() {
+        liveUpdates?.cancel()
+        liveUpdates = nil
+    }
 
     private func follow(_ countdown: ServerCountdown, token: String?) {
         saved = countdown.saved(token: token)
@@ -134,6 +259,7 @@ public final class ResendButtonModel {
         subscription = center.subscribeOnMainActor(to: countdownID, owner: self) { model, event in
             model.show(event)
         }
+        if wantsLiveUpdates { followLive() }
     }
 
     private func show(_ event: CountdownEvent) {
@@ -148,6 +274,7 @@ public final class ResendButtonModel {
     }
 
     private func finish() {
+        stopLiveUpdatesTask()
         subscription?.cancel()
         subscription = nil
         center.cancel(countdownID)

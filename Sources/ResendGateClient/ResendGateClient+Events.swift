@@ -32,21 +32,37 @@ extension ResendGateClient {
     public static let defaultReconnectDelay: Duration = .seconds(1)
     /// The longest `retry:` honoured; a larger one is cut to this.
     public static let maximumReconnectDelay: Duration = .seconds(30)
-    /// Reconnects in a row that may fail (no answer, or a 5xx) before the stream throws.
+    /// Connections in a row that may fail (no answer, a 5xx, or an answer that ends without
+    /// an event) before the stream throws.
     public static let maximumFailedReconnects = 10
+
+    /// The wait before the next connection: the server's `retry:` (or
+    /// ``defaultReconnectDelay``), doubled for each failure in a row, at most
+    /// ``maximumReconnectDelay``; `jitter` (0 up to 1) spreads it up to a quarter longer, or,
+    /// at the ceiling, up to a fifth shorter, so that clients a restart dropped together do
+    /// not all come back at once.
+    public static func reconnectDelay(retry: Duration, failures: Int, jitter: Double) -> Duration {
+        var delay = retry
+        for _ in 0..<min(failures, 32) where delay < maximumReconnectDelay { delay *= 2 }
+        let jitter = min(max(jitter, 0), 1)
+        return min(delay * (1 + jitter / 4), maximumReconnectDelay * (0.8 + jitter / 5))
+    }
 
     /// Follows a countdown live (`GET /v1/countdowns/{token}/events`, no API key): a
     /// ``CountdownUpdate/tick(_:)`` at once and at each whole-second change, then
     /// ``CountdownUpdate/done(reason:)`` and the end.
     ///
     /// A dropped connection, or a server's `shutdown` event (a gate restarting), is followed
-    /// by a reconnect after the last `retry:` the server sent (``defaultReconnectDelay``
-    /// without one, ``maximumReconnectDelay`` at most). It throws a ``ResendGateError``
-    /// when the first connection is refused (`not_found` for an unknown token) or after
-    /// ``maximumFailedReconnects`` failed reconnects. Stop following by cancelling the
-    /// task that iterates it. Memory is bounded (``ServerSentEventParser``).
+    /// by a reconnect after ``reconnectDelay(retry:failures:jitter:)``: the last `retry:` the
+    /// server sent, doubled for each failure in a row (no answer, a 5xx, or a connection
+    /// that ended without an event: a proxy that answers 200 and closes does not make it
+    /// spin), with jitter. It throws a ``ResendGateError`` when the server refuses the token
+    /// (`not_found` for an unknown one) or after ``maximumFailedReconnects`` failures in a
+    /// row, the first connection's included. Stop following by cancelling the task that
+    /// iterates it. Only the newest update waits for a slow reader (the stream keeps one),
+    /// and memory is bounded (``ServerSentEventParser``).
     public func countdownEvents(token: String) -> AsyncThrowingStream<CountdownUpdate, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<CountdownUpdate, any Error>.makeStream()
+        let (stream, continuation) = AsyncThrowingStream<CountdownUpdate, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let task = Task {
             do {
                 try await followEvents(token: token, into: continuation)
@@ -67,27 +83,34 @@ extension ResendGateClient {
     private func followEvents(token: String, into continuation: AsyncThrowingStream<CountdownUpdate, any Error>.Continuation)
         async throws(ResendGateError)
     {
-        var delay = Self.defaultReconnectDelay
+        var retry = Self.defaultReconnectDelay
         var failures = 0
         var connected = false
         while !Task.isCancelled {
             var parser = ServerSentEventParser()
-            do {
-                let ending = try await readEvents(token: token, parser: &parser, into: continuation, connected: &connected)
+            var events = 0
+            do throws(ResendGateError) {
+                let ending = try await readEvents(
+                    token: token, parser: &parser, into: continuation, connected: &connected, events: &events)
                 if case .done = ending { return }
-                failures = 0
+                // A connection that ended without an event is a failure like a refused one.
+                failures = events > 0 ? 0 : failures + 1
+                guard failures <= Self.maximumFailedReconnects else {
+                    throw ResendGateError(code: ResendGateError.transport,
+                                          message: "the event stream ended \(failures) times in a row without an event")
+                }
             } catch {
                 if error.code == ResendGateError.notFound && connected {
                     continuation.yield(.done(reason: ResendGateError.notFound))
                     return
                 }
                 let retriable = error.code == ResendGateError.transport || (error.status ?? 0) >= 500
-                guard connected, retriable, failures < Self.maximumFailedReconnects else { throw error }
+                guard retriable, failures < Self.maximumFailedReconnects else { throw error }
                 failures += 1
             }
-            if let retry = parser.retryMilliseconds { delay = min(.milliseconds(retry), Self.maximumReconnectDelay) }
+            if let milliseconds = parser.retryMilliseconds { retry = min(.milliseconds(milliseconds), Self.maximumReconnectDelay) }
             do {
-                try await sleepBeforeReconnect(delay)
+                try await sleepBeforeReconnect(Self.reconnectDelay(retry: retry, failures: failures, jitter: reconnectJitter()))
             } catch {
                 return  // cancelled
             }
@@ -98,7 +121,7 @@ extension ResendGateClient {
     /// connection ended without it (closed, or a `shutdown` event).
     private func readEvents(token: String, parser: inout ServerSentEventParser,
                             into continuation: AsyncThrowingStream<CountdownUpdate, any Error>.Continuation,
-                            connected: inout Bool) async throws(ResendGateError) -> Ending {
+                            connected: inout Bool, events: inout Int) async throws(ResendGateError) -> Ending {
         var request = makeRequest("GET", path: "/v1/countdowns/\(Self.escape(token))/events")
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
         request.timeoutInterval = 45  // idle time: the server sends a heartbeat every 15 s
@@ -119,6 +142,7 @@ extension ResendGateClient {
                         continue
                     }
                     for event in try parser.feed(data) {
+                        events += 1
                         switch event.event {
                         case "tick":
                             let body = try WireFormat.decode(WireFormat.TickBody.self, Data(event.data.utf8), status: status)

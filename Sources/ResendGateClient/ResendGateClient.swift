@@ -26,6 +26,8 @@ public struct ResendGateClient: Sendable {
     /// Waits out the delay before an event stream reconnects (`Task.sleep`): a test puts
     /// its own here to see which delay the stream chose, whatever the machine's timing.
     package var sleepBeforeReconnect: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    /// The jitter of each reconnect delay, 0 up to 1 (random); a test fixes it.
+    package var reconnectJitter: @Sendable () -> Double = { Double.random(in: 0..<1) }
 
     /// Makes a client for `baseURL`.
     public init(baseURL: URL, apiKey: String? = nil, session: URLSession = .shared,
@@ -102,8 +104,11 @@ public struct ResendGateClient: Sendable {
         let sentAt = clock.now
         let data: Data, response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await Self.load(request, on: session)
         } catch {
+            if Task.isCancelled || (error as? URLError)?.code == .cancelled || error is CancellationError {
+                throw ResendGateError(code: ResendGateError.cancelled, message: "the call was cancelled")
+            }
             throw ResendGateError(code: ResendGateError.transport, message: "\(error)")
         }
         let arrivedAt = clock.now
@@ -113,5 +118,49 @@ public struct ResendGateClient: Sendable {
         let receipt = ServerReceipt(arrivedAt: arrivedAt, deviceTime: clock.wallNow,
                                     roundTrip: sentAt.duration(to: arrivedAt))
         return (data, http.statusCode, receipt)
+    }
+
+    /// `session`'s data task for `request`, cancelled with the calling task (corelibs'
+    /// `data(for:)` does not follow task cancellation: a cancelled call would wait for its
+    /// answer and then report it).
+    private static func load(_ request: URLRequest, on session: URLSession) async throws -> (Data, URLResponse) {
+        let handle = CancellableTask()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error { return continuation.resume(throwing: error) }
+                    guard let response else { return continuation.resume(throwing: URLError(.badServerResponse)) }
+                    continuation.resume(returning: (data ?? Data(), response))
+                }
+                handle.start(task)
+            }
+        } onCancel: {
+            handle.cancel()
+        }
+    }
+}
+
+/// A data task that may be cancelled before it is started (it then starts cancelled).
+private final class CancellableTask: @unchecked Sendable {
+    // @unchecked: guarded by `lock`.
+    private let lock = NSLock()
+    private var task: URLSessionDataTask?
+    private var cancelled = false
+
+    func start(_ task: URLSessionDataTask) {
+        let cancelled = lock.withLock { () -> Bool in
+            self.task = task
+            return self.cancelled
+        }
+        task.resume()
+        if cancelled { task.cancel() }
+    }
+
+    func cancel() {
+        let task = lock.withLock { () -> URLSessionDataTask? in
+            cancelled = true
+            return self.task
+        }
+        task?.cancel()
     }
 }

@@ -22,6 +22,8 @@ public struct ResendGateError: Error, Hashable, Sendable, CustomStringConvertibl
 
     /// No answer: the connection failed or dropped, or the request timed out.
     public static let transport = "transport"
+    /// The task that made the call was cancelled (not a failure: nothing to show).
+    public static let cancelled = "cancelled"
     /// The server answered something the API does not describe (status, JSON or event stream).
     public static let invalidResponse = "invalid_response"
     /// An event stream line or event was longer than ``ServerSentEventParser/maximumEventBytes``,

@@ -15,7 +15,7 @@ struct WatchDisplay {
     }
 
     mutating func show(seconds: Int64) {
-        draw(CountdownValue(totalSeconds: seconds).resendPrompt(.seconds, strings: strings))
+        draw(CountdownValue(totalSeconds: seconds).resendPrompt(.bySize, strings: strings))
     }
 
     mutating func showDone() {

@@ -24,16 +24,17 @@ import Testing
         try await withLiveGate(cooldown: "60s") { gate in
             let backEnd = gate.baseURL
             let label = Label()
-            UserDefaults.standard.removeObject(forKey: "resendgate.countdown.login")
-            defer { UserDefaults.standard.removeObject(forKey: "resendgate.countdown.login") }
+            let saved = ResendButtonModel.storageKey(purpose: "login", phone: "+8613800138000")
+            UserDefaults.standard.removeObject(forKey: saved)
+            defer { UserDefaults.standard.removeObject(forKey: saved) }
             // README begin
             let client = ResendGateClient(baseURL: backEnd)  // your back end: it holds the API key
             let button = ResendButtonModel(client: client, phone: "+8613800138000", purpose: "login")
             button.onChange = { button in label.text = button.title }  // UIKit/AppKit; SwiftUI reads button.title
-            await button.send()  // label: "Sending…", then "Resend in 60s", 59s, ... then "Resend"
+            await button.send()  // label: "Sending…", then "Resend in 1:00", "Resend in 59s", ... then "Resend"
             // Back in the foreground (scenePhase .active, didBecomeActive): await button.refresh()
             // README end
-            #expect(label.history == ["Sending…", "Resend in 60s"])
+            #expect(label.history == ["Sending…", "Resend in 1:00"])
             #expect(button.state == .counting(seconds: 60))
             #expect(UserDefaults.standard.data(forKey: button.storageKey) != nil)
         }

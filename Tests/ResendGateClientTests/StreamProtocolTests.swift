@@ -47,7 +47,9 @@ import Testing
     }
 
     /// Without a `retry:` the client waits its 1 s default; a `retry:` above the 30 s
-    /// ceiling is cut to it, and stays in force for later reconnects that name none.
+    /// ceiling is cut to it (less the jitter's fifth, here none of it), and stays in force
+    /// for later reconnects that name none. Each connection brought a tick: no failure, no
+    /// doubling.
     @Test func reconnectDelayIsTheDefaultUntilARetryAndNeverAboveTheCeiling() async throws {
         let dropped = { (extra: String) in
             ScriptedEventServer.Reply(chunks: [ScriptedEventServer.streamHeader, Self.tick(9), Array(extra.utf8)], close: true)
@@ -66,9 +68,7 @@ import Testing
             updates.append(update)
         }
         #expect(updates.count == 4 && updates.last == .done(reason: nil))
-        #expect(pauses.recorded == [ResendGateClient.defaultReconnectDelay, ResendGateClient.maximumReconnectDelay,
-                                    ResendGateClient.maximumReconnectDelay])
-        #expect(ResendGateClient.defaultReconnectDelay == .seconds(1) && ResendGateClient.maximumReconnectDelay == .seconds(30))
+        #expect(pauses.recorded == [.seconds(1), .seconds(24), .seconds(24)], "\(pauses.recorded)")
         #expect(server.timeline.arrivals.count == 4)
     }
 
@@ -87,6 +87,50 @@ import Testing
         #expect(error?.code == ResendGateError.streamTooLarge)
         #expect(ticks == 1)
         #expect(server.timeline.arrivals.count == 1)  // no reconnect after a protocol failure
+    }
+
+    /// A proxy that answers 200 and closes at once (no event) used to reset the failure
+    /// count and loop every second forever: each such connection is a failure now, the wait
+    /// doubles up to the ceiling, and after ``ResendGateClient/maximumFailedReconnects`` the
+    /// stream throws.
+    @Test func aConnectionThatEndsWithoutAnEventBacksOffAndGivesUp() async throws {
+        let empty = ScriptedEventServer.Reply(chunks: [ScriptedEventServer.streamHeader], close: true)
+        let server = try ScriptedEventServer(Array(repeating: empty, count: ResendGateClient.maximumFailedReconnects + 1))
+        defer { server.stop() }
+        let pauses = ReconnectPauses(sleeping: false)
+        let error = await #expect(throws: ResendGateError.self) {
+            for try await _ in pauses.client(of: server).countdownEvents(token: Self.token) {}
+        }
+        #expect(error?.code == ResendGateError.transport)
+        #expect(pauses.recorded == [2, 4, 8, 16, 24, 24, 24, 24, 24, 24].map { Duration.seconds($0) }, "\(pauses.recorded)")
+        #expect(server.timeline.arrivals.count == ResendGateClient.maximumFailedReconnects + 1)
+    }
+
+    /// A first connection that gets no answer is retried like a later one (it used to
+    /// throw at once).
+    @Test func aFirstConnectionWithNoAnswerIsRetried() async throws {
+        let server = try ScriptedEventServer([
+            .init(chunks: [], close: true),
+            .init(chunks: [ScriptedEventServer.streamHeader, Self.tick(7),
+                           Array("event: done\ndata: {\"retry_after\": 0, \"retry_after_ms\": 0}\n\n".utf8)], close: false),
+        ])
+        defer { server.stop() }
+        let pauses = ReconnectPauses(sleeping: false)
+        var updates: [CountdownUpdate] = []
+        for try await update in pauses.client(of: server).countdownEvents(token: Self.token) { updates.append(update) }
+        #expect(updates.last == .done(reason: nil))
+        #expect(pauses.recorded == [.seconds(2)])
+    }
+
+    @Test func delaysDoubleWithFailuresAndSpreadWithJitterUnderTheCeiling() {
+        let delay = ResendGateClient.reconnectDelay
+        #expect(delay(.seconds(1), 0, 0) == .seconds(1) && delay(.seconds(1), 0, 1) == .milliseconds(1_250))
+        #expect(delay(.milliseconds(150), 0, 0.5) > .milliseconds(150))
+        #expect(delay(.seconds(1), 3, 0) == .seconds(8))
+        for jitter in stride(from: 0.0, through: 1.0, by: 0.1) {
+            let capped = delay(.seconds(1), 40, jitter)
+            #expect(capped >= .seconds(24) && capped <= ResendGateClient.maximumReconnectDelay, "\(capped)")
+        }
     }
 
     /// A reconnect that finds the countdown gone (404) ends the stream with `done`.
@@ -120,6 +164,7 @@ private final class ReconnectPauses: Sendable {
     /// A client of `server` whose reconnects go through this recorder.
     func client(of server: ScriptedEventServer) -> ResendGateClient {
         var client = ResendGateClient(baseURL: server.baseURL)
+        client.reconnectJitter = { 0 }
         client.sleepBeforeReconnect = { [self] delay in
             delays.withLock { $0.append(delay) }
             if sleeping { try await Task.sleep(for: delay) }
