@@ -32,8 +32,12 @@ public final class ResendButtonModel {
     public private(set) var lastError: ResendGateError?
     /// The words used by ``title``.
     public var strings: ResendButtonStrings { didSet { changed() } }
-    /// Called on the main actor after every change of state, for UIKit and AppKit.
-    @ObservationIgnored public var onChange: (@MainActor (ResendButtonModel) -> Void)?
+    /// Called on the main actor after every change of state, for UIKit and AppKit; and once
+    /// at once when set, with the state as it is (a countdown restored at launch, say), so
+    /// a label is right from its first frame whenever it is wired.
+    @ObservationIgnored public var onChange: (@MainActor (ResendButtonModel) -> Void)? {
+        didSet { onChange?(self) }
+    }
 
     /// The number codes go to. Changing it starts afresh for the new number: the old
     /// number's countdown stops (it keeps running on the server, and is back when the phone
