@@ -41,8 +41,9 @@ extension CountdownCenter {
     }
 
     /// Watches countdown `id` with a main-actor handler (a label, an `@Observable` model):
-    /// every event, the first included, is delivered on the main queue, so the handler may
-    /// touch main-actor state directly. Otherwise as ``subscribe(to:on:_:)``.
+    /// every event is delivered on the main actor, so the handler may touch main-actor state
+    /// directly; the first one before this returns when called there (no frame shows a stale
+    /// value), the rest through the main queue. Otherwise as ``subscribe(to:on:_:)``.
     public func subscribeOnMainActor(to id: CountdownID,
                                      _ handler: @escaping @MainActor (CountdownEvent) -> Void) -> CountdownSubscription {
         subscribe(to: id, on: .main) { event in
@@ -76,9 +77,13 @@ extension CountdownCenter {
         } else {
             first = .finished
         }
-        if box.queue != nil {
+        // The first event of a main-queue subscription made on the main thread is delivered
+        // at once, not a turn later: a reused cell or a new screen shows its value in the
+        // frame it is set up (later events still come through the queue, after it).
+        let firstAtOnce = box.queue == nil || (box.queue?.label == DispatchQueue.main.label && MainQueue.isCurrent)
+        if !firstAtOnce {
             outbox.add(box, first)
-        } else {
+        } else if box.queue == nil {
             box.holdsEvents = true
         }
         if let record = records[box.id] {
@@ -88,7 +93,7 @@ extension CountdownCenter {
         outbox.sendQueued()
         lock.unlock()
         outbox.sendInline()
-        if box.queue == nil { box.deliverFirst(first) }
+        if box.queue == nil { box.deliverFirst(first) } else if firstAtOnce { box.deliver(first) }
     }
 
     /// Removes `box` from its countdown; stops the timer if nobody is left watching anything.
@@ -104,5 +109,17 @@ extension CountdownCenter {
             if record.subscribers.isEmpty { heap.file(record, key: nil) }
         }
         rearm()
+    }
+}
+
+/// Whether the caller runs on the main queue (the main actor's executor). Not
+/// `Thread.isMainThread`: on Linux another thread may drain the main queue.
+enum MainQueue {
+    private static let key = DispatchSpecificKey<UInt8>()
+    private static let marked: Void = DispatchQueue.main.setSpecific(key: key, value: 1)
+
+    static var isCurrent: Bool {
+        _ = marked
+        return DispatchQueue.getSpecific(key: key) == 1
     }
 }
