@@ -56,6 +56,10 @@ public final class CountdownCenter: @unchecked Sendable {
                   tolerance: tolerance)
     }
 
+    /// The app's one center on the system clock: every model, screen and list cell that
+    /// shows a countdown can share it, so one timer ticks them all (seed 004's point).
+    public static let shared = CountdownCenter()
+
     /// Whether a wake-up is pending (false whenever nobody is subscribed).
     public var isTicking: Bool {
         lock.withLock { wakeUp != nil }

@@ -63,7 +63,8 @@ public final class ResendButtonModel {
 
     /// Makes the model for `phone` and `purpose`, restoring a countdown saved by an earlier
     /// launch (one that ended meanwhile gives ``State/ready``, once). `center` ticks the
-    /// countdown and must read the same clock as `client`.
+    /// countdown and must read the same clock as `client` (by default the shared one,
+    /// ``Countdown/CountdownCenter/shared``, for a client on the system clock).
     public init(client: ResendGateClient, phone: String, purpose: String = "default",
                 store: any ResendStateStore = UserDefaults.standard,
                 center: CountdownCenter? = nil, strings: ResendButtonStrings = .english) {
@@ -72,7 +73,10 @@ public final class ResendButtonModel {
         self.purpose = purpose
         self.store = store
         self.strings = strings
-        self.center = center ?? CountdownCenter(clock: client.clock, scheduler: DispatchCountdownScheduler())
+        // The app's shared center (one timer for every button) when the client reads the
+        // system clock; a center of its own for any other clock.
+        self.center = center ?? (client.clock is SystemCountdownClock
+            ? .shared : CountdownCenter(clock: client.clock, scheduler: DispatchCountdownScheduler()))
         restore()
     }
 
