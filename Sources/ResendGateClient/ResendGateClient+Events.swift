@@ -122,7 +122,7 @@ extension ResendGateClient {
     private func readEvents(token: String, parser: inout ServerSentEventParser,
                             into continuation: AsyncThrowingStream<CountdownUpdate, any Error>.Continuation,
                             connected: inout Bool, events: inout Int) async throws(ResendGateError) -> Ending {
-        var request = makeRequest("GET", path: "/v1/countdowns/\(Self.escape(token))/events")
+        var request = makeRequest("GET", path: routes.countdownEvents(Self.escape(token)))
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
         request.timeoutInterval = 45  // idle time: the server sends a heartbeat every 15 s
         let connection = StreamingDataTask(request: request, configuration: session.configuration)

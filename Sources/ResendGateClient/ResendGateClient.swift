@@ -23,6 +23,8 @@ public struct ResendGateClient: Sendable {
     public let clock: any CountdownClock
     /// How long a plain request may take.
     public let timeout: TimeInterval
+    /// The paths called under ``baseURL`` (the gate's own by default).
+    public let routes: ClientRoutes
     /// Waits out the delay before an event stream reconnects (`Task.sleep`): a test puts
     /// its own here to see which delay the stream chose, whatever the machine's timing.
     package var sleepBeforeReconnect: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
@@ -31,7 +33,9 @@ public struct ResendGateClient: Sendable {
 
     /// Makes a client for `baseURL`.
     public init(baseURL: URL, apiKey: String? = nil, session: URLSession = .shared,
-                clock: any CountdownClock = SystemCountdownClock(), timeout: TimeInterval = 10) {
+                clock: any CountdownClock = SystemCountdownClock(), timeout: TimeInterval = 10,
+                routes: ClientRoutes = .gate) {
+        self.routes = routes
         self.baseURL = baseURL
         self.apiKey = apiKey
         self.session = session
@@ -46,7 +50,7 @@ public struct ResendGateClient: Sendable {
                      clientIP: String? = nil) async throws(ResendGateError) -> Decision {
         var body: [String: String] = ["phone": phone, "purpose": purpose]
         if let clientIP { body["client_ip"] = clientIP }
-        var request = makeRequest("POST", path: "/v1/sends")
+        var request = makeRequest("POST", path: routes.sends)
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         if let idempotencyKey { request.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key") }
         request.httpBody = try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
@@ -73,9 +77,26 @@ public struct ResendGateClient: Sendable {
     /// Reads the countdown a send's `countdown_token` follows (`GET /v1/countdowns/{token}`),
     /// with no API key. Throws code ``ResendGateError/notFound`` once it ended or was released.
     public func countdown(token: String) async throws(ResendGateError) -> CountdownStatus {
-        let (data, status, receipt) = try await perform(makeRequest("GET", path: "/v1/countdowns/\(Self.escape(token))"))
+        let (data, status, receipt) = try await perform(makeRequest("GET", path: routes.countdown(Self.escape(token))))
         guard status == 200 else { throw WireFormat.error(data, status: status) }
         return try WireFormat.countdown(data, status: status, receipt: receipt)
+    }
+
+    /// Reports what the user's code turned out to be (`POST /v1/verifications`: the app's
+    /// back end calls this, holding the API key with the `verify` scope, once it checked the
+    /// code). `failed` counts against the last code sent (``VerificationReport/attemptsLeft``);
+    /// it throws `no_code_sent` when none was, and `code_locked` (or `locked`) once the code
+    /// may not be tried again: the back end then refuses the code.
+    public func reportVerification(phone: String, purpose: String = "default", outcome: VerificationOutcome)
+        async throws(ResendGateError) -> VerificationReport
+    {
+        var request = makeRequest("POST", path: routes.verifications)
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try? JSONSerialization.data(
+            withJSONObject: ["phone": phone, "purpose": purpose, "outcome": outcome.rawValue], options: [.sortedKeys])
+        let (data, status, _) = try await perform(request)
+        guard status == 200 else { throw WireFormat.error(data, status: status) }
+        return try WireFormat.verification(data, status: status)
     }
 
     // MARK: - Plumbing
@@ -91,7 +112,7 @@ public struct ResendGateClient: Sendable {
     }
 
     private func cooldownPath(_ phone: String, _ purpose: String) -> String {
-        "/v1/cooldowns/\(Self.escape(phone))?purpose=\(Self.escape(purpose))"
+        routes.cooldown(Self.escape(phone), Self.escape(purpose))
     }
 
     /// Percent-encodes everything but RFC 3986's unreserved characters (`+` becomes `%2B`).

@@ -99,6 +99,21 @@ enum WireFormat {
     }
 
     /// The error an answer of `status` carries (its JSON `error.code`, or a generic one).
+    struct VerificationBody: Decodable {
+        let phone: String
+        let purpose: String
+        let outcome: String
+        let attempts_left: Int?
+    }
+
+    static func verification(_ data: Data, status: Int) throws(ResendGateError) -> VerificationReport {
+        let body = try decode(VerificationBody.self, data, status: status)
+        guard let outcome = VerificationOutcome(rawValue: body.outcome) else {
+            throw ResendGateError(code: ResendGateError.invalidResponse, message: "unknown outcome \(body.outcome)", status: status)
+        }
+        return VerificationReport(phone: body.phone, purpose: body.purpose, outcome: outcome, attemptsLeft: body.attempts_left)
+    }
+
     static func error(_ data: Data, status: Int) -> ResendGateError {
         if let body = try? JSONDecoder().decode(ErrorBody.self, from: data) {
             return ResendGateError(code: body.error.code, message: body.error.message, status: status)

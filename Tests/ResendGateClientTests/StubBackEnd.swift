@@ -47,10 +47,11 @@ final class StubBackEnd: URLProtocol, @unchecked Sendable {
     }
 
     /// A client whose every request comes here.
-    static func makeClient(clock: any CountdownClock) -> ResendGateClient {
+    static func makeClient(clock: any CountdownClock, routes: ClientRoutes = .gate) -> ResendGateClient {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.protocolClasses = [StubBackEnd.self]
-        return ResendGateClient(baseURL: URL(string: "http://stub.invalid")!, session: URLSession(configuration: configuration), clock: clock)
+        return ResendGateClient(baseURL: URL(string: "http://stub.invalid")!, session: URLSession(configuration: configuration), clock: clock,
+                                routes: routes)
     }
 
     override class func canInit(with request: URLRequest) -> Bool { true }
