@@ -38,6 +38,9 @@ let package = Package(
         .target(name: "Countdown"),
         // The app-side kit: Foundation's URLSession and Countdown only (no UIKit/AppKit/SwiftUI).
         .target(name: "ResendGateClient", dependencies: ["Countdown"]),
+        // A complete sign-in app on the kit (Examples/ResendDemo): its SwiftUI views build on
+        // Apple platforms only; its logic builds and runs in the tests here.
+        .target(name: "ResendDemo", dependencies: ["ResendGateClient", "Countdown"], path: "Examples/ResendDemo"),
         // The event loop (libevent) and the async Redis client on it (one Redis, Sentinel, Cluster).
         .target(name: "RedisClient", dependencies: ["CHiredis", "CLibevent", "CRedisEvents", "CCrypto"]),
         // The domain: phone numbers, policies, keys, the gate.
@@ -73,7 +76,7 @@ let package = Package(
         .testTarget(name: "ResendGateTests", dependencies: ["ResendGate", "RedisClient"]),
         .testTarget(
             name: "ResendGateClientTests",
-            dependencies: ["ResendGateClient", "Countdown", "ResendGateTestSupport", "ResendGateServerTestSupport"]
+            dependencies: ["ResendGateClient", "Countdown", "ResendDemo", "ResendGateTestSupport", "ResendGateServerTestSupport"]
         ),
         .testTarget(
             name: "ResendGateIntegrationTests",
