@@ -219,10 +219,12 @@ public final class ResendButtonModel {
 
     // MARK: - Countdown
 
-    private var countdownID: CountdownID { Self.countdownID(purpose: purpose, phone: phone) }
+    private var countdownID: CountdownID { countdownID(phone: phone) }
 
-    private static func countdownID(purpose: String, phone: String) -> CountdownID {
-        CountdownID("resendgate.\(purpose).\(numberDigest(phone))")
+    /// This model's countdown in the (shared) center: its own, so that another model of the
+    /// same number never ends it.
+    private func countdownID(phone: String) -> CountdownID {
+        CountdownID("resendgate.\(purpose).\(Self.numberDigest(phone)).\(ObjectIdentifier(self).hashValue)")
     }
 
     /// A stable digest of the number's digits (FNV-1a, 64 bits, in hex): every spelling of
@@ -241,7 +243,7 @@ public final class ResendButtonModel {
         stopLiveUpdatesTask()
         subscription?.cancel()
         subscription = nil
-        center.cancel(Self.countdownID(purpose: purpose, phone: old))
+        center.cancel(countdownID(phone: old))
         saved = nil
         refusal = nil
         lastError = nil

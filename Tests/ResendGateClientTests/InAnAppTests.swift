@@ -21,6 +21,7 @@ import Testing
     /// server's countdown after a tap, and goes on counting (the screen holds the model:
     /// a model freed with its task left the label frozen).
     @Test func readmeScreenCountsDownFromTheServersAnswer() async throws {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
         try await withLiveGate(cooldown: "60s") { gate in
             let saved = ResendButtonModel.storageKey(purpose: "login", phone: "+8613800138000")
             UserDefaults.standard.removeObject(forKey: saved)
@@ -58,6 +59,7 @@ import Testing
 }
 
 // README begin
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)  // ResendButtonModel is @Observable
 /// A code screen (a view controller, say): it holds the model, so the countdown lives as
 /// long as the screen does. SwiftUI reads `button.title` and `button.isEnabled` instead.
 @MainActor final class CodeScreen {

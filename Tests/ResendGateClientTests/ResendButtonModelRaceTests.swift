@@ -9,12 +9,14 @@ import Testing
 @MainActor @Suite(.serialized) struct ResendButtonModelRaceTests {
     static let first = "+8613800138000", second = "+8613800138001"
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     func makeButton(store: MemoryStore = MemoryStore(), clock: VirtualClock = VirtualClock()) -> ResendButtonModel {
         let center = CountdownCenter(clock: clock, scheduler: clock, tolerance: .zero)
         return ResendButtonModel(client: StubBackEnd.makeClient(clock: clock), phone: Self.first, purpose: "login", store: store, center: center)
     }
 
     @Test func changingThePhoneStartsAfreshAndChangingBackRestores() async {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
         StubBackEnd.reset()
         StubBackEnd.answer = { _ in StubBackEnd.allowed(seconds: 60, token: "T1") }
         let store = MemoryStore()
@@ -33,6 +35,7 @@ import Testing
     /// A refresh's answer that comes after the phone changed is dropped (before, it
     /// restarted the old number's countdown on the new number's button; a 404 ended it).
     @Test func aLateRefreshAnswerLosesToANewerChange() async {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
         for late in [StubBackEnd.countdown(seconds: 30), StubBackEnd.notFound] {
             StubBackEnd.reset()
             StubBackEnd.answer = { request in
@@ -53,6 +56,7 @@ import Testing
     /// One tap is one `Idempotency-Key`: the kit's own retries of a send that got no answer
     /// reuse it, so a send the server did decide is not sent twice; the next tap has its own.
     @Test func retriesOfOneTapReuseItsKeyAndTheNextTapHasItsOwn() async {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
         StubBackEnd.reset()
         let attempts = AttemptCounter()
         StubBackEnd.answer = { _ in attempts.next() < 2 ? .dropped : StubBackEnd.allowed(seconds: 60, token: "T1") }
@@ -69,6 +73,7 @@ import Testing
 
     /// A send whose task is cancelled goes back where it was, with no error to show.
     @Test func aCancelledSendIsNotAnError() async {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
         StubBackEnd.reset()
         StubBackEnd.answer = { _ in StubBackEnd.allowed(seconds: 60, token: "T1") }
         StubBackEnd.hold("/v1/sends")

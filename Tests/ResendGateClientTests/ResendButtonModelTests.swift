@@ -8,6 +8,7 @@ import Testing
     static let phone = "+8613800138000"
 
     @Test func sendCountsDownToReadyOnVirtualTime() async throws {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
         try await withLiveGate(cooldown: "60s") { gate in
             let clock = VirtualClock()
             let store = MemoryStore()
@@ -34,6 +35,7 @@ import Testing
     }
 
     @Test func refusalIsShownWithItsReasonAndCountsDown() async throws {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
         try await withLiveGate(cooldown: "60s") { gate in
             let clock = VirtualClock()
             let started = ContinuousClock.now
@@ -53,6 +55,7 @@ import Testing
     }
 
     @Test func failedSendGoesBackWithTheError() async throws {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
         try await withLiveGate(cooldown: "60s") { gate in
             let (button, _) = makeButton(gate, clock: VirtualClock(), store: MemoryStore(), phone: "+86 999")
             await button.send()
@@ -63,6 +66,7 @@ import Testing
     /// Killed and relaunched 20 s later with the device clock 5 minutes fast all along:
     /// the restored countdown is the server's, not 5 minutes off.
     @Test func restoresAfterRelaunchWithASkewedDeviceClock() async throws {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
         try await withLiveGate(cooldown: "60s") { gate in
             let fast = Date().addingTimeInterval(300)
             let store = MemoryStore()
@@ -88,6 +92,7 @@ import Testing
     }
 
     @Test func restoreAfterTheDeadlineIsReadyOnce() async throws {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
         try await withLiveGate(cooldown: "60s") { gate in
             let store = MemoryStore()
             let (button, _) = makeButton(gate, clock: VirtualClock(), store: store)
@@ -110,6 +115,7 @@ import Testing
 
     /// Back in the foreground: the server's answer wins (here, a release ended the cooldown).
     @Test func refreshFollowsTheServer() async throws {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
         try await withLiveGate(cooldown: "60s") { gate in
             let clock = VirtualClock()
             let (button, _) = makeButton(gate, clock: clock, store: MemoryStore())
@@ -125,6 +131,7 @@ import Testing
     /// Issue 25: a release on the back end (the SMS provider failed) used to reach the
     /// button only on a manual refresh; a visible button follows the countdown's stream.
     @Test func aReleaseOnTheBackEndReachesAVisibleButton() async throws {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
         try await withLiveGate(cooldown: "60s") { gate in
             let (button, _) = makeButton(gate, clock: VirtualClock(), store: MemoryStore())
             await button.send()
@@ -139,6 +146,7 @@ import Testing
         }
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     private func makeButton(_ gate: LiveGate, clock: VirtualClock, store: MemoryStore,
                             phone: String = phone) -> (ResendButtonModel, ChangeLog) {
         let center = CountdownCenter(clock: clock, scheduler: clock, tolerance: .zero)
@@ -155,6 +163,7 @@ import Testing
     await withCheckedContinuation { continuation in DispatchQueue.main.async { continuation.resume() } }
 }
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 @MainActor final class ChangeLog {
     var states: [ResendButtonModel.State] = []
 }

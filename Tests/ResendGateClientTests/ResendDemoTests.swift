@@ -7,6 +7,7 @@ import Testing
 /// a code sent, a wrong code, the right one, and a code tried past its lock.
 @MainActor @Suite(.serialized) struct ResendDemoTests {
     @Test func theDemoSignsInAndLocksAGuessedCode() async throws {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
         try await withLiveGate(cooldown: "60s") { gate in
             let store = MemoryStore()
             let flow = SignInFlow(backEnd: gate.client(), checker: DemoCodeChecker(gate: gate.client()), store: store)

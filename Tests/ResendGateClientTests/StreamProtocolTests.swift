@@ -1,6 +1,5 @@
 import Foundation
 import ResendGateClient
-import Synchronization
 import Testing
 
 /// The stream's rules against scripted servers: a restart's `shutdown` with `retry:`, a
@@ -153,20 +152,22 @@ import Testing
 
 /// Records each delay a client's event stream sleeps before reconnecting; sleeps it
 /// too when `sleeping`, else goes on at once.
-private final class ReconnectPauses: Sendable {
-    private let delays = Mutex<[Duration]>([])
+private final class ReconnectPauses: @unchecked Sendable {
+    // Guarded by `lock` (not Synchronization's Mutex: macOS 15, past the kit's platforms).
+    private let lock = NSLock()
+    private var delays: [Duration] = []
     private let sleeping: Bool
 
     init(sleeping: Bool) { self.sleeping = sleeping }
 
-    var recorded: [Duration] { delays.withLock { $0 } }
+    var recorded: [Duration] { lock.withLock { delays } }
 
     /// A client of `server` whose reconnects go through this recorder.
     func client(of server: ScriptedEventServer) -> ResendGateClient {
         var client = ResendGateClient(baseURL: server.baseURL)
         client.reconnectJitter = { 0 }
         client.sleepBeforeReconnect = { [self] delay in
-            delays.withLock { $0.append(delay) }
+            lock.withLock { delays.append(delay) }
             if sleeping { try await Task.sleep(for: delay) }
         }
         return client
