@@ -125,7 +125,7 @@ extension ResendGateClient {
         var request = makeRequest("GET", path: routes.countdownEvents(Self.escape(token)))
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
         request.timeoutInterval = 45  // idle time: the server sends a heartbeat every 15 s
-        let connection = StreamingDataTask(request: request, configuration: session.configuration)
+        let connection = StreamingDataTask(request: request, configuration: session.configuration, forwardingTo: session.delegate)
         defer { connection.cancel() }
         var status = 0
         var errorBody = Data()

@@ -22,10 +22,15 @@ final class StreamingDataTask: NSObject, URLSessionDataDelegate, @unchecked Send
     private var waiting = 0
     private var announced = false
     private var session: URLSession?
+    /// The caller's session delegate: authentication challenges (a pinned certificate, a
+    /// proxy's or a server's login) go to it, as they would on the caller's own session.
+    private let forwarded: (any URLSessionDelegate)?
 
-    init(request: URLRequest, configuration: URLSessionConfiguration, limit: Int = 1 << 20) {
+    init(request: URLRequest, configuration: URLSessionConfiguration, forwardingTo forwarded: (any URLSessionDelegate)? = nil,
+         limit: Int = 1 << 20) {
         (chunks, continuation) = AsyncThrowingStream.makeStream()
         self.limit = limit
+        self.forwarded = forwarded
         super.init()
         let session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
         lock.withLock { self.session = session }
@@ -61,6 +66,32 @@ final class StreamingDataTask: NSObject, URLSessionDataDelegate, @unchecked Send
             return
         }
         continuation.yield(.data(data))
+    }
+
+    func urlSession(_ session: URLSession, didReceive challenge: URLAuthenticationChallenge,
+                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        guard let forwarded else { return completionHandler(.performDefaultHandling, nil) }
+        #if canImport(FoundationNetworking)
+        forwarded.urlSession(session, didReceive: challenge, completionHandler: completionHandler)
+        #else
+        guard let method = forwarded.urlSession(_:didReceive:completionHandler:) else {
+            return completionHandler(.performDefaultHandling, nil)
+        }
+        method(session, challenge, completionHandler)
+        #endif
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        guard let forwarded = forwarded as? any URLSessionTaskDelegate else { return completionHandler(.performDefaultHandling, nil) }
+        #if canImport(FoundationNetworking)
+        forwarded.urlSession(session, task: task, didReceive: challenge, completionHandler: completionHandler)
+        #else
+        guard let method = forwarded.urlSession(_:task:didReceive:completionHandler:) else {
+            return completionHandler(.performDefaultHandling, nil)
+        }
+        method(session, task, challenge, completionHandler)
+        #endif
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

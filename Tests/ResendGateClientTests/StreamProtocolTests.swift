@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import ResendGateClient
 import Testing
 
@@ -171,5 +174,42 @@ private final class ReconnectPauses: @unchecked Sendable {
             if sleeping { try await Task.sleep(for: delay) }
         }
         return client
+    }
+}
+
+/// Issue 25: the stream used to drop the caller's `URLSession` delegate, so a server's or a
+/// proxy's login challenge (or certificate pinning) never reached the app.
+@Suite struct StreamDelegateTests {
+    final class LoginDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+        // @unchecked: `challenges` is guarded by `lock`.
+        private let lock = NSLock()
+        private var seen: [String] = []
+        var challenges: [String] { lock.withLock { seen } }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+            lock.withLock { seen.append(challenge.protectionSpace.authenticationMethod) }
+            completionHandler(.useCredential, URLCredential(user: "app", password: "secret", persistence: .forSession))
+        }
+    }
+
+    @Test func aLoginChallengeReachesTheCallersDelegate() async throws {
+        let challenge = Array(("HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"events\"\r\n"
+            + "Content-Length: 0\r\n\r\n").utf8)
+        let server = try ScriptedEventServer([
+            .init(chunks: [challenge], close: true),
+            .init(chunks: [ScriptedEventServer.streamHeader,
+                           Array("event: done\ndata: {\"retry_after\": 0, \"retry_after_ms\": 0}\n\n".utf8)], close: false),
+        ])
+        defer { server.stop() }
+        let delegate = LoginDelegate()
+        let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
+        defer { session.invalidateAndCancel() }
+        var updates: [CountdownUpdate] = []
+        for try await update in ResendGateClient(baseURL: server.baseURL, session: session).countdownEvents(token: StreamProtocolTests.token) {
+            updates.append(update)
+        }
+        #expect(delegate.challenges == [NSURLAuthenticationMethodHTTPBasic])
+        #expect(updates == [.done(reason: nil)])
     }
 }
