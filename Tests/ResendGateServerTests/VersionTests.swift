@@ -13,8 +13,8 @@ struct VersionTests {
     /// The version in the changelog's first `## X.Y.Z` heading.
     static func changelogVersion() throws -> String {
         let changelog = try String(contentsOf: root.appendingPathComponent("docs/changelog.md"), encoding: .utf8)
-        let heading = try #require(changelog.split(separator: "\n").first { $0.hasPrefix("## ") })
-        let match = try #require(heading.firstMatch(of: /^## (\d+\.\d+\.\d+)\b/), "not a version heading: \(heading)")
+        let heading = try #require(changelog.split(separator: "\n").first { $0.hasPrefix("## ") && $0.dropFirst(3).first?.isNumber == true })
+        let match = try #require(heading.firstMatch(of: /^## (\d+\.\d+\.\d+)( |$)/), "not a version heading: \(heading)")
         return String(match.output.1)
     }
 
