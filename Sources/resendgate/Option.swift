@@ -5,14 +5,14 @@ import ResendGate
 /// One command-line option: its flag (`--name`), its environment variable
 /// (`RESENDGATE_<NAME>`), its documentation, and how its text becomes a typed field of
 /// `Settings`. Its default is that field's initial value, which is the library's own
-/// `static let`, so the help and the README print the default the library uses.
+/// `static let`, so the help and docs/configuration.md print the default the library uses.
 struct Option {
     let name: String
     /// What the value looks like (`D`, `N`, `URL`); nil for a switch, which takes none.
     let placeholder: String?
-    /// Markdown, as the README's table shows it; `--help` prints it as plain text.
+    /// Markdown, as the table in docs/configuration.md shows it; `--help` prints it as plain text.
     let help: String
-    /// How the README's table writes the default when it is not a value (`cores`), or
+    /// How the table in docs/configuration.md writes the default when it is not a value (`cores`), or
     /// what leaving the option out means (`every region`).
     var documentedDefault: String?
     /// Overrides the environment variable's name where the contract names it otherwise.

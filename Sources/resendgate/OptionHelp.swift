@@ -2,7 +2,7 @@ import Foundation
 import RedisClient
 import ResendGate
 
-/// The two renderings of an option list, `--help` and the README's table, and the
+/// The two renderings of an option list, `--help` and the table in docs/configuration.md, and the
 /// command line's wording of a `ConfigurationError` (a setting's field becomes its flag).
 enum OptionHelp {
     /// The `--help` text for a command.
@@ -17,7 +17,7 @@ enum OptionHelp {
         return lines.joined(separator: "\n")
     }
 
-    /// The options as the README's Markdown table, row for row.
+    /// The options as the Markdown table of docs/configuration.md, row for row.
     static func markdownTable(_ options: [Option]) -> String {
         var lines = ["| option | default | meaning |", "|---|---|---|"]
         for option in options {

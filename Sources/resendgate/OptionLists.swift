@@ -4,7 +4,7 @@ import ResendGateServer
 
 /// Every option of every command, one entry each: the flag, the field of `Settings` it
 /// sets (whose initial value is its default), and the help that `--help` prints and the
-/// README's table shows (`serve --help-markdown` prints that table; a test compares
+/// table in docs/configuration.md shows (`serve --help-markdown` prints that table; a test compares
 /// them). Adding an option is one entry here and one field in `Settings`.
 extension Settings {
     /// The options of every command that reaches the gate: Redis and the policy.
@@ -14,7 +14,7 @@ extension Settings {
                         help: "`redis://[user:password@]host:port/db` or `unix:///path/redis.sock[?db=N]`")
                 .with(environmentSuffix: "REDIS_URL"),
             Option.value("redis-cluster", \.redisCluster, placeholder: "H:P,...",
-                         help: "a Redis Cluster, found from these nodes; password and timeouts from `--redis` ([Beyond one machine](docs/operations.md#beyond-one-machine))",
+                         help: "a Redis Cluster, found from these nodes; password and timeouts from `--redis` ([Beyond one machine](operations.md#beyond-one-machine))",
                          parse: { text throws(ConfigurationError) in try hostPorts(text, field: "redis-cluster") }, render: { _ in nil }),
             Option.value("redis-sentinel", \.redisSentinels, placeholder: "H:P,...",
                          help: "Sentinels that name the master (`--sentinel-master`); password and db from `--redis`",
@@ -38,11 +38,11 @@ extension Settings {
             .count("max-failed-checks", \.policy.maxFailedChecks, in: 0...1_000_000,
                    help: "wrong codes (`failed` verifications) per sent code before it is locked (`--lockout-scope`); a `failed` with no code sent to the number in `--window` is 409 `no_code_sent`; 0: no lockout"),
             Option.value("lockout-scope", \.policy.lockoutScope, placeholder: "S",
-                         help: "what `--max-failed-checks` wrong codes lock: `code` (further checks of that code get 409 `code_locked` until a new code is sent; nobody can lock a number's owner out of codes) or `number` (its sends, refunds and checks get 429 `locked` for `--lockout`) ([the lockout](docs/anti-abuse.md#wrong-codes-and-the-lockout))",
+                         help: "what `--max-failed-checks` wrong codes lock: `code` (further checks of that code get 409 `code_locked` until a new code is sent; nobody can lock a number's owner out of codes) or `number` (its sends, refunds and checks get 429 `locked` for `--lockout`) ([the lockout](anti-abuse.md#wrong-codes-and-the-lockout))",
                          parse: { text throws(ConfigurationError) in try LockoutScope.parse(text) }, render: { $0.rawValue }),
             .duration("lockout", \.policy.lockout, help: "how long a `--lockout-scope number` lock lasts (never shorter than the number's running cooldown)"),
             .count("pumping-min-sends", \.policy.pumping.minSends, in: 1...1_000_000_000,
-                   help: "turns on the SMS-pumping guard: a destination prefix (`--prefix-digits`) with at least N sends in `--pumping-window` whose conversion (verified outcomes per send) is below `--pumping-min-conversion` gets 429 `suspected_pumping`; off without it, as conversion is only known when the back end reports verifications ([Anti-abuse policies](#anti-abuse-policies))"),
+                   help: "turns on the SMS-pumping guard: a destination prefix (`--prefix-digits`) with at least N sends in `--pumping-window` whose conversion (verified outcomes per send) is below `--pumping-min-conversion` gets 429 `suspected_pumping`; off without it, as conversion is only known when the back end reports verifications ([Anti-abuse policies](anti-abuse.md))"),
             .duration("pumping-window", \.policy.pumping.window,
                       help: "the sliding window of a prefix's sends and verifications (ten buckets: exact to a tenth of it)"),
             Option.value("pumping-min-conversion", \.policy.pumping.minConversion, placeholder: "C",
@@ -57,12 +57,12 @@ extension Settings {
                    help: "at most N sends per client IP (IPv6: per /64) in `--ip-window`: over it, 429 `ip_limit`"),
             .duration("ip-window", \.policy.ipWindow, help: "the sliding window of `--ip-max-sends`"),
             Option.value("ip-max-requests", \.ipMaxRequests, placeholder: "N/D",
-                         help: "at most N send requests per client IP (IPv6: per /64) in any D, allowed or not, counted in each worker's memory before Redis is asked (so a server of W workers lets an IP make up to W times that): over it, 429 `too_many_requests` ([What the limits do not cover](docs/anti-abuse.md#what-the-limits-do-not-cover))",
+                         help: "at most N send requests per client IP (IPv6: per /64) in any D, allowed or not, counted in each worker's memory before Redis is asked (so a server of W workers lets an IP make up to W times that): over it, 429 `too_many_requests` ([What the limits do not cover](anti-abuse.md#what-the-limits-do-not-cover))",
                          parse: { text throws(ConfigurationError) in text.isEmpty ? nil : try RequestRate.parse(text) },
                          render: { $0?.text })
                 .with(documentedDefault: "none"),
             Option.value("country-max-sends", \.policy.countryMaxSends, placeholder: "CC=N/D,...",
-                         help: "budgets of allowed sends per destination in each budget's window: a region (`CN`: libphonenumber's region of the number, so Guernsey's `GG` numbers are not `GB`'s) or a calling code (`+44`: every region under it); shared by every purpose without its own in `--policy`: over one, 429 `country_limit` ([Budgets](docs/anti-abuse.md#budgets))",
+                         help: "budgets of allowed sends per destination in each budget's window: a region (`CN`: libphonenumber's region of the number, so Guernsey's `GG` numbers are not `GB`'s) or a calling code (`+44`: every region under it); shared by every purpose without its own in `--policy`: over one, 429 `country_limit` ([Budgets](anti-abuse.md#budgets))",
                          parse: { text throws(ConfigurationError) in try SendBudget.parseRegions(text, field: "country-max-sends") },
                          render: { _ in nil })
                 .with(documentedDefault: "none"),
@@ -72,7 +72,7 @@ extension Settings {
                          render: { _ in nil })
                 .with(documentedDefault: "none"),
             Option.value("observe", \.policy.observe, placeholder: "RULE,...",
-                         help: "rules (reason codes such as `cooldown`, `max_sends`, `ip_limit`, `country_limit`, `global_limit`, `suspected_pumping`; never `locked`) in observe mode: computed and reported in the answer's `observed` and in `/metrics`, but the send is allowed ([Observe mode](docs/anti-abuse.md#observe-mode))",
+                         help: "rules (reason codes such as `cooldown`, `max_sends`, `ip_limit`, `country_limit`, `global_limit`, `suspected_pumping`; never `locked`) in observe mode: computed and reported in the answer's `observed` and in `/metrics`, but the send is allowed ([Observe mode](anti-abuse.md#observe-mode))",
                          parse: { text throws(ConfigurationError) in try Policy.parseObserve(text) },
                          render: { _ in nil })
                 .with(documentedDefault: "none"),
@@ -85,20 +85,20 @@ extension Settings {
                          parse: { text throws(ConfigurationError) in try Policy.parseNumberTypes(text) },
                          render: { types in PhoneNumberType.allCases.filter(types.contains).map(\.rawValue).joined(separator: ",") }),
             Option.value("purposes", \.purposes, placeholder: "P,...",
-                         help: "the purposes the gate decides besides `default` and those in `--policy`, each under the default policy (the flags, or the policy file's `default`); any other purpose gets 400 `invalid_purpose`, so no caller can give a number fresh limits by naming a new one ([Anti-abuse policies](#anti-abuse-policies))",
+                         help: "the purposes the gate decides besides `default` and those in `--policy`, each under the default policy (the flags, or the policy file's `default`); any other purpose gets 400 `invalid_purpose`, so no caller can give a number fresh limits by naming a new one ([Anti-abuse policies](anti-abuse.md))",
                          parse: { text throws(ConfigurationError) in try Settings.purposeNames(text) },
                          render: { $0.isEmpty ? nil : $0.joined(separator: ",") })
                 .with(documentedDefault: "none"),
-            .text("policy", \.policyFile, placeholder: "FILE", help: "per-purpose policies in JSON, on top of the flags ([Anti-abuse policies](#anti-abuse-policies))"),
+            .text("policy", \.policyFile, placeholder: "FILE", help: "per-purpose policies in JSON, on top of the flags ([Anti-abuse policies](anti-abuse.md))"),
             .text("key-secret", \.keySecret, placeholder: "S",
                   help: "Redis keys hold an HMAC-SHA256 of each number instead of the number (16 or more characters)"),
             .text("token-secret", \.tokenSecret, placeholder: "S",
-                  help: "secret that seals countdown tokens (16 or more characters), the same on every gate; unset: one kept in Redis at `PREFIX:token-secret`, made by the first gate; changing it voids outstanding tokens (404) ([the token format](docs/countdowns.md#the-token-format))"),
+                  help: "secret that seals countdown tokens (16 or more characters), the same on every gate; unset: one kept in Redis at `PREFIX:token-secret`, made by the first gate; changing it voids outstanding tokens (404) ([the token format](countdowns.md#the-token-format))"),
             .text("key-prefix", \.keyPrefix, placeholder: "P", help: "prefix of every Redis key"),
             .toggle("cooldowns-in-windows", \.cooldownsInWindows,
-                    help: "a purpose with a ladder or `--max-sends` keeps each number's running cooldown in its window key: one key and one write fewer per send. Turn it on once every gate of the deployment runs a version that has this option: older ones fail on such windows ([Upgrading](docs/operations.md#upgrading))"),
+                    help: "a purpose with a ladder or `--max-sends` keeps each number's running cooldown in its window key: one key and one write fewer per send. Turn it on once every gate of the deployment runs a version that has this option: older ones fail on such windows ([Upgrading](operations.md#upgrading))"),
             Option.value("test-numbers", \.testNumbers, placeholder: "+N[/D],...",
-                         help: "numbers that skip every limit, for CI and QA: answered allowed with `\"test_number\": true` (send no real SMS), nothing recorded; `+15005550000/4` is any number of that length whose digits but the last 4 match ([Anti-abuse policies](#anti-abuse-policies))",
+                         help: "numbers that skip every limit, for CI and QA: answered allowed with `\"test_number\": true` (send no real SMS), nothing recorded; `+15005550000/4` is any number of that length whose digits but the last 4 match ([Anti-abuse policies](anti-abuse.md))",
                          parse: { text throws(ConfigurationError) in try TestNumbers(parsing: text) },
                          render: { _ in nil })
                 .with(documentedDefault: "none"),
@@ -127,23 +127,23 @@ extension Settings {
                          help: "event loops, each with its own listener (`SO_REUSEPORT`) and Redis connection; the default is this machine's number of cores")
                 .with(documentedDefault: "cores"),
             .text("api-keys-file", \.apiKeysFile, placeholder: "F",
-                  help: "bearer keys, compared in constant time, one a line (`#` starts a comment): `KEY` may send, read and verify; `KEY send,read,release` names its scopes (send: POST /v1/sends, read: GET /v1/cooldowns and /v1/prefixes, release: DELETE /v1/cooldowns, verify: POST /v1/verifications) ([API keys](#api-keys-and-scopes))"),
+                  help: "bearer keys, compared in constant time, one a line (`#` starts a comment): `KEY` may send, read and verify; `KEY send,read,release` names its scopes (send: POST /v1/sends, read: GET /v1/cooldowns and /v1/prefixes, release: DELETE /v1/cooldowns, verify: POST /v1/verifications) ([API keys](API.md#authentication))"),
             .list("api-keys", \.apiKeys, placeholder: "K1,K2",
                   help: "bare bearer keys: each may send, read and verify, not release (scopes only in `--api-keys-file`)"),
             .toggle("insecure-no-auth", \.insecureNoAuth,
                     help: "allow a non-loopback `--host` without keys (anyone who reaches it can reserve and release)"),
             Option.list("allow-origins", \.allowOrigins, placeholder: "O,...",
-                        help: "web origins (`scheme://host[:port]`) whose pages may send anything but GET and HEAD; any other `Origin` gets 403 `forbidden` ([what the gate refuses from a browser](docs/anti-abuse.md#what-the-gate-refuses-from-a-browser))")
+                        help: "web origins (`scheme://host[:port]`) whose pages may send anything but GET and HEAD; any other `Origin` gets 403 `forbidden` ([what the gate refuses from a browser](anti-abuse.md#what-the-gate-refuses-from-a-browser))")
                 .with(documentedDefault: "the gate's own origins"),
             .choice("log-level", \.logLevel, placeholder: "L",
                     help: "`debug`, `info`, `warning`, `error`, `off`: access lines and the library's Redis events (reconnects, master switches, slot re-maps, script reloads); no level logs a phone number"),
             Option.value("max-connections", \.maxConnections, placeholder: "N",
-                         help: "open connections per worker; past it the oldest idle one is closed. `auto`: the lower of what the open-file limit (`RLIMIT_NOFILE`) leaves after Redis, listeners and logs and what `--max-connection-memory` allows (about 2 KiB an idle connection, for half of it), shared among the workers ([HTTP details](docs/operations.md#http-details))",
+                         help: "open connections per worker; past it the oldest idle one is closed. `auto`: the lower of what the open-file limit (`RLIMIT_NOFILE`) leaves after Redis, listeners and logs and what `--max-connection-memory` allows (about 2 KiB an idle connection, for half of it), shared among the workers ([HTTP details](operations.md#http-details))",
                          parse: { text throws(ConfigurationError) in
                              text == "auto" ? nil : try Option.wholeNumber(text, in: 1...ConnectionBudget.maximumPerWorker, field: "max-connections")
                          }, render: { $0.map { "\($0)" } ?? "auto" }),
             Option.value("max-connection-memory", \.maxConnectionMemoryMiB, placeholder: "MIB",
-                         help: "MiB that all client connections may make the server hold together (state, headers, bodies, unsent answers), an even share per worker; past it, connections stuck with unsent bytes (most first), then the oldest idle ones, are closed ([HTTP details](docs/operations.md#http-details))",
+                         help: "MiB that all client connections may make the server hold together (state, headers, bodies, unsent answers), an even share per worker; past it, connections stuck with unsent bytes (most first), then the oldest idle ones, are closed ([HTTP details](operations.md#http-details))",
                          parse: { text throws(ConfigurationError) in try Option.wholeNumber(text, in: 1...65_536, field: "max-connection-memory") },
                          render: { "\($0)" }),
             .duration("connection-timeout", \.connectionTimeout,

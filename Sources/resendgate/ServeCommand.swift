@@ -13,10 +13,10 @@ enum ServeCommand {
         without API keys; POST /v1/sends needs Content-Type: application/json (else 415).
         SIGTERM or SIGINT stops accepting, ends every event stream with a shutdown event (retry: 1000),
         lets requests in flight finish (at most \(DurationParser.format(ServerConfiguration.defaultDrainTimeout))), then exits 0.
-        The README's table of these options is what --help-markdown prints.
+        The table of these options in docs/configuration.md is what --help-markdown prints.
         """
 
-    /// Every option of `serve`, in the order of `--help` and the README's table.
+    /// Every option of `serve`, in the order of `--help` and the table in docs/configuration.md.
     static var options: [Option] { Settings.serve + Settings.common }
 
     static func run(_ arguments: [String], environment: [String: String]) async throws -> ExitCode {

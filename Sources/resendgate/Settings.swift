@@ -135,7 +135,7 @@ struct CommandLineReading {
         }
     }
 
-    /// Prints the help asked for (`--help`, or the README's table for `--help-markdown`);
+    /// Prints the help asked for (`--help`, or the table in docs/configuration.md for `--help-markdown`);
     /// true when it did, and the command has nothing more to do.
     func printHelpIfAsked(usage: String, summary: String) -> Bool {
         switch help {

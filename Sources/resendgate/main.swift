@@ -14,6 +14,7 @@ let usage = """
       failed PHONE    report a wrong code: at --max-failed-checks the code is locked
       serve           run the HTTP server
       watch TOKEN     show "Resend in 42s" for a countdown token, redrawn in place
+      --version       print the version (docs/changelog.md)
 
     Run `resendgate COMMAND --help` for a command's options.
     """
@@ -30,6 +31,9 @@ do {
     case "failed": code = try await VerifyCommand.run(.failed, Array(arguments.dropFirst()), environment: environment)
     case "watch": code = try await WatchCommand.run(Array(arguments.dropFirst()), environment: environment)
     case "serve": code = try await ServeCommand.run(Array(arguments.dropFirst()), environment: environment)
+    case "--version", "version":
+        print("resendgate \(ResendGateVersion.current)")
+        code = .success
     case "help", "--help", "-h":
         print(usage)
         code = .success

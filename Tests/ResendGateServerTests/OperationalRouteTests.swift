@@ -1,4 +1,5 @@
 import Foundation
+import ResendGate
 import ResendGateTestSupport
 import Testing
 
@@ -48,6 +49,7 @@ struct OperationalRouteTests {
             #expect(metrics.value("resendgate_decisions_total", #"outcome="allowed",reason="""#) == 2)
             #expect(metrics.value("resendgate_decisions_total", #"outcome="denied",reason="cooldown""#) == 2)
             #expect(metrics.type("resendgate_decisions_total") == "counter")
+            #expect(metrics.value("resendgate_build_info", "version=\"\(ResendGateVersion.current)\"") == 1)
             #expect(metrics.type("resendgate_http_request_duration_seconds") == "histogram")
             #expect(metrics.type("resendgate_http_requests_in_flight") == "gauge")
             // The /readyz polls of the fixture and the five sends were answered before this one.

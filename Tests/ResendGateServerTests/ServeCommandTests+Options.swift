@@ -5,24 +5,24 @@ import ResendGateServer
 import ResendGateTestSupport
 import Testing
 
-/// `serve`'s options come from one list: the README's table is what `--help-markdown`
-/// prints, and every default `--help` shows is the library's own.
+/// `serve`'s options come from one list: the table in docs/configuration.md is what
+/// `--help-markdown` prints, and every default `--help` shows is the library's own.
 extension ServeCommandTests {
-    static var readme: String {
+    static var configurationDoc: String {
         get throws {
             let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            return try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+            return try String(contentsOf: root.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
         }
     }
 
-    @Test func theReadmeOptionsTableIsServeHelpMarkdown() throws {
-        let readme = try Self.readme
-        let start = try #require(readme.range(of: "| option | default | meaning |\n"))
-        let end = try #require(readme.range(of: "\n\n", range: start.lowerBound..<readme.endIndex))
-        let table = String(readme[start.lowerBound..<end.lowerBound]) + "\n"
+    @Test func theOptionsTableIsServeHelpMarkdown() throws {
+        let doc = try Self.configurationDoc
+        let start = try #require(doc.range(of: "| option | default | meaning |\n"))
+        let end = try #require(doc.range(of: "\n\n", range: start.lowerBound..<doc.endIndex))
+        let table = String(doc[start.lowerBound..<end.lowerBound]) + "\n"
         let result = try CommandRunner.run(try Self.executable(), ["serve", "--help-markdown"], timeout: .seconds(10))
         #expect(result.status == .exited(0), "\(result)")
-        #expect(result.stdout == table, "README.md's table differs from `resendgate serve --help-markdown`:\n\(result.stdout)")
+        #expect(result.stdout == table, "docs/configuration.md's table differs from `resendgate serve --help-markdown`:\n\(result.stdout)")
         // Every option `--help` lists has its row.
         let help = try CommandRunner.run(try Self.executable(), ["serve", "--help"], timeout: .seconds(10))
         let flags = help.stdout.split(separator: "\n").compactMap { line -> String? in
@@ -31,7 +31,7 @@ extension ServeCommandTests {
         }
         #expect(flags.count >= 29)
         for flag in flags {
-            #expect(table.contains("| `\(flag)"), "\(flag) has no row in the README's table")
+            #expect(table.contains("| `\(flag)"), "\(flag) has no row in docs/configuration.md's table")
         }
     }
 

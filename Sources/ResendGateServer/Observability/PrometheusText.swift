@@ -1,3 +1,5 @@
+import ResendGate
+
 /// Renders the workers' metrics in the Prometheus text exposition format.
 enum PrometheusText {
     static func render(_ workers: [WorkerMetrics], redis: [RedisHealth]) -> String {
@@ -7,6 +9,9 @@ enum PrometheusText {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
             for (labels, value) in samples { out += "\(name)\(labels) \(value)\n" }
         }
+        metric("resendgate_build_info", "gauge", "The running version (docs/changelog.md); always 1.", [
+            ("{version=\"\(ResendGateVersion.current)\"}", "1"),
+        ])
         metric("resendgate_decisions_total", "counter", "Send decisions by outcome and reason.", [
             ("{outcome=\"allowed\",reason=\"\"}", "\(sum(.allowed))"),
             ("{outcome=\"allowed\",reason=\"store_unavailable\"}", "\(sum(.allowedUnrecorded))"),
