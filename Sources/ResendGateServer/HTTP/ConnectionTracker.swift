@@ -21,6 +21,9 @@ final class ConnectionTracker {
     private struct Entry {
         let sequence: UInt64
         var busy: Int
+        /// Whether a request has reached it: until then it holds nothing but its own
+        /// state, and its client may be sending its first request right now.
+        var served = false
     }
 
     private let limit: Int
@@ -78,6 +81,7 @@ final class ConnectionTracker {
     func requestStarted(_ request: UnsafeMutablePointer<evhttp_request>) {
         guard let connection = evhttp_request_get_connection(request), entries[connection] != nil else { return }
         entries[connection]!.busy += 1
+        entries[connection]!.served = true
         evhttp_request_set_on_complete_cb(request, { request, context in
             guard let request, let connection = evhttp_request_get_connection(request) else { return }
             let tracker = Unmanaged<ConnectionTracker>.fromOpaque(context!).takeUnretainedValue()
@@ -167,10 +171,15 @@ final class ConnectionTracker {
     /// (over the memory budget): first every connection stuck with unsent bytes (an
     /// answer the socket would not take, or a stream more than
     /// `CountdownStreams.maxUnsentBytes` behind: a client that does not read) stops
-    /// reading, and those holding the most are closed; then the oldest connections not
-    /// being served (idle, or still sending a request: its headers and body are held).
-    /// A request being worked on, and a stream whose client reads (its last frame
-    /// waiting for the loop to write it), are never cut. Returns how many it closed.
+    /// reading, and those holding the most are closed; then, oldest first, the connections
+    /// still sending a request (its headers and body are held); then idle ones that have
+    /// been answered before, unless their next request waits in the socket unread. A
+    /// request being worked on, a stream whose client reads (its last frame waiting for the
+    /// loop to write it), and a connection that has been sent nothing yet are never cut: the last holds only its own state (the connection cap
+    /// bounds how many there are), and its client may be sending a request right now.
+    /// Closing it freed nothing worth having and left a client that reads with no answer
+    /// (issue 23: a fresh `/healthz` under a crowd that never read, when the stuck
+    /// connections alone did not bring the worker under its budget). Returns how many it closed.
     func shed(bytes: Int) -> Int {
         var stuck: [(held: Int, connection: OpaquePointer)] = []
         for connection in entries.keys {
@@ -187,11 +196,23 @@ final class ConnectionTracker {
             freed += close(candidate.connection, holding: candidate.held)
             closed += 1
         }
-        while freed < bytes, let oldest = oldestIdle() {
-            freed += close(oldest, holding: buffered(oldest))
+        guard freed < bytes else { return closed }
+        // Those not being served, oldest first: still sending a request, then answered before.
+        let idle = entries.filter { $0.value.busy == 0 }.sorted { $0.value.sequence < $1.value.sequence }
+        let receiving = idle.filter { isReceiving($0.key) }
+        let answered = idle.filter { $0.value.served && !isReceiving($0.key) && !hasRequestWaiting($0.key) }
+        for (connection, _) in receiving + answered where freed < bytes && entries[connection] != nil {
+            freed += close(connection, holding: buffered(connection))
             closed += 1
         }
         return closed
+    }
+
+    /// Whether part of a request has arrived on `connection` (or waits in its input).
+    private func isReceiving(_ connection: OpaquePointer) -> Bool {
+        if let deadlines = lifecycleObserver { return deadlines.isReceiving(connection) }
+        guard let bufferevent = evhttp_connection_get_bufferevent(connection) else { return false }
+        return evbuffer_get_length(bufferevent_get_input(bufferevent)) > 0
     }
 
     /// What a connection's bufferevent holds, in and out.

@@ -51,12 +51,22 @@ struct AbuseConnectionMemoryTests {
     /// 256 KiB more: each stuck connection holds one answer and 4 KiB of input, and once
     /// they leave the memory their buffers took goes back to the system (glibc kept it:
     /// 52-76 MB after 1 500 such clients, 33 MB before, until the workers trimmed).
+    ///
+    /// Clients that read are answered meanwhile, also those whose request is still on its
+    /// way when the budget closes connections (issue 23, finding 6: a fresh `/healthz` was
+    /// once closed unanswered on a loaded machine; the budget took the connection, which had
+    /// been sent nothing yet, for an idle one). Sixteen clients connect before the crowd and
+    /// ask only once it is stuck, so their requests meet a server that is busy shedding:
+    /// before the fix the budget closed them first, as the oldest idle connections.
     @Test func aCrowdOfClientsThatAskAndNeverReadStaysUnder64MB() throws {
         let crowd = 600
         try AbuseFileDescriptorTests.allowOurselves(descriptors: crowd + 300)
         let server = try AbuseServeProcess(["--workers", "2"])
         defer { server.stop() }
         let before = try server.residentMiB()
+        let askingLate = try (0..<16).map { _ in try RawHTTPConnection(port: server.port, timeout: .seconds(10)) }
+        usleep(200_000)  // accepted by their workers
+        let shedBefore = try server.metric("resendgate_http_connections_shed_total") ?? -1
         let request = server.client().requestBytes("GET", "/openapi.yaml", keepAlive: true)
         let pipelined = Array([[UInt8]](repeating: request, count: 600).joined())
         var clients: [RawHTTPConnection] = []
@@ -74,6 +84,14 @@ struct AbuseConnectionMemoryTests {
             usleep(200_000)
         }
         #expect(during < Self.residentBoundMiB, "RSS \(during) MiB with \(crowd) clients that read nothing (\(before) MiB before)")
+        // The budget closes the stuck crowd once the sockets are full (1-3 s in, here).
+        #expect(shedBefore == 0)
+        try ServeCommandTests.poll(timeout: .seconds(10)) { try server.metric("resendgate_http_connections_shed_total") ?? 0 > 0 }
+        for (index, client) in askingLate.enumerated() {
+            try client.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            let answer = Result { () throws(RawHTTPError) in try client.readResponse() }
+            #expect((try? answer.get())?.head.status == 200, "client \(index), connected before the crowd, asked after it: \(answer)")
+        }
         // Loose: filling 600 sockets on loopback is gigabytes of copying on two shared
         // cores (the file-descriptor tests hold /healthz to 500 ms).
         #expect(try server.timeHealthCheck() < ResponsivenessBounds.healthCheck(.seconds(2)))
