@@ -29,7 +29,7 @@ extension GateWorker {
         guard let recordKey = request.idempotencyKey.map({ keys.idempotencyRecord(idempotencyKey: $0, caller: request.caller) }) else {
             return takeIPShareThenDecide(request, policy: policy, number: number, token: token, cipher: cipher, idempotency: nil, completion: completion)
         }
-        let fingerprint = fingerprint(request, number: number)
+        let fingerprint = fingerprint(request, number: number, address: addressKeyText(request))
         storedAnswer(request, policy: policy, cipher: cipher) { [unowned self] stored in
             if let stored { return completion(stored) }
             self.takeIPShareThenDecide(

@@ -15,7 +15,7 @@ extension GateWorker {
         guard let idempotencyKey = request.idempotencyKey else { return completion(nil) }
         let recordKey = keys.idempotencyRecord(idempotencyKey: idempotencyKey, caller: request.caller)
         let number = numberHasher.keyText(for: request.phone.e164)
-        let fingerprint = fingerprint(request, number: number)
+        let fingerprint = fingerprint(request, number: number, address: addressKeyText(request))
         store.send(slotKey: recordKey, { args in
             args.append("GET")
             args.append(recordKey)

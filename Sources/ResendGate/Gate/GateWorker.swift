@@ -165,7 +165,8 @@ public final class GateWorker {
         _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
         completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
-        let ip = policy.rules.ipMaxSends != nil ? request.clientAddress.map { numberHasher.keyText(forAddress: $0.text) } : nil
+        let address = addressKeyText(request)
+        let ip = policy.rules.ipMaxSends != nil ? address : nil
         let idempotencyKey = request.idempotencyKey
         // One slot only: the same two commands on one Redis and on a cluster; unless a gate
         // keeps this purpose's cooldowns in window keys (`WindowCooldowns`): then the script.
@@ -182,7 +183,7 @@ public final class GateWorker {
         if store.isCluster { return reserveOnCluster(request, policy: policy, cipher: cipher, completion: completion) }
         let number = numberHasher.keyText(for: request.phone.e164)
         let recordKey = request.idempotencyKey.map { keys.idempotencyRecord(idempotencyKey: $0, caller: request.caller) }
-        let requestFingerprint = idempotencyKey.map { _ in self.fingerprint(request, number: number) }
+        let requestFingerprint = idempotencyKey.map { _ in self.fingerprint(request, number: number, address: address) }
         let script = ReserveArguments(
             keys: keys, purpose: request.purpose, number: number, nonce: tokens.next(), ipMember: ip.map { _ in tokens.next() }, ipAddress: ip,
             idempotencyKey: recordKey, fingerprint: requestFingerprint)
@@ -236,11 +237,16 @@ public final class GateWorker {
 
     /// What identifies a request for its `Idempotency-Key`; with a caller, its name too
     /// (the record's key already names it: this makes the record say whose it is). The
-    /// number and the client's address as their keys name them (HMACs under `keySecret`).
-    func fingerprint(_ request: SendRequest, number: String) -> String {
-        let address = request.clientAddress.map { numberHasher.keyText(forAddress: $0.text) } ?? ""
-        let base = "\(number)|\(request.purpose.name)|\(address)"
+    /// number and the client's address as their keys name them (HMACs under `keySecret`:
+    /// `addressKeyText`).
+    func fingerprint(_ request: SendRequest, number: String, address: String?) -> String {
+        let base = "\(number)|\(request.purpose.name)|\(address ?? "")"
         return request.caller.isEmpty ? base : base + "|" + request.caller
+    }
+
+    /// The client's address as keys and records name it: the address, or its HMAC.
+    func addressKeyText(_ request: SendRequest) -> String? {
+        request.clientAddress.map { numberHasher.keyText(forAddress: $0.text) }
     }
 
     /// A reserve script's reply as a decision, with the nonce its token names ("" : none):

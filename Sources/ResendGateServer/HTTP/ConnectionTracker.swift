@@ -175,11 +175,12 @@ final class ConnectionTracker {
     /// still sending a request (its headers and body are held); then idle ones that have
     /// been answered before, unless their next request waits in the socket unread. A
     /// request being worked on, a stream whose client reads (its last frame waiting for the
-    /// loop to write it), and a connection that has been sent nothing yet are never cut: the last holds only its own state (the connection cap
-    /// bounds how many there are), and its client may be sending a request right now.
-    /// Closing it freed nothing worth having and left a client that reads with no answer
-    /// (issue 23: a fresh `/healthz` under a crowd that never read, when the stuck
-    /// connections alone did not bring the worker under its budget). Returns how many it closed.
+    /// loop to write it), and a connection that has been sent nothing yet are never cut:
+    /// the last holds only its own state (the connection cap bounds how many there are),
+    /// and its client may be sending a request right now. Closing it freed nothing worth
+    /// having and left a client that reads with no answer (issue 23: a fresh `/healthz`
+    /// under a crowd that never read, when the stuck connections alone did not bring the
+    /// worker under its budget). Returns how many it closed.
     func shed(bytes: Int) -> Int {
         var stuck: [(held: Int, connection: OpaquePointer)] = []
         for connection in entries.keys {
@@ -198,10 +199,15 @@ final class ConnectionTracker {
         }
         guard freed < bytes else { return closed }
         // Those not being served, oldest first: still sending a request, then answered before.
-        let idle = entries.filter { $0.value.busy == 0 }.sorted { $0.value.sequence < $1.value.sequence }
-        let receiving = idle.filter { isReceiving($0.key) }
-        let answered = idle.filter { $0.value.served && !isReceiving($0.key) && !hasRequestWaiting($0.key) }
-        for (connection, _) in receiving + answered where freed < bytes && entries[connection] != nil {
+        var receiving: [OpaquePointer] = [], answered: [OpaquePointer] = []
+        for (connection, entry) in entries.sorted(by: { $0.value.sequence < $1.value.sequence }) where entry.busy == 0 {
+            if isReceiving(connection) {
+                receiving.append(connection)
+            } else if entry.served && !hasUnreadBytes(connection) {
+                answered.append(connection)
+            }
+        }
+        for connection in receiving + answered where freed < bytes && entries[connection] != nil {
             freed += close(connection, holding: buffered(connection))
             closed += 1
         }
@@ -238,7 +244,7 @@ final class ConnectionTracker {
         defer { for entry in skipped.reversed() { order.prepend(entry) } }
         while let candidate = order.popFirst() {
             guard let entry = entries[candidate.connection], entry.sequence == candidate.sequence else { continue }
-            if entry.busy > 0 || hasRequestWaiting(candidate.connection) {
+            if entry.busy > 0 || (!isReceiving(candidate.connection) && hasUnreadBytes(candidate.connection)) {
                 skipped.append(candidate)
                 continue
             }
@@ -247,11 +253,11 @@ final class ConnectionTracker {
         return nil
     }
 
-    /// Whether the client of `connection` sent the start of a request that libevent has
-    /// not read yet, while none was being received: its answer is what it waits for.
-    private func hasRequestWaiting(_ connection: OpaquePointer) -> Bool {
+    /// Whether bytes its client sent wait in the socket of `connection`, unread by libevent:
+    /// with no request being received, the start of one whose answer the client waits for.
+    private func hasUnreadBytes(_ connection: OpaquePointer) -> Bool {
         guard let bufferevent = evhttp_connection_get_bufferevent(connection) else { return false }
-        return lifecycleObserver?.isReceiving(connection) != true && rg_http_unread_bytes(bufferevent) > 0
+        return rg_http_unread_bytes(bufferevent) > 0
     }
 
     /// Closes the oldest connection that is not being served; if every one is
