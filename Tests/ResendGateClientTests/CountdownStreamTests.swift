@@ -12,16 +12,24 @@ import Testing
             let client = gate.client()
             let token = try #require(try await client.send(phone: Self.phone).countdownToken)
             var updates: [CountdownUpdate] = []
+            let started = ContinuousClock.now
             for try await update in client.countdownEvents(token: token) { updates.append(update) }
+            let took = ContinuousClock.now - started
             let seconds = updates.compactMap { update -> Int64? in
                 if case .tick(let tick) = update { return tick.retryAfter }
                 return nil
             }
             // [3, 2, 1] unless the machine took over a second to connect: every second
-            // from the first tick down to 1, once each, then done.
+            // from the first tick down to 1, once each, then done. A reader that stalls
+            // (a CI machine flushing a build to disk froze this process for 14 s once) is
+            // given only the newest update, by design: then the seconds only fall.
             let first = try #require(seconds.first)
             #expect((1...3).contains(first))
-            #expect(seconds == Array(stride(from: first, through: 1, by: -1)))
+            if took < .seconds(first) + .milliseconds(1_500) {
+                #expect(seconds == Array(stride(from: first, through: 1, by: -1)))
+            } else {
+                #expect(zip(seconds, seconds.dropFirst()).allSatisfy { $0 > $1 }, "\(seconds) after \(took)")
+            }
             #expect(updates.last == .done(reason: nil))
             #expect(updates.count == seconds.count + 1)
         }
