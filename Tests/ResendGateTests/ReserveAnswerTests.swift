@@ -70,9 +70,9 @@ struct ReserveScriptsTests {
             ladder: [.seconds(60), .seconds(120), .seconds(300)], window: .seconds(86_400), maxSends: 5,
             ipMaxSends: 100_000, ipWindow: .seconds(3600)))
         let scripts = ReserveScripts(policy: policy, idempotencyLifetimeMilliseconds: 86_400_000, longestIPWindowMilliseconds: 3_600_000)
-        #expect(scripts.script(countingIP: true, cooldownInWindow: true).source == ReserveScripts.template)
-        #expect(scripts.script(countingIP: false, cooldownInWindow: true).source != ReserveScripts.template)
-        #expect(scripts.script(countingIP: true, cooldownInWindow: false).source != ReserveScripts.template)
+        #expect(scripts.script(guarded: false, countingIP: true, cooldownInWindow: true).source == GateScripts.source([]) + ReserveScripts.template)
+        #expect(scripts.script(guarded: false, countingIP: false, cooldownInWindow: true).source != ReserveScripts.template)
+        #expect(scripts.script(guarded: false, countingIP: true, cooldownInWindow: false).source != ReserveScripts.template)
         #expect(scripts.all.count == 4)
     }
 
@@ -83,8 +83,8 @@ struct ReserveScriptsTests {
         let scripts = ReserveScripts(
             policy: CompiledPolicy(rules), idempotencyLifetimeMilliseconds: 600_000, longestIPWindowMilliseconds: 7_200_000)
         #expect(scripts.all.count == 2)
-        #expect(scripts.script(countingIP: true, cooldownInWindow: true) == scripts.script(countingIP: false, cooldownInWindow: true))
-        #expect(scripts.script(countingIP: true, cooldownInWindow: false) == scripts.script(countingIP: false, cooldownInWindow: false))
+        #expect(scripts.script(guarded: false, countingIP: true, cooldownInWindow: true) == scripts.script(guarded: false, countingIP: false, cooldownInWindow: true))
+        #expect(scripts.script(guarded: false, countingIP: true, cooldownInWindow: false) == scripts.script(guarded: false, countingIP: false, cooldownInWindow: false))
         let block = ReserveScripts.block(
             policy: CompiledPolicy(rules), countingIP: false, cooldownInWindow: true, idempotencyLifetimeMilliseconds: 600_000,
             longestIPWindowMilliseconds: 7_200_000)
@@ -105,7 +105,7 @@ extension ReserveScriptsTests {
         let scripts = ReserveScripts(
             policy: CompiledPolicy(rules), idempotencyLifetimeMilliseconds: 600_000, longestIPWindowMilliseconds: 0)
         #expect(scripts.all.count == 1)
-        #expect(scripts.script(countingIP: false, cooldownInWindow: true).source.contains("local cooldownInWindow = false\n"))
+        #expect(scripts.script(guarded: false, countingIP: false, cooldownInWindow: true).source.contains("local cooldownInWindow = false\n"))
     }
 
     /// With one step, a number's second send waits that step again.

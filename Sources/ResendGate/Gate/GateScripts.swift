@@ -29,10 +29,10 @@ enum GateScripts {
     /// A share of each send budget, from the first of its shards with room (`budget-take.lua`):
     /// its own step before the number's; on one Redis every budget in one call, on a cluster
     /// one call a shard (GateWorker+Budgets.swift).
-    static let budgetTake = script(EmbeddedFiles.budgetTake)
+    static let budgetTake = script(EmbeddedFiles.budgetShards, EmbeddedFiles.budgetTake)
 
     /// The SMS-pumping guard of a destination prefix, in the prefix's slot (`pumping.lua`).
-    static let pumping = script(EmbeddedFiles.pumping)
+    static let pumping = script(EmbeddedFiles.prefixCounts, EmbeddedFiles.pumping)
 
     /// A countdown token's lookup of the cooldown it names (`countdown-of-cooldown.lua`).
     static let countdownOfCooldown = script(EmbeddedFiles.countdownOfCooldown)
@@ -42,7 +42,14 @@ enum GateScripts {
 
     static let all = [peek, release, verify, ipTake, idempotencyPut, countdownOfCooldown, budgetTake, pumping, windowCooldowns]
 
-    private static func script(_ bytes: [UInt8]) -> RedisScript {
-        RedisScript(String(decoding: bytes, as: UTF8.self))
+    /// `prelude.lua`, then `parts` (`budget-shards.lua`, ...), each a file of functions, then the script.
+    static func script(_ files: [UInt8]...) -> RedisScript {
+        RedisScript(source(files))
+    }
+
+    /// The text of a script made of `prelude.lua` (unless `prelude` is false) and `files`,
+    /// as Redis runs it.
+    static func source(_ files: [[UInt8]], prelude: Bool = true) -> String {
+        ((prelude ? [EmbeddedFiles.prelude] : []) + files).map { String(decoding: $0, as: UTF8.self) + "\n" }.joined()
     }
 }

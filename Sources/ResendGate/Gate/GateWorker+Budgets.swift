@@ -22,18 +22,6 @@ import RedisClient
 /// (`SameNumberQueue`), so one number holds at most one share at a time. They never let more sends through than the
 /// budget: each shard admits at most its allowance, and the allowances add up to it.
 extension GateWorker {
-    /// One budget a send must fit in.
-    struct BudgetCheck {
-        let reason: Decision.Reason
-        let budget: SendBudget
-        /// The region (`CN`) or `total`: part of the budget's keys.
-        let kind: String
-
-        func key(_ keys: GateKeys, shard: Int) -> String {
-            keys.budgetShard(scope: budget.scope, kind: kind, shard: shard)
-        }
-    }
-
     /// What the budgets made of one send.
     enum BudgetOutcome {
         /// Every budget that is not observed gave a share (`taken`: which shard of each);
@@ -48,16 +36,7 @@ extension GateWorker {
         _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
         completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
-        var checks: [BudgetCheck] = []
-        let countries = policy.rules.countryMaxSends
-        if !countries.isEmpty {
-            if let budget = countries[request.phone.region] {
-                checks.append(BudgetCheck(reason: .countryLimit, budget: budget, kind: request.phone.region))
-            }
-            let callingCode = "+" + String(request.phone.countryCode)
-            if let budget = countries[callingCode] { checks.append(BudgetCheck(reason: .countryLimit, budget: budget, kind: callingCode)) }
-        }
-        if let budget = policy.rules.maxSendsTotal { checks.append(BudgetCheck(reason: .globalLimit, budget: budget, kind: "total")) }
+        let checks = BudgetCheck.checks(for: request.phone, policy: policy.rules)
         guard !checks.isEmpty else { return reserveWithinBudget(request, policy: policy, cipher: cipher, completion: completion) }
         let member = tokens.next()
         // A replay is answered from its record alone, taking no share (`storedAnswer`).
@@ -77,12 +56,7 @@ extension GateWorker {
                     }
                 case .success(.full(let check, let wait, let now, let taken, let observed)):
                     self.giveBack(taken, member: member)
-                    var refusal = Decision(
-                        allowed: false, reason: check.reason, phone: request.phone, purpose: request.purpose,
-                        retryAfterMilliseconds: wait, serverTimeMilliseconds: now, sendsInWindow: 0)
-                    refusal.observed = observed
-                    refusal.budgetLimit = check.budget.limit
-                    completion(.success(refusal))
+                    completion(.success(check.refusal(request, wait: wait, now: now, observed: observed)))
                 case .failure(let error):
                     completion(.failure(error))
                 }
@@ -100,7 +74,7 @@ extension GateWorker {
     ) {
         if store.isCluster { return walkBudgets(checks, policy: policy, member: member, next: 0, taken: [], observed: [], completion: completion) }
         let keys = self.keys
-        let starts = checks.map { Self.firstShard(of: $0.budget, member: member) }
+        let starts = checks.map { $0.firstShard(member: member) }
         store.evaluate(GateScripts.budgetTake, slotKey: checks[0].key(keys, shard: starts[0]), { args in
             args.append(checks.reduce(0) { $0 + $1.budget.shards })
             for (check, start) in zip(checks, starts) {
@@ -145,11 +119,6 @@ extension GateWorker {
         })
     }
 
-    /// The shard a send tries first in `budget`: spread by its nonce.
-    private static func firstShard(of budget: SendBudget, member: CooldownNonce) -> Int {
-        Int(member.bytes[0]) % budget.shards
-    }
-
     /// A cluster's budgets, one after the other.
     private func walkBudgets(
         _ checks: [BudgetCheck], policy: CompiledPolicy, member: CooldownNonce, next: Int, taken: [(BudgetCheck, Int)],
@@ -157,7 +126,7 @@ extension GateWorker {
     ) {
         guard next < checks.count else { return completion(.success(.fits(taken: taken, observed: observed))) }
         let check = checks[next]
-        let start = Self.firstShard(of: check.budget, member: member)
+        let start = check.firstShard(member: member)
         walkShards(of: check, member: member, start: start, tried: 0, earliest: nil) { [unowned self] result in
             switch result {
             case .success(.taken(let shard)):

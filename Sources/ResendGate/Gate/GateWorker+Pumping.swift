@@ -72,11 +72,8 @@ extension GateWorker {
     ) {
         isTrusted(request) { trusted in
             completion(trusted.map { isTrusted in
-                isTrusted ? nil : Decision(
-                    allowed: false, reason: .suspectedPumping, phone: request.phone, purpose: request.purpose,
-                    retryAfterMilliseconds: max(1, figures.retryAfterMilliseconds),
-                    serverTimeMilliseconds: figures.serverTimeMilliseconds, sendsInWindow: 0, sendsLeft: nil,
-                    nextRetryAfterMilliseconds: policy.ladderMilliseconds[0])
+                isTrusted ? nil : Decision.suspectedPumping(
+                    request, policy: policy, wait: figures.retryAfterMilliseconds, now: figures.serverTimeMilliseconds)
             })
         }
     }

@@ -134,7 +134,12 @@ public final class GateWorker {
         guard policy.rules.hasBudgets || policy.rules.pumping.isOn else {
             return reserveNumber(request, policy: policy, cipher: cipher, completion: completion)
         }
-        // Budgets and the guard count a send in keys of their own before its number decides,
+        // On one Redis, budgets and the guard are part of the number's script: one call.
+        if !store.isCluster {
+            let guarding = FraudGuard(request, policy: policy.rules, member: tokens.next())
+            return reserveNumber(request, policy: policy, cipher: cipher, fraudGuard: guarding, completion: completion)
+        }
+        // On a cluster they count a send in slots of their own before its number decides,
         // and give it back when the number refuses: requests of one number wait for each
         // other, so a flood for a number in its cooldown holds at most one share at a time.
         let key = request.purpose.name + " " + numberHasher.keyText(for: request.phone.e164)
@@ -159,10 +164,11 @@ public final class GateWorker {
         reserveNumber(request, policy: policy, cipher: cipher, completion: completion)
     }
 
-    /// The number's own step: every rule of the policy but the pumping guard's, which
-    /// takes steps of its own around it (GateWorker+Pumping.swift).
+    /// The number's own step: every rule of the policy, and with `fraudGuard` (one Redis)
+    /// the budgets' and the pumping guard's too; without it (a cluster) those take steps of
+    /// their own around it (GateWorker+Budgets.swift, GateWorker+Pumping.swift).
     func reserveNumber(
-        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
+        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, fraudGuard: FraudGuard? = nil,
         completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
         let address = addressKeyText(request)
@@ -170,7 +176,7 @@ public final class GateWorker {
         let idempotencyKey = request.idempotencyKey
         // One slot only: the same two commands on one Redis and on a cluster; unless a gate
         // keeps this purpose's cooldowns in window keys (`WindowCooldowns`): then the script.
-        if let milliseconds = policy.plainCooldownMilliseconds, ip == nil, idempotencyKey == nil {
+        if let milliseconds = policy.plainCooldownMilliseconds, ip == nil, idempotencyKey == nil, fraudGuard == nil {
             if !windowCooldowns.firstReadAnswered, windowCooldowns.waitForFirstRead({ [unowned self] in
                 self.reserveNumber(request, policy: policy, cipher: cipher, completion: completion)
             }) { return }
@@ -186,12 +192,24 @@ public final class GateWorker {
         let requestFingerprint = idempotencyKey.map { _ in self.fingerprint(request, number: number, address: address) }
         let script = ReserveArguments(
             keys: keys, purpose: request.purpose, number: number, nonce: tokens.next(), ipMember: ip.map { _ in tokens.next() }, ipAddress: ip,
-            idempotencyKey: recordKey, fingerprint: requestFingerprint)
-        store.evaluate(reserveScript(request.purpose, countingIP: ip != nil), slotKey: script.slotKey, script.write, completion: { [unowned self] result in
+            idempotencyKey: recordKey, fingerprint: requestFingerprint, fraudGuard: fraudGuard)
+        let lua = reserveScript(request.purpose, guarded: fraudGuard != nil, countingIP: ip != nil)
+        store.evaluate(lua, slotKey: script.slotKey, script.write, completion: { [unowned self] result in
             let outcome = Self.decode(result) { reply throws(GateError) in
-                try Self.reserveDecision(
-                    from: reply, fingerprint: requestFingerprint, request: request, policy: policy, number: number, cipher: cipher
-                ).decision
+                let read = try fraudGuard?.read(reply, request: request, policy: policy)
+                var decision: Decision
+                if let refusal = read?.refusal {
+                    decision = refusal
+                } else {
+                    decision = try Self.reserveDecision(
+                        from: read?.rest ?? reply, fingerprint: requestFingerprint, request: request, policy: policy,
+                        number: number, cipher: cipher
+                    ).decision
+                }
+                if read?.register == true, let prefix = fraudGuard?.prefix {
+                    self.registerBlocked(purpose: request.purpose, prefix: prefix, now: decision.serverTimeMilliseconds)
+                }
+                return decision
             }
             self.awaitReplicas(for: outcome, slotKey: script.slotKey, completion: completion)
         })
@@ -200,9 +218,9 @@ public final class GateWorker {
     /// The purpose's reserve script (its policy is configured: `policy(for:)` said so); for
     /// a policy with a window, one that keeps the cooldown there once that is safe (a
     /// policy without one has the same script either way).
-    func reserveScript(_ purpose: Purpose, countingIP: Bool) -> RedisScript {
+    func reserveScript(_ purpose: Purpose, guarded: Bool = false, countingIP: Bool) -> RedisScript {
         guard let scripts = reserveScripts[purpose.name] else { preconditionFailure("no reserve script for a configured purpose") }
-        return scripts.script(countingIP: countingIP, cooldownInWindow: windowCooldowns.keepsCooldownsInWindows())
+        return scripts.script(guarded: guarded, countingIP: countingIP, cooldownInWindow: windowCooldowns.keepsCooldownsInWindows())
     }
 
     /// With `waitReplicas`: an allowed reservation is answered only once that many

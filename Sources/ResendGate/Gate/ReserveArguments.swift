@@ -24,12 +24,14 @@ struct ReserveArguments {
     /// `ip_limit` unless the number's own limits end later (0: none). On one Redis the
     /// record is `idempotencyKey`, linked by the script itself.
     var cluster: (linkedRecord: String?, outsideWaitMilliseconds: Int64)? = nil
+    /// Budgets and the pumping guard in the same call (one Redis: `FraudGuard`).
+    var fraudGuard: FraudGuard? = nil
 
     /// The hash tag of the number's keys: where the call runs on a cluster.
     var slotKey: String { keys.slotKey(purpose: purpose, number: number) }
 
     func write(_ args: inout RedisArguments) {
-        args.append(4)
+        args.append(4 + (fraudGuard?.keyCount ?? 0))
         keys.append(.cooldown, purpose: purpose, number: number, to: &args)
         keys.append(.window, purpose: purpose, number: number, to: &args)
         if let ipAddress {
@@ -42,15 +44,14 @@ struct ReserveArguments {
         } else {
             keys.append(.noIdempotency, purpose: purpose, number: number, to: &args)
         }
+        fraudGuard?.appendKeys(keys, purpose: purpose, number: number, to: &args)
         args.appendRedisNow()
-        // The IP's member rides after the nonce in the same argument (one argument fewer).
-        if let ipMember {
-            args.appendPart(nonce.text)
-            args.appendPart(ipMember.text)
-            args.endArgument()
-        } else {
-            args.append(nonce.text)
-        }
+        // The IP's and the budgets' members ride after the nonce in the same argument (one
+        // argument each fewer).
+        args.appendPart(nonce.text)
+        if let ipMember { args.appendPart(ipMember.text) }
+        if let fraudGuard, !fraudGuard.checks.isEmpty { args.appendPart(fraudGuard.member.text) }
+        args.endArgument()
         args.append(fingerprint ?? "")
         if let cluster {
             args.append(Int(cluster.outsideWaitMilliseconds))

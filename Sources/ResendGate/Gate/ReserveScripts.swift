@@ -8,54 +8,88 @@ import RedisClient
 /// request without a client address; a cluster, where the IP's cap is a step of its own).
 /// A policy with a window has scripts that keep the running cooldown in the window key,
 /// and scripts that keep it in the cooldown key, for a gate's first seconds
-/// (`WindowCooldowns`).
+/// (`WindowCooldowns`). A policy with budgets or the pumping guard has scripts that decide
+/// them too, for one Redis (`FraudGuard`), and scripts that leave them to steps of their
+/// own, for a cluster.
 struct ReserveScripts {
-    /// Indexed by `[countingIP][cooldownInWindow]` (as 0 or 1).
-    private let scripts: [[RedisScript]]
+    /// Indexed by `[guarded][countingIP][cooldownInWindow]` (as 0 or 1).
+    private let scripts: [[[RedisScript]]]
 
     init(policy: CompiledPolicy, idempotencyLifetimeMilliseconds: Int64, longestIPWindowMilliseconds: Int64) {
         let capsIP = policy.rules.ipMaxSends != nil
         let hasWindow = policy.windowMilliseconds > 0
+        let hasGuard = policy.rules.hasBudgets || policy.rules.pumping.isOn
         var made: [String: RedisScript] = [:]
-        scripts = [false, true].map { countingIP in
-            [false, true].map { inWindow in
-                let source = Self.source(
-                    policy: policy, countingIP: countingIP && capsIP, cooldownInWindow: inWindow && hasWindow,
-                    idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
-                    longestIPWindowMilliseconds: longestIPWindowMilliseconds)
-                if let script = made[source] { return script }
-                let script = RedisScript(source)
-                made[source] = script
-                return script
+        scripts = [false, true].map { guarded in
+            [false, true].map { countingIP in
+                [false, true].map { inWindow in
+                    let source = Self.source(
+                        policy: policy, guarded: guarded && hasGuard, countingIP: countingIP && capsIP,
+                        cooldownInWindow: inWindow && hasWindow,
+                        idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
+                        longestIPWindowMilliseconds: longestIPWindowMilliseconds)
+                    if let script = made[source] { return script }
+                    let script = RedisScript(source)
+                    made[source] = script
+                    return script
+                }
             }
         }
     }
 
-    /// The script that counts the IP or not, and keeps the cooldown in the window key or not
-    /// (each the same script when the policy has no IP cap, or no window).
-    func script(countingIP counts: Bool, cooldownInWindow inWindow: Bool) -> RedisScript {
-        scripts[counts ? 1 : 0][inWindow ? 1 : 0]
+    /// The script that decides budgets and the pumping guard too or not, counts the IP or
+    /// not, and keeps the cooldown in the window key or not (each the same script when the
+    /// policy has no budget nor guard, no IP cap, or no window).
+    func script(guarded: Bool, countingIP counts: Bool, cooldownInWindow inWindow: Bool) -> RedisScript {
+        scripts[guarded ? 1 : 0][counts ? 1 : 0][inWindow ? 1 : 0]
     }
 
     /// Every distinct script, to load at connect.
-    var all: [RedisScript] { Array(Set(scripts.joined())) }
+    var all: [RedisScript] { Array(Set(scripts.joined().joined())) }
 
     static let template = String(decoding: EmbeddedFiles.reserve, as: UTF8.self)
     static let blockStart = "-- policy (ReserveScripts writes this block for each purpose)\n"
     static let blockEnd = "-- end of policy\n"
 
-    /// `reserve.lua` with `policy`'s block.
+    /// `reserve.lua` with `policy`'s block, after `prelude.lua`; guarded, the block is
+    /// followed by the parts that decide budgets and the pumping guard.
     static func source(
-        policy: CompiledPolicy, countingIP: Bool, cooldownInWindow: Bool, idempotencyLifetimeMilliseconds: Int64,
-        longestIPWindowMilliseconds: Int64
+        policy: CompiledPolicy, guarded: Bool = false, countingIP: Bool, cooldownInWindow: Bool,
+        idempotencyLifetimeMilliseconds: Int64, longestIPWindowMilliseconds: Int64
     ) -> String {
         guard let start = template.range(of: blockStart), let end = template.range(of: blockEnd, range: start.upperBound..<template.endIndex)
         else { preconditionFailure("reserve.lua lost its policy block's marker lines") }
-        let block = Self.block(
+        var block = Self.block(
             policy: policy, countingIP: countingIP, cooldownInWindow: cooldownInWindow,
             idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
             longestIPWindowMilliseconds: longestIPWindowMilliseconds)
-        return String(template[..<start.upperBound]) + block + String(template[end.lowerBound...])
+        var parts = ""
+        if guarded {
+            block += guardBlock(policy)
+            parts = GateScripts.source([EmbeddedFiles.budgetShards, EmbeddedFiles.prefixCounts, EmbeddedFiles.fraudGuard], prelude: false)
+        } else {
+            block += "local checkGuard, countGuarded, guardRegister\n"
+        }
+        return GateScripts.source([]) + template[..<start.upperBound] + block + blockEnd + parts + template[end.upperBound...]
+    }
+
+    /// The constants of `fraud-guard.lua`: each budget's, by kind, and the pumping guard's.
+    static func guardBlock(_ policy: CompiledPolicy) -> String {
+        let rules = policy.rules
+        var budgets: [(String, SendBudget, Decision.Reason)] = rules.countryMaxSends.sorted { $0.key < $1.key }.map { ($0.key, $0.value, .countryLimit) }
+        if let total = rules.maxSendsTotal { budgets.append(("total", total, .globalLimit)) }
+        let table = budgets.map { kind, budget, reason in
+            let window = budget.window.wholeMilliseconds
+            return "['\(kind)'] = {\(budget.limit), \(budget.shards), \(window), '\(window)', \(rules.observes(reason)), '\(reason.rawValue)'}"
+        }.joined(separator: ", ")
+        let pumping = rules.pumping
+        return """
+            local budgets, firstBudgetKey = {\(table)}, \(pumping.isOn ? 7 : 5)
+            local pumpOn, pumpObserved = \(pumping.isOn), \(rules.observes(.suspectedPumping))
+            local pumpWindow, pumpBucket = \(pumping.window.wholeMilliseconds), \(pumping.bucketMilliseconds)
+            local pumpMinSends, pumpPPM = \(pumping.minSends ?? 1), \(pumping.minConversionPartsPerMillion)
+
+            """
     }
 
     /// The block's Lua: whole numbers as Lua numbers, and as text where a command takes them.

@@ -12,19 +12,9 @@
 -- When a budget that is not observed is full, writes nothing and answers
 -- {its place among the budgets (1-based), ms until its first shard admits a send again,
 -- now, then the places of the budgets before it, as above}.
--- A shard never holds more than its allowance of sends in its window, and older ones are
--- trimmed first, so its memory is bounded by its allowance.
--- A shard is counted with ZCARD alone: it may hold sends older than the window, which
--- matter only when the count reaches the allowance; then they are removed (and the count
--- taken again). So it never holds more than its allowance, and a send to a shard with
--- room costs one read, not two.
+-- A shard never holds more than its allowance of sends in its window (budget-shards.lua).
 -- Numbers go to Redis as text (a Lua number as a command's argument costs a printf).
-local nowText = ARGV[1]
-if nowText == '' then
-  local t = redis.call('TIME')
-  nowText = t[1] .. string.sub('00000' .. t[2], -6, -4)
-end
-local now = nowText + 0
+local nowText, now = clock(ARGV[1])
 local member = ARGV[2]
 -- The budgets must add up to KEYS and ARGV exactly: a budget cut short would go unchecked.
 local nargs, nkeys, at, first = #ARGV, #KEYS, 3, 0
@@ -42,33 +32,16 @@ at, first = 3, 0
 while at <= nargs do
   budget = budget + 1
   local shards, window, observed = ARGV[at] + 0, ARGV[at + 1] + 0, ARGV[at + 2] == '1'
-  local place, wait = 0, -1
-  for i = 1, shards do
-    local key, allowance = KEYS[first + i], ARGV[at + 2 + i] + 0
-    local count = redis.call('ZCARD', key)
-    if count >= allowance then
-      redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-      count = redis.call('ZCARD', key)
-    end
-    if count < allowance then
-      place = i
-      break
-    end
-    -- Full: it admits a send when all but allowance - 1 of its sends have left the window.
-    local frees = redis.call('ZRANGE', key, count - allowance, count - allowance, 'WITHSCORES')
-    local left = frees[2] + window - now
-    if wait < 0 or left < wait then wait = left end
-  end
+  local base, cut = first, at + 2
+  local place, wait = shardWithRoom(shards, function(i) return KEYS[base + i] end,
+    function(i) return ARGV[cut + i] + 0 end, window, now)
   if place == 0 and not observed then
-    reply[1], reply[2] = budget, math.max(1, wait)
+    reply[1], reply[2] = budget, wait
     return reply
   end
   reply[#reply + 1] = place
   if place > 0 then chosen[#chosen + 1] = {KEYS[first + place], ARGV[at + 1]} end
   first, at = first + shards, at + 3 + shards
 end
-for _, share in ipairs(chosen) do
-  redis.call('ZADD', share[1], nowText, member)
-  redis.call('PEXPIRE', share[1], share[2])
-end
+for _, share in ipairs(chosen) do takeShare(share[1], member, nowText, share[2]) end
 return reply

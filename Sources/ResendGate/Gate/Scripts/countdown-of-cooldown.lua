@@ -6,17 +6,12 @@
 -- the cooldown key's while there is one (its remaining time is the key's), else the
 -- window's own, after its sends' ';', until its deadline (reserve.lua). Either value
 -- begins with the nonce, then the deadline in 12 hex digits of ms.
--- Redis's clock in ms: as the gate's connection reckons it (ARGV[2]), or, while it has
--- no reckoning ('' or none), Redis's TIME (a command, as dear as the rest of this call).
-local now = tonumber(ARGV[2] or '')
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local held = redis.call('MGET', KEYS[1], KEYS[2])
+-- Redis's clock: ARGV[2] (prelude.lua's `clock`).
+local _, now = clock(ARGV[2])
+local held = call('MGET', KEYS[1], KEYS[2])
 local remaining = -2
 if held[1] then
-  if string.sub(held[1], 1, 16) == ARGV[1] then remaining = redis.call('PTTL', KEYS[1]) end
+  if string.sub(held[1], 1, 16) == ARGV[1] then remaining = call('PTTL', KEYS[1]) end
 elseif held[2] then
   local cut = string.find(held[2], ';', 1, true)
   if cut and string.sub(held[2], cut + 1, cut + 16) == ARGV[1] then

@@ -4,23 +4,18 @@
 -- now: Redis's clock in ms as the gate's connection reckons it ('' or none: TIME).
 -- Takes a share of the IP's cap before the number is decided: {1, ms until the IP may
 -- send again once this share counts (0 while it is under its cap)} or {0, wait ms}.
-local nowText = ARGV[5]
-if not nowText or nowText == '' then
-  local t = redis.call('TIME')
-  nowText = t[1] .. string.sub('00000' .. t[2], -6, -4)
-end
-local now = nowText + 0
+local nowText, now = clock(ARGV[5])
 local cap, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 local keep = math.max(window, tonumber(ARGV[4]))
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - keep)
+call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - keep)
 local since = '(' .. (now - window)
-local count = redis.call('ZCOUNT', KEYS[1], since, '+inf')
+local count = call('ZCOUNT', KEYS[1], since, '+inf')
 if count >= cap then
-  local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  local oldest = call('ZRANGEBYSCORE', KEYS[1], since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   return {0, tonumber(oldest[2]) + window - now}
 end
-redis.call('ZADD', KEYS[1], nowText, ARGV[3])
-if redis.call('PTTL', KEYS[1]) < keep then redis.call('PEXPIRE', KEYS[1], keep) end
+call('ZADD', KEYS[1], nowText, ARGV[3])
+if call('PTTL', KEYS[1]) < keep then call('PEXPIRE', KEYS[1], keep) end
 if count + 1 < cap then return {1, 0} end
-local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+local oldest = call('ZRANGEBYSCORE', KEYS[1], since, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
 return {1, tonumber(oldest[2]) + window - now}

@@ -6,16 +6,11 @@
 -- when the window already holds `max sends`, until the send whose leaving lets the next
 -- one in leaves it, if that is later. The cooldown normally lasts that long already; this
 -- also covers windows filled before it did, or under a higher `max sends`.
--- Redis's clock in ms: as the gate's connection reckons it (ARGV[3]), or, while it has
--- no reckoning ('' or none), Redis's TIME (a command, as dear as the rest of this call).
-local now = tonumber(ARGV[3] or '')
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local wait = redis.call('PTTL', KEYS[1])
+-- Redis's clock: ARGV[3] (prelude.lua's `clock`).
+local _, now = clock(ARGV[3])
+local wait = call('PTTL', KEYS[1])
 local window, maxSends = tonumber(ARGV[1]), tonumber(ARGV[2])
-local sends = redis.call('GET', KEYS[2]) or ''
+local sends = call('GET', KEYS[2]) or ''
 local cut = string.find(sends, ';', 1, true)
 if cut then
   local deadline = tonumber(string.sub(sends, cut + 17, cut + 28), 16)

@@ -17,17 +17,12 @@
 -- Returns {1, 0, voided record name or ''} refunded, {0, 0, ''} when no cooldown
 -- runs (nothing is consumed), {-1, ms until the oldest refund leaves the window, ''}
 -- past the limit, {-2, ms the lock has left, ''} for a locked number (nothing changes).
--- Redis's clock in ms: as the gate's connection reckons it (ARGV[5]), or, while it has
--- no reckoning ('' or none), Redis's TIME (a command, as dear as the rest of this call).
-local now = tonumber(ARGV[5] or '')
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local value = redis.call('GET', KEYS[1])
+-- Redis's clock: ARGV[5] (prelude.lua's `clock`).
+local _, now = clock(ARGV[5])
+local value = call('GET', KEYS[1])
 -- A number locked by wrong codes (verify.lua) is not a cooldown to refund.
-if value and string.sub(value, 1, 6) == 'locked' then return {-2, redis.call('PTTL', KEYS[1]), ''} end
-local window = redis.call('GET', KEYS[2])
+if value and string.sub(value, 1, 6) == 'locked' then return {-2, call('PTTL', KEYS[1]), ''} end
+local window = call('GET', KEYS[2])
 -- The window's sends, and its own cooldown after them and a ';', if any (as reserve.lua
 -- reads them): that cooldown, while it runs and no key holds one, is the one refunded.
 local sends, own = window or '', nil
@@ -46,13 +41,13 @@ local record = ''
 local space = string.find(value, ' ', 17, true)
 if space then record = string.sub(value, space + 1) end
 local refundWindow = tonumber(ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - refundWindow)
-if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[2]) then
-  local oldest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - refundWindow)
+if call('ZCARD', KEYS[3]) >= tonumber(ARGV[2]) then
+  local oldest = call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
   return {-1, tonumber(oldest[2]) + refundWindow - now, ''}
 end
-redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', ARGV[4], token)
+call('DEL', KEYS[1])
+call('PUBLISH', ARGV[4], token)
 -- The refunded send leaves the window: its 29 characters (time, then nonce) go, and so
 -- does the window's own cooldown when it was the one refunded.
 if window then
@@ -64,12 +59,12 @@ if window then
   end
   local rest = own and sends .. ';' .. own or sends
   if rest == '' then
-    redis.call('DEL', KEYS[2])
+    call('DEL', KEYS[2])
   elseif rest ~= window then
-    redis.call('SET', KEYS[2], rest, 'KEEPTTL')
+    call('SET', KEYS[2], rest, 'KEEPTTL')
   end
 end
-redis.call('ZADD', KEYS[3], now, token)
-redis.call('PEXPIRE', KEYS[3], refundWindow)
-if record ~= '' and ARGV[3] == '1' then redis.call('DEL', record) end
+call('ZADD', KEYS[3], now, token)
+call('PEXPIRE', KEYS[3], refundWindow)
+if record ~= '' and ARGV[3] == '1' then call('DEL', record) end
 return {1, 0, record}

@@ -1,12 +1,9 @@
--- The decision of a policy other than the default one. The gate writes one copy of this
--- script for each purpose's policy (and, when the purpose caps IPs, one without the IP cap,
--- for requests without a client address and for a cluster, where the cap is a step of its
--- own): `ReserveScripts` replaces the policy block below, between its two marker lines, with
--- the policy's own constants. A policy is then code, not arguments: each argument of a call
--- costs Redis about as much as a small command (it is copied, hashed and put in a table).
--- The block as written here is the every-rule policy that deploy/bench and
--- deploy/script-cost measure (ladder 60 s, 120 s, 300 s; 5 sends a day; 100 000 sends an
--- hour from an IP; idempotency records kept a day).
+-- The decision of a policy other than the default one, one copy per policy: `ReserveScripts`
+-- writes the policy's constants into the block below (between its marker lines), since each
+-- argument of a call costs Redis about as much as a small command; and a copy without the
+-- IP cap for requests without a client address and for a cluster (where the cap is a step
+-- of its own). As written here, the block is the every-rule policy deploy/bench measures
+-- (ladder 60 s, 120 s, 300 s; 5 sends a day; 100 000 sends an hour from an IP).
 --
 -- KEYS: 1 cooldown (written here only by a policy without a window; else read: it may
 --       hold a lock, see verify.lua, or a cooldown begun under a plain policy),
@@ -29,7 +26,9 @@
 -- refusal's running cooldown's, or ''; observed: the observed rules that would have
 -- refused, comma-separated). Or {record}: the text of an idempotency record already
 -- stored under KEYS[4], which the gate replays when it holds this request's fingerprint
--- (and answers 422 when it does not: `ReserveAnswer`).
+-- (and answers 422 when it does not: `ReserveAnswer`). With budgets or the pumping guard
+-- (fraud-guard.lua): {their refusal...}, or {answer, 1} when the prefix is due in the
+-- registry of blocked prefixes.
 --
 -- Observe mode: a rule the policy observes that would refuse does not; its reason goes
 -- into the observed list and the other rules decide. Such a send starts a new cooldown (a
@@ -52,28 +51,18 @@
 -- the window when this send filled `max sends`), so peek and countdown tokens show that
 -- wait; the answer's wait also covers the IP's cap when this send filled it.
 --
--- The idempotency record (KEYS[4]) is one string: the answer's fields separated by
--- spaces, the fingerprint last ("allowed reason wait sends next now nonce observed
--- fingerprint"; idempotency-put.lua writes the same on a cluster, and the gate reads it,
--- here and from a plain `GET`: `ReserveAnswer`). It is written first, with `SET … NX GET`:
--- a record already there is a replay (or another request's key), and nothing else is written.
+-- The idempotency record (KEYS[4]) is the answer, a space and the fingerprint
+-- (idempotency-put.lua writes the same on a cluster; `ReserveAnswer` reads it). It is
+-- written first, `SET … NX GET`: a record already there is a replay (or another request's
+-- key), and nothing else is written.
 --
--- Cost: each command a script calls costs Redis more than the Lua around it (its
--- arguments and reply are converted, the command looked up and checked), and each write
--- more again (it is appended to the AOF and sent to replicas); so does each argument and
--- each field of the reply. So the window is one string read and written whole, not a
--- sorted set (one write per send instead of two), and holds the cooldown (one key and
--- one write fewer, and Redis's key table, a good part of its work, stays smaller); it is
--- read with the cooldown key in one MGET; a cooldown's value holds its deadline, so the
--- wait needs no PTTL; the idempotency link rides in the cooldown's value; the record's
--- check is its write; the
--- gate's reckoning of Redis's clock spares a TIME; the reply leaves out what the gate knows.
--- The Lua around the commands costs too (each string it makes is hashed, and collected
--- later): a new number, most requests, skips the window's parsing, and the answer, the
--- record and the window are each made in one concatenation.
+-- Cost (deploy/capacity.md says why each choice): a command, an argument, a reply field
+-- or a write costs Redis more than the Lua around them. So the window is one string read
+-- and written whole and holds the cooldown, read with the cooldown key in one MGET; a
+-- cooldown's value holds its deadline (no PTTL) and the idempotency link; the record's
+-- check is its write; a new number skips the window's parsing; the answer, the record and
+-- the window are each made in one concatenation; numbers go to Redis as text.
 -- The window keeps the last `max(max sends, ladder steps, 16)` sends, all any rule reads.
--- Numbers go to Redis as text (the policy's, ARGV): turning a Lua number into a command's
--- argument costs Redis a printf, more than a whole read command.
 
 -- policy (ReserveScripts writes this block for each purpose)
 local window, windowLifeText, maxSends, keepSends = 86400000, '86400000', 5, 16
@@ -83,16 +72,10 @@ local lifetime, lifetimeText, longest, steps = 86400000, '86400000', 86400000, 3
 local watchCooldown, watchMax, watchIP = false, false, false
 local function step(i) return (select(i, '60000', '120000', '300000')) end
 local firstHold, firstHoldMs, secondHold = '60000', 60000, '120000'
+local checkGuard, countGuarded, guardRegister
 -- end of policy
 
--- One global lookup, not one per command.
-local call = redis.call
-local nowText = ARGV[1]
-if nowText == '' then
-  local t = call('TIME')
-  nowText = t[1] .. string.sub('00000' .. t[2], -6, -4)
-end
-local now = nowText + 0
+local nowText, now = clock(ARGV[1])
 -- The observed rules that would have refused this send, comma-separated.
 local observedText = ''
 -- The cooldown key's value and the window, in one read.
@@ -209,6 +192,20 @@ if ARGV[4] then
   local outside = ARGV[4] + 0
   if outside > wait then reason, wait = 'ip_limit', outside end
 end
+-- Budgets and the SMS-pumping guard (fraud-guard.lua; only in a policy with either, on one
+-- Redis) refuse whatever the number's rules say: {which, wait, now, observed, register}
+-- unless the request is a replay. What they observe joins the number's observed rules.
+if checkGuard then
+  local refusal = checkGuard(now)
+  if refusal then
+    local record = ARGV[3] ~= '' and call('GET', KEYS[4])
+    if record then return {record} end
+    return {refusal[1], refusal[2], now, guardObserved, guardRegister and 1 or 0}
+  end
+  if guardObserved ~= '' then
+    observedText = observedText == '' and guardObserved or observedText .. ',' .. guardObserved
+  end
+end
 -- An allowed send's hold: how long its cooldown key lives, as the text the key's PX
 -- takes (`hold`, a ladder step as it came, most often) and in ms (`holdMs`).
 local allowed, token, hold, holdMs = reason == '', '', nil, 0
@@ -216,7 +213,7 @@ local ipMember
 if allowed then
   token = ARGV[2]
   -- The IP's member, when the gate gave one, follows the nonce: a nonce of its own.
-  if #token > 16 then token, ipMember = string.sub(token, 1, 16), string.sub(token, 17) end
+  if #token > 16 then token, ipMember = string.sub(token, 1, 16), string.sub(token, 17, 32) end
   sends = sends + 1
   if sends == 1 then
     hold, holdMs = firstHold, firstHoldMs
@@ -302,7 +299,9 @@ if allowed then
     -- of it: its expiry is renewed only when less than that is left (never shortened).
     if call('PTTL', KEYS[3]) < ipKeep then call('PEXPIRE', KEYS[3], ipKeepText) end
   end
+  if countGuarded then countGuarded(nowText, now) end
 elseif repair then
   call('PEXPIRE', KEYS[1], string.format('%d', remaining))
 end
+if guardRegister then return {answer, 1} end
 return answer

@@ -27,20 +27,15 @@
 -- key's or the window's, if that is longer: a lock never shortens a wait): {-1, lock ms}.
 -- The lock replaces the cooldown key, so a send meets it in the same single command as a
 -- cooldown.
--- Redis's clock in ms: as the gate's connection reckons it (ARGV[7]), or, while it has
--- no reckoning ('' or none), Redis's TIME (a command, as dear as the rest of this call).
-local now = tonumber(ARGV[7] or '')
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local value = redis.call('GET', KEYS[1])
-if value and string.sub(value, 1, 6) == 'locked' then return {-1, redis.call('PTTL', KEYS[1])} end
+-- Redis's clock: ARGV[7] (prelude.lua's `clock`).
+local _, now = clock(ARGV[7])
+local value = call('GET', KEYS[1])
+if value and string.sub(value, 1, 6) == 'locked' then return {-1, call('PTTL', KEYS[1])} end
 local window = tonumber(ARGV[3])
 -- The number's last code, and how long its running cooldown has left (the window's own
 -- deadline: its 12 hex digits after the nonce).
 local code, left = nil, 0
-local list = redis.call('GET', KEYS[4])
+local list = call('GET', KEYS[4])
 if list then
   local cut = string.find(list, ';', 1, true)
   local sends = cut and string.sub(list, 1, cut - 1) or list
@@ -53,10 +48,10 @@ if list then
 end
 if value then
   code = code or string.sub(value, 1, 16)
-  local pttl = redis.call('PTTL', KEYS[1])
+  local pttl = call('PTTL', KEYS[1])
   if pttl > left then left = pttl end
 end
-local record = redis.call('GET', KEYS[2])
+local record = call('GET', KEYS[2])
 local recordCode, count = nil, 0
 if record and string.sub(record, 17, 17) == ' ' then
   recordCode, count = string.sub(record, 1, 16), string.sub(record, 18)
@@ -65,29 +60,29 @@ code = code or recordCode
 if code ~= recordCode then count = 0 end
 if count == 'x' then return {-3, left} end
 if ARGV[1] == 'verified' then
-  if record then redis.call('DEL', KEYS[2]) end
+  if record then call('DEL', KEYS[2]) end
   if ARGV[5] == '0' then return {1, 0} end
-  local counted = tonumber(redis.call('GET', KEYS[3]) or '')
+  local counted = tonumber(call('GET', KEYS[3]) or '')
   if counted and now - counted < tonumber(ARGV[6]) then
-    redis.call('PEXPIRE', KEYS[3], ARGV[5])
+    call('PEXPIRE', KEYS[3], ARGV[5])
     return {1, 0}
   end
-  redis.call('SET', KEYS[3], tostring(now), 'PX', ARGV[5])
+  call('SET', KEYS[3], tostring(now), 'PX', ARGV[5])
   return {1, 1}
 end
 if not code then return {-2, 0} end
 local failed = count + 1
 local limit = tonumber(ARGV[2])
 if failed < limit then
-  redis.call('SET', KEYS[2], code .. ' ' .. failed, 'PX', ARGV[3])
+  call('SET', KEYS[2], code .. ' ' .. failed, 'PX', ARGV[3])
   return {0, limit - failed}
 end
 if ARGV[8] == 'code' then
-  redis.call('SET', KEYS[2], code .. ' x', 'PX', ARGV[3])
+  call('SET', KEYS[2], code .. ' x', 'PX', ARGV[3])
   return {-3, left}
 end
 local hold = tonumber(ARGV[4])
 if left > hold then hold = left end
-redis.call('SET', KEYS[1], 'locked', 'PX', tostring(hold))
-redis.call('DEL', KEYS[2])
+call('SET', KEYS[1], 'locked', 'PX', tostring(hold))
+call('DEL', KEYS[2])
 return {-1, hold}

@@ -1,0 +1,81 @@
+import RedisClient
+
+/// Send budgets and the SMS-pumping guard as part of a send's one reserve script, on one
+/// Redis or Sentinel (`fraud-guard.lua`): every rule in one call, atomically, so a send
+/// holds no share while another step decides and nothing is given back. On a Redis
+/// Cluster, where a budget's shards and a prefix have slots of their own, they are steps
+/// of their own instead (GateWorker+Budgets.swift, GateWorker+Pumping.swift).
+struct FraudGuard {
+    let checks: [BudgetCheck]
+    /// The destination prefix, when the purpose's guard is on.
+    let prefix: PrefixKey?
+    /// What the budgets count the send under: a nonce of its own, so their sets cannot be
+    /// joined to the number's keys.
+    let member: CooldownNonce
+
+    init(_ request: SendRequest, policy: Policy, member: CooldownNonce) {
+        checks = BudgetCheck.checks(for: request.phone, policy: policy)
+        prefix = policy.pumping.isOn ? PrefixKey(request.phone, digits: policy.pumping.prefixDigits) : nil
+        self.member = member
+    }
+
+    /// The keys after the reserve script's four: the number's trust mark and the prefix's
+    /// counts (with the guard on), then the shard each budget tries first.
+    func appendKeys(_ keys: GateKeys, purpose: Purpose, number: String, to args: inout RedisArguments) {
+        if let prefix {
+            keys.append(.trusted, purpose: purpose, number: number, to: &args)
+            keys.appendPumping(purpose: purpose, prefix: prefix, to: &args)
+        }
+        for check in checks {
+            keys.appendBudgetShard(scope: check.budget.scope, kind: check.kind, shard: check.firstShard(member: member), to: &args)
+        }
+    }
+
+    var keyCount: Int { (prefix == nil ? 0 : 2) + checks.count }
+
+    /// What the script answered, read for the guard's part.
+    struct Reply {
+        /// The guard's refusal; nil when the number's rules decided (`rest`).
+        var refusal: Decision?
+        /// The number's answer, as the reserve script without the guard gives it.
+        var rest: RedisReply
+        /// The prefix is due in the registry of blocked prefixes.
+        var register: Bool
+    }
+
+    /// `{which, wait, now, observed, register}` is the guard's refusal (which: a budget's
+    /// place, 1-based, or 0 for the pumping guard); `{answer, 1}` an answer with the prefix
+    /// due in the registry; any other reply is the number's answer as it is.
+    func read(_ reply: RedisReply, request: SendRequest, policy: CompiledPolicy) throws(GateError) -> Reply {
+        guard case .array(let items) = reply, items.count == 2 || items.count == 5 else {
+            return Reply(refusal: nil, rest: reply, register: false)
+        }
+        if items.count == 2 {
+            guard items[1].integer == 1, prefix != nil else { throw GateWorker.unexpected(reply) }
+            return Reply(refusal: nil, rest: items[0], register: true)
+        }
+        guard let which = items[0].integer, let wait = items[1].integer, let now = items[2].integer,
+              let observedText = items[3].string, let register = items[4].integer,
+              which >= 0, which <= checks.count, which > 0 || prefix != nil, wait >= 1
+        else { throw GateWorker.unexpected(reply) }
+        let observed = observedText.split(separator: ",").compactMap { Decision.Reason(rawValue: String($0)) }
+        let refusal = which > 0
+            ? checks[which - 1].refusal(request, wait: Int64(wait), now: Int64(now), observed: observed)
+            : Decision.suspectedPumping(request, policy: policy, wait: Int64(wait), now: Int64(now), observed: observed)
+        return Reply(refusal: refusal, rest: reply, register: register == 1)
+    }
+}
+
+extension Decision {
+    /// The pumping guard's refusal of a send to a blocked prefix, for `wait` ms more.
+    static func suspectedPumping(
+        _ request: SendRequest, policy: CompiledPolicy, wait: Int64, now: Int64, observed: [Reason] = []
+    ) -> Decision {
+        var refusal = Decision(
+            allowed: false, reason: .suspectedPumping, phone: request.phone, purpose: request.purpose,
+            retryAfterMilliseconds: max(1, wait), serverTimeMilliseconds: now, sendsInWindow: 0, sendsLeft: nil,
+            nextRetryAfterMilliseconds: policy.ladderMilliseconds[0])
+        refusal.observed = observed
+        return refusal
+    }
+}

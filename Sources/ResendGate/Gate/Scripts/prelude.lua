@@ -1,0 +1,15 @@
+-- The head of every script: GateScripts (and ReserveScripts) put it before each file's
+-- own text when they load it, and deploy tools do the same (`resendgate script NAME`).
+-- One lookup of redis.call, not one per command:
+local call = redis.call
+-- Redis's clock in ms, as text and as a number: `text` when the gate sent it (Redis's
+-- clock as its connection reckons it from its last TIME: RedisArguments.appendRedisNow),
+-- else ('' or none) Redis's own TIME, a command as dear as the rest of a small call.
+-- The text is what a command takes: a Lua number as a command's argument costs a printf.
+local function clock(text)
+  if text == nil or text == '' then
+    local t = call('TIME')
+    text = t[1] .. string.sub('00000' .. t[2], -6, -4)
+  end
+  return text, text + 0
+end
