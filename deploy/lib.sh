@@ -51,6 +51,22 @@ swift_test_in_passes() {
         swift test --skip-build --no-parallel --filter "$heavy_suites" "$@"
 }
 
+# lua_script NAME [REV]: the text of Sources/ResendGate/Gate/Scripts/NAME.lua as Redis runs it,
+# as the gate makes it (GateScripts): prelude.lua, the parts its first line names
+# (`-- parts: budget-shards`), then the file; from the worktree, or from git revision REV (a
+# revision from before the prelude gives the file alone).
+lua_script() {
+    local name=$1 rev=${2:-} dir=Sources/ResendGate/Gate/Scripts part
+    lua_file() {
+        if [[ -z $rev ]]; then cat "$(repo_root)/$dir/$1.lua" 2>/dev/null; else git -C "$(repo_root)" show "$rev:$dir/$1.lua" 2>/dev/null; fi
+    }
+    local text
+    text=$(lua_file "$name") || die "no $dir/$name.lua${rev:+ at $rev}"
+    lua_file prelude && echo
+    for part in $(sed -n '1s/^-- parts: //p' <<<"$text"); do lua_file "$part" && echo; done
+    printf '%s\n' "$text"
+}
+
 # --- Processes: ports, Redis, stopping ----------------------------------------------------
 
 # Prints a free TCP port on 127.0.0.1, picked by the kernel. Another process may take it

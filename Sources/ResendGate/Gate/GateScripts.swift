@@ -29,10 +29,10 @@ enum GateScripts {
     /// A share of each send budget, from the first of its shards with room (`budget-take.lua`):
     /// its own step before the number's; on one Redis every budget in one call, on a cluster
     /// one call a shard (GateWorker+Budgets.swift).
-    static let budgetTake = script(EmbeddedFiles.budgetShards, EmbeddedFiles.budgetTake)
+    static let budgetTake = script(EmbeddedFiles.budgetTake)
 
     /// The SMS-pumping guard of a destination prefix, in the prefix's slot (`pumping.lua`).
-    static let pumping = script(EmbeddedFiles.prefixCounts, EmbeddedFiles.pumping)
+    static let pumping = script(EmbeddedFiles.pumping)
 
     /// A countdown token's lookup of the cooldown it names (`countdown-of-cooldown.lua`).
     static let countdownOfCooldown = script(EmbeddedFiles.countdownOfCooldown)
@@ -42,10 +42,20 @@ enum GateScripts {
 
     static let all = [peek, release, verify, ipTake, idempotencyPut, countdownOfCooldown, budgetTake, pumping, windowCooldowns]
 
-    /// `prelude.lua`, then `parts` (`budget-shards.lua`, ...), each a file of functions, then the script.
-    static func script(_ files: [UInt8]...) -> RedisScript {
-        RedisScript(source(files))
+    /// `prelude.lua`, the parts the file's first line names (`-- parts: budget-shards`:
+    /// files of functions), then the file.
+    static func script(_ file: [UInt8]) -> RedisScript {
+        let text = String(decoding: file, as: UTF8.self)
+        let head = text.prefix { $0 != "\n" }
+        let names = head.hasPrefix("-- parts: ") ? head.dropFirst("-- parts: ".count).split(separator: " ") : []
+        return RedisScript(source(names.map { name in
+            guard let part = parts[String(name)] else { preconditionFailure("no Lua part named \(name)") }
+            return part
+        } + [file]))
     }
+
+    /// The files of functions a script may name on its first line.
+    static let parts = ["budget-shards": EmbeddedFiles.budgetShards, "prefix-counts": EmbeddedFiles.prefixCounts]
 
     /// The text of a script made of `prelude.lua` (unless `prelude` is false) and `files`,
     /// as Redis runs it.

@@ -1,3 +1,4 @@
+-- parts: budget-shards
 -- KEYS: the shards of each send budget the send must fit in (sorted sets of allowed sends'
 -- nonces, scored by Redis time in ms), budget after budget, each budget's in the order to
 -- try them. On one Redis every budget of a send comes in one call; on Redis Cluster one

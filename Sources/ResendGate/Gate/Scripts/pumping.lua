@@ -1,3 +1,4 @@
+-- parts: prefix-counts
 -- KEYS: 1 a destination prefix's counts for one purpose (a hash: prefix-counts.lua).
 -- ARGV: 1 mode, 2 window ms, 3 bucket ms, 4 min sends, 5 min conversion in parts per
 --       million, 6 (mode 'give') the field a 'take' counted in, 7 now: Redis's clock in ms
