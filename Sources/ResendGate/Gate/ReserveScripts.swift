@@ -79,8 +79,7 @@ struct ReserveScripts {
         var budgets: [(String, SendBudget, Decision.Reason)] = rules.countryMaxSends.sorted { $0.key < $1.key }.map { ($0.key, $0.value, .countryLimit) }
         if let total = rules.maxSendsTotal { budgets.append(("total", total, .globalLimit)) }
         let table = budgets.map { kind, budget, reason in
-            let window = budget.window.wholeMilliseconds
-            return "['\(kind)'] = {\(budget.limit), \(budget.shards), \(window), '\(window)', \(rules.observes(reason)), '\(reason.rawValue)'}"
+            "['\(kind)'] = {\(budget.limit), \(budget.shards), \(budget.window.wholeMilliseconds), \(rules.observes(reason)), '\(reason.rawValue)'}"
         }.joined(separator: ", ")
         let pumping = rules.pumping
         return """

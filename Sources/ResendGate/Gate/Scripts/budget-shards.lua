@@ -27,8 +27,10 @@ local function shardWithRoom(shards, key, allowance, window, now)
   return 0, math.max(1, wait)
 end
 
--- Counts the send `member` in a shard, kept for the window.
-local function takeShare(key, member, nowText, windowText)
+-- Counts the send `member` in a shard. The shard outlives its newest send by the window,
+-- plus at most an eighth of it: its expiry is renewed only when less than the window is
+-- left (a read most sends, not a write).
+local function takeShare(key, member, nowText, window)
   call('ZADD', key, nowText, member)
-  call('PEXPIRE', key, windowText)
+  if call('PTTL', key) < window then call('PEXPIRE', key, string.format('%d', window + window / 8)) end
 end

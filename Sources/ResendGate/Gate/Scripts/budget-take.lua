@@ -41,7 +41,7 @@ while at <= nargs do
     return reply
   end
   reply[#reply + 1] = place
-  if place > 0 then chosen[#chosen + 1] = {KEYS[first + place], ARGV[at + 1]} end
+  if place > 0 then chosen[#chosen + 1] = {KEYS[first + place], window} end
   first, at = first + shards, at + 3 + shards
 end
 for _, share in ipairs(chosen) do takeShare(share[1], member, nowText, share[2]) end

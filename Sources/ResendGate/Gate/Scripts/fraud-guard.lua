@@ -10,7 +10,7 @@
 -- another number: keys a script reaches without naming them, which one Redis allows).
 -- ARGV[2] ends with the member the budgets count the send under (a nonce of its own).
 -- The block says, for each budget's kind (a region, a calling code, `total`): {limit,
--- shards, window ms, the window as text, observed, reason}; and the guard's figures.
+-- shards, window ms, observed, reason}; and the guard's figures.
 local guardObserved, guardRegister, guardShares = '', false, {}
 
 local function noteGuard(reason)
@@ -31,9 +31,9 @@ local function checkGuard(now)
       function(n) return math.floor(limit / shards) + ((start + n - 1) % shards < limit % shards and 1 or 0) end,
       budget[3], now)
     if place > 0 then
-      guardShares[#guardShares + 1] = {place == 1 and first or base .. ((start + place - 1) % shards) .. '}', budget[4]}
-    elseif budget[5] then
-      noteGuard(budget[6])
+      guardShares[#guardShares + 1] = {place == 1 and first or base .. ((start + place - 1) % shards) .. '}', budget[3]}
+    elseif budget[4] then
+      noteGuard(budget[5])
     else
       return {i - firstBudgetKey + 1, wait}
     end
