@@ -102,11 +102,6 @@ public final class ResendButtonModel {
     /// hashed, so the store names no phone number).
     public var storageKey: String { Self.storageKey(purpose: purpose, phone: phone) }
 
-    /// The key a countdown of `phone` for `purpose` is saved under.
-    public static func storageKey(purpose: String, phone: String) -> String {
-        "resendgate.countdown.\(purpose).\(numberDigest(phone))"
-    }
-
     /// How many times the kit itself retries a send that got no answer (a dropped
     /// connection, a timeout), with the same `Idempotency-Key`: a retry the server already
     /// decided gets the first answer and sends no second code.
@@ -225,17 +220,6 @@ public final class ResendButtonModel {
     /// same number never ends it.
     private func countdownID(phone: String) -> CountdownID {
         CountdownID("resendgate.\(purpose).\(Self.numberDigest(phone)).\(ObjectIdentifier(self).hashValue)")
-    }
-
-    /// A stable digest of the number's digits (FNV-1a, 64 bits, in hex): every spelling of
-    /// one number, and no number in clear.
-    static func numberDigest(_ phone: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for scalar in phone.unicodeScalars where scalar.properties.numericType == .decimal {
-            guard let digit = scalar.properties.numericValue else { continue }
-            hash = (hash ^ (48 + UInt64(digit))) &* 0x0000_0100_0000_01b3
-        }
-        return String(hash, radix: 16)
     }
 
     private func switchNumber(from old: String) {

@@ -54,13 +54,7 @@ extension GateWorker {
     /// another is being read gets that one's answer: one read in flight per worker, so a
     /// burst of listings cannot multiply the registry's up to 1 000 reads.
     public func blockedPrefixes(completion: @escaping (Result<[PrefixFigures], GateError>) -> Void) {
-        if listingWaiters != nil { return listingWaiters!.append(completion) }
-        listingWaiters = [completion]
-        readBlockedPrefixes { [unowned self] result in
-            let waiting = self.listingWaiters ?? []
-            self.listingWaiters = nil
-            for waiter in waiting { waiter(result) }
-        }
+        listing.run(completion) { [unowned self] answer in self.readBlockedPrefixes(completion: answer) }
     }
 
     private func readBlockedPrefixes(completion: @escaping (Result<[PrefixFigures], GateError>) -> Void) {

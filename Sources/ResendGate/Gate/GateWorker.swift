@@ -15,10 +15,8 @@ public final class GateWorker {
     /// A number's text in its keys: the number, or its HMAC under `keySecret`.
     let numberHasher: NumberKeyHasher
     let tokens = CountdownTokenSource()
-    /// Seals and opens countdown tokens; nil until the deployment's secret is known
-    /// (`withTokenCipher`).
-    var tokenCipher: CountdownTokenCipher?
-    var waitingForSecret: [(Result<CountdownTokenCipher, GateError>) -> Void] = []
+    /// Seals and opens countdown tokens, once the deployment's secret is known.
+    let tokenSecret: TokenSecret
     /// The policy of every configured purpose, and of no other (`PolicySet`).
     let compiled: [String: CompiledPolicy]
     /// Each configured purpose's reserve scripts, its policy written in (`ReserveScripts`).
@@ -36,8 +34,8 @@ public final class GateWorker {
     /// The sends with steps outside the number's slot (budgets, the pumping guard) being
     /// decided, one at a time per number (`SameNumberQueue`).
     let sameNumber = SameNumberQueue()
-    /// The callers of `blockedPrefixes` waiting for the listing being read; nil when none is.
-    var listingWaiters: [(Result<[PrefixFigures], GateError>) -> Void]?
+    /// The listing of blocked prefixes being read, shared by the callers meanwhile.
+    let listing = SharedRead<[PrefixFigures]>(limit: 65_536, overflow: .storeUnavailable("too many listings waiting"))
 
     /// `parserCapacity` bounds the worker's cache of parsed numbers (16 384 results, and at
     /// most about 4 MiB whatever the results): enough to hold the numbers of the last
@@ -67,7 +65,7 @@ public final class GateWorker {
             loop: loop, store: store, key: keys.windowCooldowns, period: configuration.windowCooldownsPeriod,
             windowed: configuration.cooldownsInWindows
                 ? compiled.filter { $0.value.windowMilliseconds > 0 }.map { ($0.key, $0.value.longestHoldMilliseconds) } : [])
-        tokenCipher = configuration.tokenSecret.map { CountdownTokenCipher(secret: Array($0.utf8)) }
+        tokenSecret = TokenSecret(given: configuration.tokenSecret, store: store, key: keys.tokenSecret)
         requestLimiter = configuration.ipMaxRequests.map { RequestLimiter(rate: $0) }
         // At once, not at the first decision: the warm-up of a gate with a window runs from
         // here, for every worker of a server alike.
@@ -125,8 +123,8 @@ public final class GateWorker {
         guard policy.rules.allowedNumberTypes.contains(request.phone.type) else {
             return completion(.failure(.numberTypeNotAllowed(request.phone.type)))
         }
-        guard let cipher = tokenCipher else {
-            return withTokenCipher { [unowned self] result in
+        guard let cipher = tokenSecret.cipher else {
+            return tokenSecret.withCipher { [unowned self] result in
                 if case .failure(let error) = result { return completion(.failure(error)) }
                 self.reserveAdmitted(request, policy: policy, completion: completion)
             }
@@ -267,122 +265,6 @@ public final class GateWorker {
         request.clientAddress.map { numberHasher.keyText(forAddress: $0.text) }
     }
 
-    /// A reserve script's reply as a decision, with the nonce its token names ("" : none):
-    /// the answer's text, or `{record}` when an idempotency record was already stored
-    /// (replayed when it holds `fingerprint`, else the key was reused: 422).
-    static func reserveDecision(
-        from reply: RedisReply, fingerprint: String?, request: SendRequest, policy: CompiledPolicy, number: String,
-        cipher: CountdownTokenCipher
-    ) throws(GateError) -> (decision: Decision, nonce: Substring) {
-        switch reply {
-        case .bulk(let bytes):
-            guard let answer = ReserveAnswer(answer: String(decoding: bytes, as: UTF8.self)) else { throw Self.unexpected(reply) }
-            return (decision(answer, replayed: false, request: request, policy: policy, number: number, cipher: cipher), answer.nonce)
-        case .array(let items) where items.count == 1:
-            guard case .bulk(let record) = items[0], let fingerprint else { throw Self.unexpected(reply) }
-            return try storedDecision(record, fingerprint: fingerprint, request: request, policy: policy, number: number, cipher: cipher)
-        default:
-            throw Self.unexpected(reply)
-        }
-    }
-
-    /// A stored idempotency record as the decision to replay, when it holds `fingerprint`;
-    /// another request's record (or one that cannot be read) is a reused key: 422.
-    static func storedDecision(
-        _ record: [UInt8], fingerprint: String, request: SendRequest, policy: CompiledPolicy, number: String,
-        cipher: CountdownTokenCipher
-    ) throws(GateError) -> (decision: Decision, nonce: Substring) {
-        switch ReserveAnswer.record(String(decoding: record, as: UTF8.self), fingerprint: fingerprint) {
-        case .answer(let answer):
-            return (decision(answer, replayed: true, request: request, policy: policy, number: number, cipher: cipher), answer.nonce)
-        case .otherRequest, .unreadable:
-            throw .idempotencyKeyReused
-        }
-    }
-
-    /// A reserve answer as the request's decision; its countdown token seals the nonce.
-    static func decision(
-        _ answer: ReserveAnswer, replayed: Bool, request: SendRequest, policy: CompiledPolicy, number: String,
-        cipher: CountdownTokenCipher
-    ) -> Decision {
-        var decision = Decision(
-            allowed: answer.allowed, reason: answer.reason, phone: request.phone, purpose: request.purpose,
-            retryAfterMilliseconds: answer.waitMilliseconds, serverTimeMilliseconds: answer.nowMilliseconds,
-            sendsInWindow: answer.sends, sendsLeft: policy.rules.maxSends.map { max(0, $0 - answer.sends) },
-            nextRetryAfterMilliseconds: answer.nextMilliseconds, replayed: replayed,
-            countdownToken: (CooldownValue(text: answer.nonce)?.nonce).map {
-                cipher.seal(purpose: request.purpose, number: number, nonce: $0)
-            })
-        decision.observed = answer.observed
-        return decision
-    }
-
-    /// The remaining time of the cooldown that issued `token`, or nil when the token is
-    /// not one of this deployment's (malformed, forged, altered, or sealed under a rotated
-    /// secret: then Redis is not asked), or its cooldown ended, was released or replaced.
-    /// One script call on the number's slot, which the token names.
-    public func countdown(
-        _ token: CountdownToken, completion: @escaping (Result<CountdownReading?, GateError>) -> Void
-    ) {
-        guard let cipher = tokenCipher else {
-            return withTokenCipher { [unowned self] result in
-                if case .failure(let error) = result { return completion(.failure(error)) }
-                self.countdown(token, completion: completion)
-            }
-        }
-        guard let contents = cipher.open(token) else { return completion(.success(nil)) }
-        let keys = self.keys
-        store.evaluate(GateScripts.countdownOfCooldown, slotKey: keys.slotKey(purpose: contents.purpose, number: contents.number), { args in
-            args.append(2)
-            keys.append(.cooldown, purpose: contents.purpose, number: contents.number, to: &args)
-            keys.append(.window, purpose: contents.purpose, number: contents.number, to: &args)
-            args.append(contents.cooldownValue)
-            args.appendRedisNow()
-        }, completion: { result in
-            completion(Self.decode(result, Self.reading))
-        })
-    }
-
-    /// `{remaining ms, Redis time ms, the cooldown's value}` as a reading; nil for `{-2, ...}`.
-    static func reading(_ reply: RedisReply) throws(GateError) -> CountdownReading? {
-        guard case .array(let items) = reply, items.count >= 2,
-              let pttl = items[0].integer, let now = items[1].integer else { throw Self.unexpected(reply) }
-        guard pttl > 0 else { return nil }
-        guard items.count == 3, let value = items[2].string else { throw Self.unexpected(reply) }
-        return CountdownReading(
-            retryAfterMilliseconds: Int64(pttl), serverTimeMilliseconds: Int64(now), cooldownIdentity: value)
-    }
-
-    /// Reads how long the number's own limits (its cooldown, `max sends`) refuse the next
-    /// send, without consuming anything.
-    public func peek(
-        _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<CooldownStatus, GateError>) -> Void
-    ) {
-        let number = numberHasher.keyText(for: phone.e164)
-        let keys = self.keys
-        let policy: CompiledPolicy
-        do { policy = try self.policy(for: purpose) } catch { return completion(.failure(error)) }
-        let firstStep = policy.ladderMilliseconds[0]
-        store.evaluate(GateScripts.peek, slotKey: keys.slotKey(purpose: purpose, number: number), { args in
-            args.append(2)
-            keys.append(.cooldown, purpose: purpose, number: number, to: &args)
-            keys.append(.window, purpose: purpose, number: number, to: &args)
-            args.append(Int(policy.windowMilliseconds))
-            args.append(policy.rules.maxSends ?? 0)
-            args.appendRedisNow()
-        }, completion: { result in
-            completion(Self.decode(result) { reply throws(GateError) in
-                guard case .array(let items) = reply, items.count == 2,
-                      let pttl = items[0].integer, let now = items[1].integer else { throw Self.unexpected(reply) }
-                // -2: no cooldown. -1: a key without expiry (never written by us): the
-                // next reserve gives it the first step, so report that much.
-                let remaining = pttl == -1 ? firstStep : max(0, Int64(pttl))
-                return CooldownStatus(
-                    phone: phone, purpose: purpose, retryAfterMilliseconds: remaining, serverTimeMilliseconds: Int64(now))
-            })
-        })
-    }
-
     /// Stops the connection; pending calls fail as store unavailable.
     public func close() {
         releases?.close()
@@ -403,35 +285,5 @@ public final class GateWorker {
 
     static func unexpected(_ reply: RedisReply) -> GateError {
         .storeUnavailable("unexpected reply from Redis: \(reply)")
-    }
-}
-
-/// A policy with its durations turned into the milliseconds the script takes.
-struct CompiledPolicy {
-    let rules: Policy
-    let ladderMilliseconds: [Int64]
-    /// 0 when sends need no counting (a flat cooldown without a cap). A policy with a window
-    /// keeps a number's running cooldown in its window key (`reserve.lua`).
-    let windowMilliseconds: Int64
-    /// The longest a cooldown of the policy can run: its window or its longest ladder step.
-    let longestHoldMilliseconds: Int64
-    let ipWindowMilliseconds: Int64
-    /// The policy's window, in which refunds and wrong codes are counted even when sends
-    /// are not.
-    let policyWindowMilliseconds: Int64
-    /// The cooldown of a policy that is one cooldown, counts nothing and does not observe
-    /// it: the requests without a client IP to cap or an idempotency key take `reserveCooldown`.
-    let plainCooldownMilliseconds: Int64?
-
-    init(_ rules: Policy) {
-        self.rules = rules
-        ladderMilliseconds = rules.ladder.map(\.wholeMilliseconds)
-        windowMilliseconds = rules.ladder.count > 1 || rules.maxSends != nil ? rules.window.wholeMilliseconds : 0
-        ipWindowMilliseconds = rules.ipWindow.wholeMilliseconds
-        policyWindowMilliseconds = rules.window.wholeMilliseconds
-        longestHoldMilliseconds = max(windowMilliseconds, ladderMilliseconds.max() ?? 0)
-        // A plain `SET NX` cannot let a send through a running cooldown: an observed one takes the script.
-        plainCooldownMilliseconds = windowMilliseconds == 0 && ladderMilliseconds.count == 1 && !rules.observes(.cooldown)
-            ? ladderMilliseconds[0] : nil
     }
 }

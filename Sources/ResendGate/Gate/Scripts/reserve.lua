@@ -35,21 +35,17 @@
 -- new nonce), counts in the window, and is not added to a full IP's set (the set stays
 -- bounded by the cap). A lock always refuses (the gate refuses `locked` in observe mode).
 --
--- A cooldown's value: the send's nonce, then its deadline in 12 hex digits of ms, as a
--- plain cooldown's (`CooldownValue`); then, when an idempotency record answered the
--- send, a space and the record's key name, so a refund can void it. A policy with a
--- window keeps it in the window key, after the sends and a ';': it ends at its deadline
--- (the key lives on for the window), and costs no key of its own. Without a window it is
--- the cooldown key's value, the key living as long as the cooldown; and so it is for a
--- gate's first seconds (`cooldownInWindow` false), until every gate whose policy for the
--- purpose is a plain `SET NX` knows to read windows (`WindowCooldowns`).
+-- A cooldown's value: the send's nonce, its deadline in 12 hex digits of ms (`CooldownValue`),
+-- then, when an idempotency record answered the send, a space and the record's key name (a
+-- refund voids it). A policy with a window keeps it in the window key, after the sends and
+-- a ';' (no key of its own); else, and for a gate's first seconds (`cooldownInWindow` false,
+-- until every plain-policy gate reads windows: `WindowCooldowns`), in the cooldown key.
 --
--- Every rule is read and the answer decided before anything is written: a denied
--- request consumes nothing. The wait is the longest of every limit that binds the next
--- send, and the reason names the one that ends last. An allowed send's cooldown lasts
--- as long as the number's real wait (its ladder step, or until the oldest send leaves
--- the window when this send filled `max sends`), so peek and countdown tokens show that
--- wait; the answer's wait also covers the IP's cap when this send filled it.
+-- Every rule is read and the answer decided before anything is written: a denied request
+-- consumes nothing. The wait is the longest of every limit that binds the next send, the
+-- reason the one that ends last. An allowed send's cooldown lasts its real wait (its ladder
+-- step, or until the oldest send leaves the window when it filled `max sends`), so peek
+-- and tokens show it; the answer's wait also covers the IP's cap when this send filled it.
 --
 -- The idempotency record (KEYS[4]) is the answer, a space and the fingerprint
 -- (idempotency-put.lua writes the same on a cluster; `ReserveAnswer` reads it). It is
@@ -165,11 +161,9 @@ elseif maxSends > 0 and sends >= maxSends then
   local f = string.sub(list, i * 29 - 28, i * 29 - 16) + window - now
   if f + 2 >= wait then reason, wait = 'max_sends', math.max(f, wait) end
 end
--- The IP's sends: the count may include stale ones (or, with purposes of other IP
--- windows, sends older than this one's), which matter only when the count reaches the
--- cap: then the sends older than the longest IP window of any purpose (`ipKeep`) are
--- removed (a purpose with a short window never erases what a longer one still counts),
--- and this purpose counts those within its own window.
+-- The IP's sends: stale ones (or older than this purpose's window) matter only at the cap:
+-- then sends older than the longest IP window of any purpose (`ipKeep`) go, and this
+-- purpose counts those within its own window.
 local ipCount, ipFull = 0, false
 if ipMax > 0 then
   ipCount = call('ZCARD', KEYS[3])
@@ -206,10 +200,9 @@ if checkGuard then
     observedText = observedText == '' and guardObserved or observedText .. ',' .. guardObserved
   end
 end
--- An allowed send's hold: how long its cooldown key lives, as the text the key's PX
--- takes (`hold`, a ladder step as it came, most often) and in ms (`holdMs`).
-local allowed, token, hold, holdMs = reason == '', '', nil, 0
-local ipMember
+-- An allowed send's hold, as the text PX takes (`hold`, most often a ladder step as it
+-- came) and in ms (`holdMs`).
+local allowed, token, hold, holdMs, ipMember = reason == '', '', nil, 0, nil
 if allowed then
   token = ARGV[2]
   -- The IP's member, when the gate gave one, follows the nonce: a nonce of its own.

@@ -1,0 +1,29 @@
+/// A policy with its durations turned into the milliseconds the script takes.
+struct CompiledPolicy {
+    let rules: Policy
+    let ladderMilliseconds: [Int64]
+    /// 0 when sends need no counting (a flat cooldown without a cap). A policy with a window
+    /// keeps a number's running cooldown in its window key (`reserve.lua`).
+    let windowMilliseconds: Int64
+    /// The longest a cooldown of the policy can run: its window or its longest ladder step.
+    let longestHoldMilliseconds: Int64
+    let ipWindowMilliseconds: Int64
+    /// The policy's window, in which refunds and wrong codes are counted even when sends
+    /// are not.
+    let policyWindowMilliseconds: Int64
+    /// The cooldown of a policy that is one cooldown, counts nothing and does not observe
+    /// it: the requests without a client IP to cap or an idempotency key take `reserveCooldown`.
+    let plainCooldownMilliseconds: Int64?
+
+    init(_ rules: Policy) {
+        self.rules = rules
+        ladderMilliseconds = rules.ladder.map(\.wholeMilliseconds)
+        windowMilliseconds = rules.ladder.count > 1 || rules.maxSends != nil ? rules.window.wholeMilliseconds : 0
+        ipWindowMilliseconds = rules.ipWindow.wholeMilliseconds
+        policyWindowMilliseconds = rules.window.wholeMilliseconds
+        longestHoldMilliseconds = max(windowMilliseconds, ladderMilliseconds.max() ?? 0)
+        // A plain `SET NX` cannot let a send through a running cooldown: an observed one takes the script.
+        plainCooldownMilliseconds = windowMilliseconds == 0 && ladderMilliseconds.count == 1 && !rules.observes(.cooldown)
+            ? ladderMilliseconds[0] : nil
+    }
+}

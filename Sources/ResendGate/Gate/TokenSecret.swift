@@ -1,0 +1,52 @@
+import RedisClient
+
+/// The secret countdown tokens are sealed with. Given (`--token-secret`), every worker
+/// makes its cipher at once. Otherwise the deployment keeps one in Redis at
+/// `<prefix>:token-secret`: each worker asks `SET key <32 random bytes in hex> NX GET`
+/// once, so the first gate ever to ask creates it atomically and every later one reads
+/// it. Calls that need the cipher before it is known wait for that one reply (bounded);
+/// if Redis cannot answer they fail as store unavailable, and the next call asks again.
+final class TokenSecret {
+    /// At most this many calls wait for the secret; more fail at once.
+    static let maximumWaiting = 65_536
+
+    /// Known once given or read.
+    private(set) var cipher: CountdownTokenCipher?
+    private let reading = SharedRead<CountdownTokenCipher>(
+        limit: maximumWaiting, overflow: .storeUnavailable("too many calls waiting for the token secret from Redis"))
+    private let store: RedisStore
+    private let key: String
+
+    init(given: String?, store: RedisStore, key: String) {
+        cipher = given.map { CountdownTokenCipher(secret: Array($0.utf8)) }
+        self.store = store
+        self.key = key
+    }
+
+    /// Runs `body` with the cipher, at once when it is known.
+    func withCipher(_ body: @escaping (Result<CountdownTokenCipher, GateError>) -> Void) {
+        if let cipher { return body(.success(cipher)) }
+        reading.run(body) { [store, key] answer in
+            var fresh = [UInt8](repeating: 0, count: 32)
+            fresh.withUnsafeMutableBytes { CountdownTokenSource.fill($0) }
+            let candidate = CountdownTokenCipher.hex(fresh[...])
+            store.send(slotKey: key, { args in
+                args.append("SET")
+                args.append(key)
+                args.append(candidate)
+                args.append("NX")
+                args.append("GET")
+            }, completion: { [weak self] result in
+                let outcome: Result<CountdownTokenCipher, GateError>
+                switch result {
+                case .success(.null): outcome = .success(CountdownTokenCipher(secret: Array(candidate.utf8)))
+                case .success(.bulk(let stored)) where !stored.isEmpty: outcome = .success(CountdownTokenCipher(secret: stored))
+                case .success(let reply): outcome = .failure(GateWorker.unexpected(reply))
+                case .failure(let error): outcome = .failure(.storeUnavailable(error.description))
+                }
+                if case .success(let cipher) = outcome { self?.cipher = cipher }
+                answer(outcome)
+            })
+        }
+    }
+}

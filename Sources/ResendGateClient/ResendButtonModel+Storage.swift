@@ -1,0 +1,21 @@
+import Foundation
+
+/// Where a model saves its countdown: a key per purpose and number that names no number.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+extension ResendButtonModel {
+    /// The key a countdown of `phone` for `purpose` is saved under.
+    public static func storageKey(purpose: String, phone: String) -> String {
+        "resendgate.countdown.\(purpose).\(numberDigest(phone))"
+    }
+
+    /// A stable digest of the number's digits (FNV-1a, 64 bits, in hex): every spelling of
+    /// one number, and no number in clear.
+    static func numberDigest(_ phone: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for scalar in phone.unicodeScalars where scalar.properties.numericType == .decimal {
+            guard let digit = scalar.properties.numericValue else { continue }
+            hash = (hash ^ (48 + UInt64(digit))) &* 0x0000_0100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+}
