@@ -41,21 +41,30 @@ let package = Package(
         // A complete sign-in app on the kit (Examples/ResendDemo): its SwiftUI views build on
         // Apple platforms only; its logic builds and runs in the tests here.
         .target(name: "ResendDemo", dependencies: ["ResendGateClient", "Countdown"], path: "Examples/ResendDemo"),
-        // The event loop (libevent) and the async Redis client on it (one Redis, Sentinel, Cluster).
-        .target(name: "RedisClient", dependencies: ["CHiredis", "CLibevent", "CRedisEvents", "CCrypto"]),
-        // The domain: phone numbers, policies, keys, the gate.
+        // The floor: the event loop and its timers (libevent), the logger, configuration
+        // errors and text helpers.
+        .target(name: "GateRuntime", dependencies: ["CLibevent", "CCrypto"]),
+        // Phone numbers (libphonenumber): parsing, canonical E.164, the per-worker cache.
+        // Neither Redis nor libevent: the phone fuzzer links this and libphonenumber only.
+        .target(name: "PhoneNumbers", dependencies: ["CPhoneNumber"]),
+        // The async Redis client on the event loop (one Redis, Sentinel, Cluster): Redis only.
+        .target(name: "RedisClient", dependencies: ["GateRuntime", "CHiredis", "CLibevent", "CRedisEvents", "CCrypto"]),
+        // The domain: policies, keys, the rules and their scripts, the gate.
         .target(
-            name: "ResendGate", dependencies: ["RedisClient", "CPhoneNumber", "CCrypto", "Countdown"],
+            name: "ResendGate", dependencies: ["GateRuntime", "PhoneNumbers", "RedisClient", "CCrypto", "Countdown"],
             plugins: ["EmbedFiles"]),
         .target(
-            name: "ResendGateServer", dependencies: ["ResendGate", "RedisClient", "Countdown", "CLibevent", "CHTTPConnection"],
+            name: "ResendGateServer",
+            dependencies: ["GateRuntime", "ResendGate", "RedisClient", "Countdown", "CLibevent", "CHTTPConnection"],
             plugins: ["EmbedFiles"]),
-        .executableTarget(name: "resendgate", dependencies: ["ResendGate", "RedisClient", "ResendGateServer", "ResendGateClient", "Countdown"]),
-        .target(name: "ResendGateTestSupport", dependencies: ["ResendGate", "RedisClient", "ResendGateClient"]),
+        .executableTarget(
+            name: "resendgate",
+            dependencies: ["GateRuntime", "ResendGate", "RedisClient", "ResendGateServer", "ResendGateClient", "Countdown"]),
+        .target(name: "ResendGateTestSupport", dependencies: ["GateRuntime", "ResendGate", "RedisClient", "ResendGateClient"]),
         // The "Redis plus gate" fixture: apart, so that ResendGateTestSupport needs no server.
         .target(name: "ResendGateServerTestSupport", dependencies: ["ResendGateServer", "ResendGateTestSupport"]),
         .executableTarget(name: "CountdownBench", dependencies: ["Countdown"]),
-        .executableTarget(name: "GateBench", dependencies: ["Countdown", "ResendGate", "RedisClient", "ResendGateTestSupport"]),
+        .executableTarget(name: "GateBench", dependencies: ["Countdown", "GateRuntime", "ResendGate", "RedisClient", "ResendGateTestSupport"]),
 
         // MARK: Build tools
         // Data files (Content/EmbeddedFiles.txt lists them) compiled into their module as byte
@@ -65,26 +74,29 @@ let package = Package(
 
         // MARK: Fuzzers (built only by deploy/fuzz with --sanitize fuzzer: libFuzzer brings main)
         .executableTarget(
-            name: "FuzzRequestDecoding", dependencies: ["ResendGateServer", "RedisClient"],
+            name: "FuzzRequestDecoding", dependencies: ["ResendGateServer", "GateRuntime"],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         .executableTarget(
-            name: "FuzzPhoneNumber", dependencies: ["ResendGate", "CPhoneNumber"],
+            name: "FuzzPhoneNumber", dependencies: ["PhoneNumbers", "CPhoneNumber"],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
 
         // MARK: Tests
         .testTarget(name: "CountdownTests", dependencies: ["Countdown"]),
-        .testTarget(name: "ResendGateTests", dependencies: ["ResendGate", "RedisClient"]),
+        .testTarget(name: "ResendGateTests", dependencies: ["GateRuntime", "PhoneNumbers", "ResendGate", "RedisClient"]),
         .testTarget(
             name: "ResendGateClientTests",
             dependencies: ["ResendGateClient", "Countdown", "ResendDemo", "ResendGateTestSupport", "ResendGateServerTestSupport"]
         ),
         .testTarget(
             name: "ResendGateIntegrationTests",
-            dependencies: ["ResendGate", "RedisClient", "ResendGateTestSupport"]
+            dependencies: ["GateRuntime", "PhoneNumbers", "ResendGate", "RedisClient", "ResendGateTestSupport"]
         ),
         .testTarget(
             name: "ResendGateServerTests",
-            dependencies: ["ResendGateServer", "ResendGate", "RedisClient", "ResendGateClient", "ResendGateTestSupport", "ResendGateServerTestSupport"]
+            dependencies: [
+                "GateRuntime", "PhoneNumbers", "ResendGateServer", "ResendGate", "RedisClient", "ResendGateClient",
+                "ResendGateTestSupport", "ResendGateServerTestSupport",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

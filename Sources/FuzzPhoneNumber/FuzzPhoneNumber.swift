@@ -1,7 +1,7 @@
 // libFuzzer entry point for phone canonicalisation through libphonenumber.
 // Built only by deploy/fuzz (swift build --sanitize fuzzer); no main of its own.
 import CPhoneNumber
-import ResendGate
+import PhoneNumbers
 
 private let regions: [String?] = [nil, "CN", "GB", "US", "DE", "IN", "XX"]
 

@@ -4,6 +4,7 @@
 // no main of its own. It reaches the server's internal decoders through @testable,
 // which a release build does not allow, so outside fuzzing only the stub below is built.
 #if RESENDGATE_FUZZING
+import GateRuntime
 import ResendGate
 import RedisClient
 @testable import ResendGateServer

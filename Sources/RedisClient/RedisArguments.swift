@@ -1,3 +1,4 @@
+import GateRuntime
 /// The arguments of one command, written into a buffer that the connection
 /// reuses, so that building a command allocates nothing once warmed up.
 ///

@@ -1,3 +1,4 @@
+import GateRuntime
 /// Where and how to reach Redis.
 public struct RedisConfiguration: Sendable, Equatable {
     /// How to reach the server.

@@ -1,4 +1,5 @@
 import CHiredis
+import GateRuntime
 
 /// One asynchronous hiredis connection on an `EventLoop`, confined to that loop.
 ///

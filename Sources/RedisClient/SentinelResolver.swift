@@ -1,3 +1,4 @@
+import GateRuntime
 /// Asks Redis Sentinels which node is the master of a monitored set, one Sentinel at
 /// a time, moving to the next when one fails. Loop-confined.
 final class SentinelResolver {

@@ -1,3 +1,4 @@
+import GateRuntime
 /// Listens on one Sentinel at a time for `+switch-master` (a failover finished) and
 /// reports the new master of `master`. Confined to its loop.
 ///

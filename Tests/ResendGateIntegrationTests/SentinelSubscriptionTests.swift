@@ -1,6 +1,7 @@
 import Foundation
 @testable import RedisClient
 @testable import ResendGate
+import GateRuntime
 import ResendGateTestSupport
 import Synchronization
 import Testing

@@ -37,4 +37,49 @@ struct ModuleTableTests {
         #expect(targets.subtracting(modules).isEmpty, "targets missing from the README's module table")
         #expect(modules.subtracting(targets).isEmpty, "README module table rows that are no target")
     }
+
+    /// Each Swift target's dependencies in Package.swift (C modules and the app side left out).
+    static func packageDependencies() throws -> [String: Set<String>] {
+        let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        var found: [String: Set<String>] = [:]
+        for match in manifest.matches(of: /name: "([A-Za-z0-9]+)",\s*dependencies: \[([^\]]*)\]/) {
+            found[String(match.output.1)] = Set(match.output.2.matches(of: /"([A-Za-z0-9]+)"/).map { String($0.output.1) })
+        }
+        return found
+    }
+
+    /// docs/internals.md's drawing of the layers, bottom layer first: the names before the
+    /// description, split at " · ".
+    static func drawnLayers() throws -> [[String]] {
+        let text = try String(contentsOf: root.appendingPathComponent("docs/internals.md"), encoding: .utf8)
+        let section = try #require(text.range(of: "\n## Layers\n"))
+        let open = try #require(text.range(of: "```\n", range: section.upperBound..<text.endIndex))
+        let close = try #require(text.range(of: "```\n", range: open.upperBound..<text.endIndex))
+        return text[open.upperBound..<close.lowerBound].split(separator: "\n").map { line in
+            let names = line.split(separator: "  ", maxSplits: 1).first ?? ""
+            return names.split(separator: "·").map { $0.trimmingCharacters(in: .whitespaces) }
+        }.reversed()
+    }
+
+    /// Each module of the drawing uses only modules of the rows below it, the C modules and
+    /// the app side; and every layered target of Package.swift is drawn.
+    @Test func theDrawingOfTheLayersIsPackageSwifts() throws {
+        let layers = try Self.drawnLayers()
+        let dependencies = try Self.packageDependencies()
+        #expect(layers.count >= 4, "\(layers)")
+        let appSide: Set<String> = ["Countdown", "ResendGateClient"]
+        var below: Set<String> = []
+        for layer in layers {
+            for module in layer {
+                let uses = try #require(dependencies[module], "\(module) has no dependencies in Package.swift")
+                let layered = uses.filter { !$0.hasPrefix("C") || $0 == "Countdown" }.subtracting(appSide)
+                #expect(layered.isSubset(of: below), "\(module) uses \(layered.subtracting(below)) from its own layer or above")
+            }
+            below.formUnion(layer)
+        }
+        for module in ["GateRuntime", "PhoneNumbers", "RedisClient", "ResendGate", "ResendGateServer", "resendgate"] {
+            #expect(below.contains(module), "\(module) is not drawn")
+        }
+        for module in appSide { #expect(dependencies[module].map { $0.isDisjoint(with: below) } ?? true, "\(module) uses a layered module") }
+    }
 }

@@ -1,5 +1,6 @@
 @testable import RedisClient
 @testable import ResendGate
+import GateRuntime
 import Testing
 
 @Suite("Times and rounding")

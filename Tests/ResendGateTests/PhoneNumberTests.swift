@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import PhoneNumbers
 @testable import ResendGate
 
 @Suite("Phone numbers")

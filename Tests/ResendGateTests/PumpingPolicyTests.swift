@@ -1,6 +1,7 @@
 import Foundation
 @testable import RedisClient
 @testable import ResendGate
+import GateRuntime
 import Testing
 
 /// The pumping guard's settings (issue 15, items 3 and 8): flags and policy-file keys

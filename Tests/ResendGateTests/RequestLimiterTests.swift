@@ -1,3 +1,4 @@
+import GateRuntime
 import RedisClient
 @testable import ResendGate
 import Testing

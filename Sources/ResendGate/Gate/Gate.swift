@@ -1,4 +1,5 @@
 import Foundation
+import GateRuntime
 import RedisClient
 
 /// The resend gate for async Swift callers: decides whether a verification code may

@@ -1,3 +1,4 @@
+import GateRuntime
 import RedisClient
 
 /// Everything a gate needs to decide: where Redis is, the policies, and the

@@ -1,3 +1,4 @@
+import GateRuntime
 import RedisClient
 
 /// Keeps gates of different policies for one purpose from missing each other's cooldowns.

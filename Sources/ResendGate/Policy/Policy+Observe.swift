@@ -1,3 +1,4 @@
+import GateRuntime
 import RedisClient
 
 extension Policy {

@@ -1,4 +1,5 @@
 import Foundation
+import GateRuntime
 import RedisClient
 
 /// The anti-abuse rules for one purpose, all decided in one atomic script call

@@ -1,4 +1,5 @@
 import Foundation
+import GateRuntime
 import RedisClient
 
 /// The configured purposes and the policy of each. The purposes are an allow-list:

@@ -1,4 +1,5 @@
 import Foundation
+import GateRuntime
 import RedisClient
 
 /// The SMS-pumping guard of one purpose: toll fraud requests codes for many numbers in

@@ -1,4 +1,5 @@
 import Foundation
+import GateRuntime
 import RedisClient
 
 /// At most `limit` allowed sends in a sliding `window`, counted over many numbers: a

@@ -1,3 +1,4 @@
+import GateRuntime
 import RedisClient
 
 /// Numbers that skip every limit (`--test-numbers`), so that CI and QA never trip one:

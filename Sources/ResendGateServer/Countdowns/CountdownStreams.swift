@@ -1,6 +1,7 @@
 import CHTTPConnection
 import CLibevent
 import Countdown
+import GateRuntime
 import RedisClient
 import ResendGate
 

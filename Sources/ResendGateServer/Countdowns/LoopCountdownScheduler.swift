@@ -1,4 +1,5 @@
 import Countdown
+import GateRuntime
 import RedisClient
 import ResendGate
 

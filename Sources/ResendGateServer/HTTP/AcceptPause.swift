@@ -1,5 +1,6 @@
 import CHTTPConnection
 import CLibevent
+import GateRuntime
 import RedisClient
 import ResendGate
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import CLibevent
+import GateRuntime
 import RedisClient
 import ResendGate
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import GateRuntime
 import ResendGate
 
 /// Writes one JSON object into a byte buffer that callers may reuse between

@@ -1,3 +1,4 @@
+import GateRuntime
 import ResendGate
 import RedisClient
 

@@ -67,5 +67,5 @@ public struct GenerationalCache<Key: Hashable, Value> {
 extension String {
     /// The bytes a string holds on the heap, as cache entries count them: its UTF-8 and
     /// a header (short strings live inline, so this overestimates them).
-    var estimatedHeapBytes: Int { utf8.count + 32 }
+    package var estimatedHeapBytes: Int { utf8.count + 32 }
 }

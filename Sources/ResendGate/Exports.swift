@@ -1,0 +1,3 @@
+// Phone numbers are part of the gate's API (a decision names its number): `import ResendGate`
+// keeps giving them, as before they had a module of their own.
+@_exported import PhoneNumbers
