@@ -106,8 +106,7 @@ struct APIError: Error, Equatable {
         json.field("code", code)
         json.field("message", message)
         if let retryAfterMilliseconds {
-            json.field("retry_after", Decision.wholeSeconds(retryAfterMilliseconds))
-            json.field("retry_after_ms", retryAfterMilliseconds)
+            WaitEncoding.write(retryAfterMilliseconds, to: &json)
         }
         json.endObject()
         json.endObject()

@@ -9,9 +9,7 @@ extension Decision {
         if let reason { json.field("reason", reason.rawValue) }
         json.field("phone", phone.e164)
         json.field("purpose", purpose.name)
-        json.field("retry_after", retryAfter)
-        json.field("retry_after_ms", retryAfterMilliseconds)
-        json.key("resend_at"); json.timestamp(millisecondsSince1970: resendAtMilliseconds)
+        WaitEncoding.write(retryAfterMilliseconds, end: "resend_at", now: serverTimeMilliseconds, to: &json)
         json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
         json.field("next_retry_after", nextRetryAfter)
         json.key("sends_left")
@@ -35,10 +33,7 @@ extension CooldownStatus {
         json.field("phone", phone.e164)
         json.field("purpose", purpose.name)
         json.field("active", active)
-        json.field("retry_after", retryAfter)
-        json.field("retry_after_ms", retryAfterMilliseconds)
-        json.key("resend_at")
-        if let resendAt = resendAtMilliseconds { json.timestamp(millisecondsSince1970: resendAt) } else { json.null() }
+        WaitEncoding.write(retryAfterMilliseconds, end: "resend_at", now: active ? serverTimeMilliseconds : nil, to: &json)
         json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
         json.endObject()
     }
@@ -49,9 +44,7 @@ extension CountdownReading {
     public func writeJSON(to json: inout JSONWriter) {
         json.beginObject()
         json.field("active", true)
-        json.field("retry_after", retryAfter)
-        json.field("retry_after_ms", retryAfterMilliseconds)
-        json.key("resend_at"); json.timestamp(millisecondsSince1970: resendAtMilliseconds)
+        WaitEncoding.write(retryAfterMilliseconds, end: "resend_at", now: serverTimeMilliseconds, to: &json)
         json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
         json.endObject()
     }

@@ -55,12 +55,8 @@ extension Worker {
     /// `RateLimit` pair, whose quota is the limit's: the refunds or the wrong codes a window.
     func respondLimited(_ exchange: Exchange, _ error: GateError, purpose: Purpose) {
         let policy = gate.configuration.policies.policy(for: purpose)
-        let seconds = String(Decision.wholeSeconds(error.retryAfterMilliseconds ?? 0))
         let quota = error.kind == .locked ? policy.maxFailedChecks : policy.maxRefunds
-        respond(exchange, error: APIError(error), headers: [
-            ("Retry-After", seconds),
-            ("RateLimit-Policy", "\"\(error.code)\";q=\(quota)"),
-            ("RateLimit", "\"\(error.code)\";r=0;t=\(seconds)"),
-        ])
+        respond(exchange, error: APIError(error), headers: WaitEncoding.headers(
+            error.retryAfterMilliseconds ?? 0, limit: error.code, quota: quota))
     }
 }

@@ -47,9 +47,7 @@ extension PrefixFigures {
         if let conversion { json.value(fraction: conversion) } else { json.null() }
         json.key("since")
         if let since = blockedSinceMilliseconds { json.timestamp(millisecondsSince1970: since) } else { json.null() }
-        json.field("retry_after", retryAfter)
-        json.field("retry_after_ms", retryAfterMilliseconds)
-        json.key("free_at"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds + retryAfterMilliseconds)
+        WaitEncoding.write(retryAfterMilliseconds, end: "free_at", now: serverTimeMilliseconds, to: &json)
         json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
         json.endObject()
     }

@@ -49,9 +49,7 @@ extension Worker {
             json.field("allowed", true)
             json.field("phone", send.phone.e164)
             json.field("purpose", send.purpose.name)
-            json.field("retry_after", (milliseconds + 999) / 1000)
-            json.field("retry_after_ms", milliseconds)
-            json.key("resend_at"); json.timestamp(millisecondsSince1970: now + milliseconds)
+            WaitEncoding.write(milliseconds, end: "resend_at", now: now, to: &json)
             json.key("server_time"); json.timestamp(millisecondsSince1970: now)
             json.field("store", "unavailable")
             json.endObject()
@@ -97,7 +95,6 @@ extension Worker {
     /// body: the limit that decided has no send left, and frees one in `retry_after`.
     /// `q` is that limit's quota: one send per cooldown, the policy's cap, or the budget's.
     static func rateLimitHeaders(_ decision: Decision, policy: Policy) -> [(String, String)] {
-        let seconds = String(decision.retryAfter)
         let name = decision.reason?.rawValue ?? "cooldown"
         let quota = switch decision.reason {
         case .maxSends?: policy.maxSends ?? decision.sendsInWindow
@@ -107,11 +104,7 @@ extension Worker {
         case .suspectedPumping?: policy.pumping.minSends ?? 1
         case .cooldown?, nil: 1
         }
-        return [
-            ("Retry-After", seconds),
-            ("RateLimit-Policy", "\"\(name)\";q=\(quota)"),
-            ("RateLimit", "\"\(name)\";r=0;t=\(seconds)"),
-        ]
+        return WaitEncoding.headers(decision.retryAfterMilliseconds, limit: name, quota: quota)
     }
 }
 
