@@ -60,7 +60,9 @@ let package = Package(
         .executableTarget(
             name: "resendgate",
             dependencies: ["GateRuntime", "ResendGate", "RedisClient", "ResendGateServer", "ResendGateClient", "Countdown"]),
-        .target(name: "ResendGateTestSupport", dependencies: ["GateRuntime", "ResendGate", "RedisClient", "ResendGateClient"]),
+        .target(
+            name: "ResendGateTestSupport", dependencies: ["GateRuntime", "ResendGate", "RedisClient", "ResendGateClient"],
+            plugins: ["EmbedFiles"]),
         // The "Redis plus gate" fixture: apart, so that ResendGateTestSupport needs no server.
         .target(name: "ResendGateServerTestSupport", dependencies: ["ResendGateServer", "ResendGateTestSupport"]),
         .executableTarget(name: "CountdownBench", dependencies: ["Countdown"]),

@@ -12,11 +12,7 @@ websocket client is the few lines below). Exit 0 passed, 1 failed, 77 skipped.
 import argparse, base64, json, os, re, shutil, signal, socket, struct, subprocess, sys, tempfile, time
 import urllib.request
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from free_port import free_port  # deploy/free_port.py
 
 
 def wait_for(what, check, timeout=10.0, interval=0.1):

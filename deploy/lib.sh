@@ -40,7 +40,7 @@ now() { date +%s; }
 # shares the two cores with a flood or with a hundred other tests starting Redis servers;
 # the heavy suites run one test at a time. Policy tests
 # need neither: they move Redis's state forward in time (RedisTestClient.advanceTime).
-heavy_suites='HostileInputTests|RedisFaultTests|GateClusterTests|RedisClusterSupportTests|AbuseConnectionMemoryTests|AbuseMemoryBudgetTests|AbuseFileDescriptorTests|AbuseShutdownTests|AbusePhoneCacheTests|AbuseStreamExhaustionTests|AbuseSlowBodyTests'
+heavy_suites='HostileInputTests|AbusePumpingTests|RedisFaultTests|GateClusterTests|RedisClusterSupportTests|AbuseConnectionMemoryTests|AbuseMemoryBudgetTests|AbuseFileDescriptorTests|AbuseShutdownTests|AbusePhoneCacheTests|AbuseStreamExhaustionTests|AbuseSlowBodyTests'
 timed_suites='CountdownStreamTests|ResendgateCommandTests|StreamProtocolTests|GateFailureTests|GateLoggerTests|ServerLogTests|ClientCallTests|InAnAppTests|ResendButtonModelTests'
 
 # `swift test ARGS` in three passes: everything else in parallel, then the timed suites,
@@ -69,11 +69,10 @@ lua_script() {
 
 # --- Processes: ports, Redis, stopping ----------------------------------------------------
 
-# Prints a free TCP port on 127.0.0.1, picked by the kernel. Another process may take it
-# before it is used; start_redis notices when another server answers on it.
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
+# Prints a free TCP port on 127.0.0.1, picked by the kernel (deploy/free_port.py, the one
+# helper the Python tools import too). Another process may take it before it is used;
+# start_redis notices when another server answers on it.
+free_port() { python3 "$(repo_root)/deploy/free_port.py"; }
 
 # Succeeds when something accepts connections on 127.0.0.1:PORT.
 port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }

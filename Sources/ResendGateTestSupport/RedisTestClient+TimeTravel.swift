@@ -31,52 +31,5 @@ extension RedisTestClient {
         return left
     }
 
-    /// Returns how many keys it changed.
-    private static let timeTravelScript = """
-        local by, changed = tonumber(ARGV[2]), 0
-        -- A cooldown's value with its deadline (12 hex digits of ms after the nonce) moved back.
-        local function shifted(value)
-          local deadline = string.sub(value, 1, 6) ~= 'locked' and tonumber(string.sub(value, 17, 28), 16)
-          if not deadline or #value < 28 then return value end
-          return string.sub(value, 1, 16) .. string.format('%012x', deadline - by) .. string.sub(value, 29)
-        end
-        for _, key in ipairs(redis.call('KEYS', ARGV[1])) do
-          if redis.call('TYPE', key).ok == 'zset' then
-            local all = redis.call('ZRANGE', key, '0', '-1', 'WITHSCORES')
-            for i = 1, #all, 2 do
-              redis.call('ZADD', key, string.format('%.0f', tonumber(all[i + 1]) - by), all[i])
-            end
-          elseif string.sub(key, -7) == ':window' then
-            local sends, moved = redis.call('GET', key), {}
-            local cut = string.find(sends, ';', 1, true)
-            local own = cut and string.sub(sends, cut + 1) or nil
-            if cut then sends = string.sub(sends, 1, cut - 1) end
-            for at = 1, #sends - 28, 29 do
-              moved[#moved + 1] = string.format('%013.0f', tonumber(string.sub(sends, at, at + 12)) - by)
-                .. string.sub(sends, at + 13, at + 28)
-            end
-            if own then moved[#moved + 1] = ';' .. shifted(own) end
-            redis.call('SET', key, table.concat(moved), 'KEEPTTL')
-          elseif string.sub(key, -9) == ':cooldown' then
-            local value = redis.call('GET', key)
-            local moved = shifted(value)
-            if moved ~= value then redis.call('SET', key, moved, 'KEEPTTL') end
-          elseif redis.call('TYPE', key).ok == 'hash' then
-            local all = redis.call('HGETALL', key)
-            for i = 1, #all, 2 do
-              local kind, at = string.match(all[i], '^(%a):(%-?%d+)$')
-              if kind then
-                redis.call('HDEL', key, all[i])
-                redis.call('HINCRBY', key, kind .. ':' .. string.format('%.0f', tonumber(at) - by), all[i + 1])
-              end
-            end
-          end
-          local left = redis.call('PTTL', key)
-          if left > 0 then
-            if left <= by then redis.call('DEL', key) else redis.call('PEXPIRE', key, tostring(left - by)) end
-          end
-          changed = changed + 1
-        end
-        return changed
-        """
+    private static let timeTravelScript = String(decoding: EmbeddedFiles.timeTravel, as: UTF8.self)
 }
