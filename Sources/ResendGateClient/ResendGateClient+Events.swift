@@ -58,14 +58,17 @@ extension ResendGateClient {
     /// that ended without an event: a proxy that answers 200 and closes does not make it
     /// spin), with jitter. It throws a ``ResendGateError`` when the server refuses the token
     /// (`not_found` for an unknown one) or after ``maximumFailedReconnects`` failures in a
-    /// row, the first connection's included. Stop following by cancelling the task that
+    /// row, the first connection's included (`maximumFailures`: fewer for a caller that
+    /// would rather give up soon, as `resendgate watch` does). Stop following by cancelling the task that
     /// iterates it. Only the newest update waits for a slow reader (the stream keeps one),
     /// and memory is bounded (``ServerSentEventParser``).
-    public func countdownEvents(token: String) -> AsyncThrowingStream<CountdownUpdate, any Error> {
+    public func countdownEvents(
+        token: String, maximumFailures: Int = maximumFailedReconnects
+    ) -> AsyncThrowingStream<CountdownUpdate, any Error> {
         let (stream, continuation) = AsyncThrowingStream<CountdownUpdate, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let task = Task {
             do {
-                try await followEvents(token: token, into: continuation)
+                try await followEvents(token: token, maximumFailures: maximumFailures, into: continuation)
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: error)
@@ -80,9 +83,9 @@ extension ResendGateClient {
         case dropped
     }
 
-    private func followEvents(token: String, into continuation: AsyncThrowingStream<CountdownUpdate, any Error>.Continuation)
-        async throws(ResendGateError)
-    {
+    private func followEvents(
+        token: String, maximumFailures: Int, into continuation: AsyncThrowingStream<CountdownUpdate, any Error>.Continuation
+    ) async throws(ResendGateError) {
         var retry = Self.defaultReconnectDelay
         var failures = 0
         var connected = false
@@ -95,7 +98,7 @@ extension ResendGateClient {
                 if case .done = ending { return }
                 // A connection that ended without an event is a failure like a refused one.
                 failures = events > 0 ? 0 : failures + 1
-                guard failures <= Self.maximumFailedReconnects else {
+                guard failures <= maximumFailures else {
                     throw ResendGateError(code: ResendGateError.transport,
                                           message: "the event stream ended \(failures) times in a row without an event")
                 }
@@ -105,7 +108,7 @@ extension ResendGateClient {
                     return
                 }
                 let retriable = error.code == ResendGateError.transport || (error.status ?? 0) >= 500
-                guard retriable, failures < Self.maximumFailedReconnects else { throw error }
+                guard retriable, failures < maximumFailures else { throw error }
                 failures += 1
             }
             if let milliseconds = parser.retryMilliseconds { retry = min(.milliseconds(milliseconds), Self.maximumReconnectDelay) }

@@ -1,7 +1,6 @@
-import Countdown
 import Foundation
-import RedisClient
 import ResendGate
+import ResendGateClient
 
 /// `resendgate watch TOKEN`: a terminal thin client of `GET /v1/countdowns/{token}/events`.
 /// It renders the server's ticks ("Resend in 42s"), redrawn in place on a terminal and
@@ -21,38 +20,17 @@ enum WatchCommand {
             printError("not a countdown token (44 to 128 characters of A-Z a-z 0-9 - _): \(reading.positional[0])")
             return .badInput
         }
-        let server = try WatchServer(url: settings.watchServer)
+        let client = ResendGateClient(baseURL: try serverURL(settings.watchServer))
         let chinese = (settings.language ?? environment["LANG"] ?? "").lowercased().hasPrefix("zh")
         var display = WatchDisplay(isTerminal: isatty(STDOUT_FILENO) != 0, chinese: chinese)
-        return WatchSession(server: server, path: "/v1/countdowns/\(token.text)/events").run(&display)
+        return await WatchSession(client: client, token: token.text).run(&display)
     }
-}
 
-/// Where the server is: `http://host[:port][/base]`.
-struct WatchServer {
-    let host: String
-    let port: String
-    let basePath: String
-
-    init(url: String) throws {
-        guard url.hasPrefix("http://") else {
-            throw UsageError("--server must be an http:// URL, got \"\(url)\"")
+    /// `--server`: an `http://host[:port][/base]` URL.
+    static func serverURL(_ text: String) throws -> URL {
+        guard text.hasPrefix("http://"), let url = URL(string: text), url.host?.isEmpty == false else {
+            throw UsageError("--server must be an http://host[:port] URL, got \"\(text)\"")
         }
-        let rest = url.dropFirst("http://".count)
-        let authority = rest.prefix { $0 != "/" }
-        basePath = String(rest.dropFirst(authority.count)).trimmingSuffix("/")
-        guard let address = RedisConfiguration.HostPort(authority: authority, defaultPort: 80) else {
-            throw UsageError("--server: cannot read host and port from \"\(url)\"")
-        }
-        host = address.host
-        port = String(address.port)
-    }
-}
-
-extension String {
-    fileprivate func trimmingSuffix(_ suffix: String) -> String {
-        var text = self
-        while text.hasSuffix(suffix) { text.removeLast(suffix.count) }
-        return text
+        return url
     }
 }

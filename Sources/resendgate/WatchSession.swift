@@ -1,76 +1,41 @@
 import Foundation
 import ResendGateClient
 
-/// One watch: connects, follows the stream, reconnects a few times if it drops early.
+/// One watch on the client kit's event stream (`ResendGateClient.countdownEvents`, the
+/// follower the apps use): a first reading, then the ticks until `done`.
 struct WatchSession {
-    let server: WatchServer
-    let path: String
-    /// Longer than the server's 15 s heartbeat.
-    static let silenceLimit = 40
+    let client: ResendGateClient
+    let token: String
+    /// Connections in a row that may fail while the countdown is followed (a gate
+    /// restarting) before the watch gives up.
+    static let maximumFailures = 3
 
-    func run(_ display: inout WatchDisplay) -> ExitCode {
-        var sawTick = false
-        var failures = 0
-        while true {
-            let outcome = follow(&display, sawTick: &sawTick)
-            switch outcome {
-            case .done:
-                display.showDone()
-                return .success
-            case .notFound where sawTick:
-                // The cooldown ended or was released while we were away.
-                display.showDone()
-                return .success
-            case .notFound:
-                if display.isTerminal { FileHandle.standardOutput.write(Data("\n".utf8)) }
+    func run(_ display: inout WatchDisplay) async -> ExitCode {
+        // One reading first, so that an unreachable server or an unknown token is told at once.
+        do {
+            _ = try await client.countdown(token: token)
+        } catch {
+            if error.code == ResendGateError.notFound {
                 printError("unknown or expired countdown token")
                 return .badInput
-            case .failed(let reason):
-                failures += 1
-                if failures > 3 || !sawTick {
-                    if display.isTerminal && sawTick { FileHandle.standardOutput.write(Data("\n".utf8)) }
-                    printError("cannot follow the countdown at \(server.host):\(server.port): \(reason)")
-                    return .storeUnavailable
-                }
-                Thread.sleep(forTimeInterval: 1)
             }
+            printError("cannot connect to the server at \(client.baseURL.absoluteString): \(error.message)")
+            return .storeUnavailable
         }
-    }
-
-    enum Outcome {
-        case done
-        case notFound
-        case failed(String)
-    }
-
-    private func follow(_ display: inout WatchDisplay, sawTick: inout Bool) -> Outcome {
         do {
-            let stream = try EventStreamClient(
-                host: server.host, port: server.port, path: server.basePath + path, silenceLimit: Self.silenceLimit)
-            let status = try stream.readStatus()
-            guard status == 200 else { return status == 404 ? .notFound : .failed("HTTP \(status)") }
-            while true {
-                let event = try stream.nextEvent()
-                switch event.event {
-                case "tick":
-                    if let seconds = Self.integer("retry_after", in: event.data) {
-                        sawTick = true
-                        display.show(seconds: seconds)
-                    }
-                case "done":
-                    return .done
-                default:
-                    break
+            for try await update in client.countdownEvents(token: token, maximumFailures: Self.maximumFailures) {
+                switch update {
+                case .tick(let tick): display.show(seconds: tick.retryAfter)
+                case .done: break
                 }
             }
+            display.showDone()
+            return .success
         } catch {
-            return .failed("\(error)")
+            if display.isTerminal { FileHandle.standardOutput.write(Data("\n".utf8)) }
+            let reason = (error as? ResendGateError)?.message ?? "\(error)"
+            printError("cannot follow the countdown at \(client.baseURL.absoluteString): \(reason)")
+            return .storeUnavailable
         }
-    }
-
-    /// A whole number member of an event's JSON data.
-    static func integer(_ field: String, in data: String) -> Int64? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any] else { return nil }
-        return (object[field] as? NSNumber)?.int64Value
     }
 }
