@@ -75,7 +75,7 @@ extension GateWorker {
     /// handlers stay.
     public func followReleases(onRelease: @escaping (String) -> Void, onSubscribed: @escaping () -> Void) {
         guard releases == nil else { return }
-        releases = store.subscribe(
+        releases = store.follow(
             channel: releaseChannel, onMessage: { onRelease(String(decoding: $0, as: UTF8.self)) },
             onSubscribed: onSubscribed)
     }

@@ -6,8 +6,9 @@ import RedisClient
 /// call every method on the loop's thread. The HTTP server runs one per worker;
 /// `Gate` wraps one for async callers.
 public final class GateWorker {
-    /// One Redis, the master Sentinels name, or a Redis Cluster.
-    public let store: RedisStore
+    /// One Redis, the master Sentinels name, or a Redis Cluster (`RedisStore`), behind
+    /// the narrow protocol the rules use.
+    public let store: any GateStore
     public let configuration: GateConfiguration
     /// This worker's own parser and cache, so parsing never contends across loops.
     public let parser: PhoneNumberParser
@@ -26,7 +27,7 @@ public final class GateWorker {
     /// for all of them, kept that long (see `ReserveScripts`).
     let longestIPWindowMilliseconds: Int64
     /// Releases announced by any gate, once `followReleases` was called.
-    var releases: RedisChannelSubscription?
+    var releases: (any ChannelFollowing)?
     /// Which purposes' cooldowns gates keep in window keys: a plain cooldown takes `SET NX`
     /// only for a purpose no gate does.
     let windowCooldowns: WindowCooldowns
@@ -42,7 +43,12 @@ public final class GateWorker {
     /// most about 4 MiB whatever the results): enough to hold the numbers of the last
     /// minutes of traffic, where repeats happen. `logger` hears what happens to the Redis
     /// connection (reconnects, master switches, slot re-maps, script reloads), never a number.
-    public init(loop: EventLoop, configuration: GateConfiguration, parserCapacity: Int = 16_384, logger: GateLogger = .off) {
+    /// `store` makes another store than Redis, given the scripts to load: a test's, or a
+    /// second kind of store.
+    public init(
+        loop: EventLoop, configuration: GateConfiguration, parserCapacity: Int = 16_384, logger: GateLogger = .off,
+        store makeStore: (([RedisScript]) -> any GateStore)? = nil
+    ) {
         self.configuration = configuration
         parser = PhoneNumberParser(capacity: parserCapacity)
         keys = GateKeys(prefix: configuration.keyPrefix)
@@ -61,7 +67,7 @@ public final class GateWorker {
         // Every purpose's reserve scripts are loaded at connect, with the others (purposes
         // of one policy share theirs).
         let scripts = GateScripts.all + Set(reserveScripts.values.flatMap(\.all)).sorted { $0.sha1 < $1.sha1 }
-        store = RedisStore(loop: loop, configuration: configuration.redis, scripts: scripts, logger: logger)
+        store = makeStore?(scripts) ?? RedisStore(loop: loop, configuration: configuration.redis, scripts: scripts, logger: logger)
         windowCooldowns = WindowCooldowns(
             loop: loop, store: store, key: keys.windowCooldowns, period: configuration.windowCooldownsPeriod,
             windowed: configuration.cooldownsInWindows

@@ -14,10 +14,10 @@ final class TokenSecret {
     private(set) var cipher: CountdownTokenCipher?
     private let reading = SharedRead<CountdownTokenCipher>(
         limit: maximumWaiting, overflow: .storeUnavailable("too many calls waiting for the token secret from Redis"))
-    private let store: RedisStore
+    private let store: any GateStore
     private let key: String
 
-    init(given: String?, store: RedisStore, key: String) {
+    init(given: String?, store: any GateStore, key: String) {
         cipher = given.map { CountdownTokenCipher(secret: Array($0.utf8)) }
         self.store = store
         self.key = key

@@ -20,7 +20,7 @@ import RedisClient
 ///   most two periods old; until then, it keeps them in cooldown keys, as plain gates do.
 /// Confined to the worker's loop.
 final class WindowCooldowns {
-    private let store: RedisStore
+    private let store: any GateStore
     private let key: String
     private let period: Duration
     /// `purpose, ms, …`: what this gate announces (empty: it keeps none in windows).
@@ -45,7 +45,7 @@ final class WindowCooldowns {
     /// `windowed`: each purpose this gate keeps cooldowns in windows for, with its policy's
     /// longest hold in ms.
     init(
-        loop: EventLoop, store: RedisStore, key: String, period: Duration,
+        loop: EventLoop, store: any GateStore, key: String, period: Duration,
         windowed: [(purpose: String, longestMilliseconds: Int64)]
     ) {
         self.loop = loop
