@@ -97,8 +97,11 @@ extension RedisConnection {
         }
     }
 
-    /// AUTH, SELECT and SCRIPT LOAD go out first; commands sent meanwhile pipeline
-    /// behind them, so they run only on a fully set-up connection.
+    /// AUTH and SELECT go out first, then a PING; once that is answered, the scripts
+    /// (SCRIPT LOAD), then the commands callers sent meanwhile, so they run only on a fully
+    /// set-up connection. Redis closes a connection that is not authenticated and sends
+    /// more than 16 KiB in one argument (our larger scripts are), with a reset that can
+    /// lose its NOAUTH answer: the scripts wait until Redis said the connection may ask.
     private func sendHandshake(_ context: UnsafeMutablePointer<redisAsyncContext>) {
         var steps: [(inout RedisArguments) -> Void] = []
         var checks: [Int: (RedisReply) -> String?] = [:]
@@ -125,25 +128,49 @@ extension RedisConnection {
                 args.append(database)
             }
         }
-        for script in scripts {
-            steps.append { args in
-                args.append("SCRIPT")
-                args.append("LOAD")
-                args.append(script.source)
-            }
-        }
-        handshakeRepliesLeft = steps.count
+        if !scripts.isEmpty { steps.append { args in args.append("PING") } }
+        handshakeRepliesLeft = steps.count + scripts.count
         if steps.isEmpty { return }
+        holding = !scripts.isEmpty
+        let sent = generation
         for (index, step) in steps.enumerated() {
             let check = checks[index]
-            send(step) { [unowned self] result in
+            handshakeStep(step) { [unowned self] result in
                 if case .success(let reply) = result, let problem = check?(reply) {
                     self.handshakeStepDone(.failure(RedisError(.server, problem)))
                 } else {
                     self.handshakeStepDone(result)
                 }
+                if index == steps.count - 1, case .success = result, self.holding, self.generation == sent { self.loadScripts() }
             }
         }
+    }
+
+    /// The handshake's second part: the scripts, then what callers sent meanwhile.
+    private func loadScripts() {
+        guard let context else { return }
+        for script in scripts {
+            handshakeStep({ args in
+                args.append("SCRIPT")
+                args.append("LOAD")
+                args.append(script.source)
+            }, completion: { [unowned self] result in self.handshakeStepDone(result) })
+        }
+        holding = false
+        let waiting = held
+        held.removeAll()
+        for (command, entry) in waiting {
+            formatted = command
+            enqueueFormatted(context, entry)
+        }
+    }
+
+    /// Sends a step of the handshake ahead of the commands held meanwhile.
+    private func handshakeStep(_ build: (inout RedisArguments) -> Void, completion: @escaping Completion) {
+        let wasHolding = holding
+        holding = false
+        send(build, completion: completion)
+        holding = wasHolding
     }
 
     private func handshakeStepDone(_ result: Result<RedisReply, RedisError>) {
@@ -213,8 +240,12 @@ extension RedisConnection {
             redisAsyncFree(context)
         }
         let failed = pending.removeAll()
+        let heldBack = held.map(\.entry)
+        held.removeAll()
+        holding = false
         if state != .closed { scheduleReconnect(after: error) }
         for entry in failed { entry.completion(.failure(error)) }
+        for entry in heldBack { entry.completion(.failure(error)) }
     }
 
     private func scheduleReconnect(after error: RedisError) {

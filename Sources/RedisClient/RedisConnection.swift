@@ -33,10 +33,14 @@ public final class RedisConnection {
     var generation: UInt = 1
     var pending = FIFO<Pending>()
     var handshakeRepliesLeft = 0
+    /// While the handshake's first steps are answered, the commands callers send wait here
+    /// (written out), to follow the scripts (RedisConnection+Lifecycle.swift, `sendHandshake`).
+    var held: [(command: [UInt8], entry: Pending)] = []
+    var holding = false
     /// The command being written (reused for every command).
     var arguments = RedisArguments()
     /// The command in Redis's protocol, reused for every command.
-    private var formatted: [UInt8] = []
+    var formatted: [UInt8] = []
     var backoff: Duration
     lazy var deadlineTimer = EventTimer(loop: loop) { [unowned self] in self.checkDeadlines() }
     lazy var reconnectTimer = EventTimer(loop: loop) { [unowned self] in self.connect() }
@@ -135,6 +139,12 @@ public final class RedisConnection {
 
     func enqueue(_ context: UnsafeMutablePointer<redisAsyncContext>, _ entry: Pending) {
         arguments.writeRESP(into: &formatted)
+        if holding { return held.append((formatted, entry)) }
+        enqueueFormatted(context, entry)
+    }
+
+    /// Hands `formatted`, a command in Redis's protocol, to hiredis.
+    func enqueueFormatted(_ context: UnsafeMutablePointer<redisAsyncContext>, _ entry: Pending) {
         // hiredis looks one byte past a one-argument command (for a next "$"): a NUL
         // ends the buffer, as its own formatter's sds strings do.
         formatted.append(0)
