@@ -3,5 +3,5 @@
 /// `resendgate_build_info{version="..."}`. What a minor or patch version may change:
 /// docs/changelog.md, "Versions".
 public enum ResendGateVersion {
-    public static let current = "0.10.0"
+    public static let current = "0.11.0"
 }

@@ -200,6 +200,20 @@ struct GateBudgetTests {
         }
     }
 
+    /// On one Redis the budgets are decided in the send's script, so its record holds what
+    /// they observed: a replay says it too.
+    @Test func aReplayCarriesWhatAnObservedBudgetSaw() async throws {
+        let policy = try Self.policy(country: ["CN": "1/1h"], observe: [.countryLimit])
+        try await withLiveGate(policy: policy) { redis, gate async throws in
+            let numbers = Self.chineseNumbers(2)
+            #expect(try await gate.reserve(phone: numbers[0]).allowed)
+            let first = try await gate.reserve(phone: numbers[1], idempotencyKey: "order-7")
+            #expect(first.allowed && first.observed == [.countryLimit])
+            let replay = try await gate.reserve(phone: numbers[1], idempotencyKey: "order-7")
+            #expect(replay.replayed && replay.allowed && replay.observed == [.countryLimit])
+        }
+    }
+
     @Test func aReplayedSendTakesNoShare() async throws {
         try await withLiveGate(policy: try Self.policy(total: "2/1h")) { redis, gate async throws in
             let numbers = Self.chineseNumbers(3)
