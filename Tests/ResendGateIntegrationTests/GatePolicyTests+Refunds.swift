@@ -40,9 +40,11 @@ extension GatePolicyTests {
             let refused = await gateError { () async throws(GateError) in try await gate.release(phone: number) }
             let after = try client.redisTime()
             #expect(refused?.code == "refund_limit")
-            // Until the first refund leaves the 10 min window, by Redis's clock at the refusal.
+            // Until the first refund leaves the 10 min window, by Redis's clock at the refusal:
+            // the script's clock is the gate's reckoning of Redis's, off by at most the
+            // reckoning's lag (a second allowed either side: ASan on a loaded machine met it).
             let wait = try #require(refused?.retryAfterMilliseconds)
-            #expect(wait >= firstRefund + 600_000 - after && wait <= firstRefund + 600_000 - before, "\(wait)")
+            #expect(wait >= firstRefund + 599_000 - after && wait <= firstRefund + 601_000 - before, "\(wait)")
             #expect(try await gate.peek(phone: number).active, "the cooldown keeps running")
             #expect(try client.windowSends(windowKey()).count == 2)
             #expect(try client.command("ZCARD", refundsKey()) == .integer(2))

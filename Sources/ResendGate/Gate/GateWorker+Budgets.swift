@@ -1,17 +1,16 @@
 import RedisClient
 
-/// Send budgets (`country_max_sends`, `max_sends_total`): sends to many numbers counted
-/// together, a step of their own before the number's, on one Redis and on a cluster alike
-/// (a budget's keys never share the number's slot):
+/// Send budgets (`country_max_sends`, `max_sends_total`) on a Redis Cluster: sends to many
+/// numbers counted together, a step of their own before the number's (a budget's keys never
+/// share the number's slot; on one Redis they are part of the number's script: `FraudGuard`):
 ///
 /// 1. with an `Idempotency-Key`: a request already decided is answered from its record
 ///    alone (`storedAnswer`), taking no share and never reaching the number's step;
 /// 2. take a share of each budget that counts the send (its region's, its calling code's,
 ///    then the total), under the send's own nonce, from the first of the budget's shards
-///    with room (`budget-take.lua`: on one Redis every budget in one call that takes all
-///    shares or none; on a cluster one call a shard). A full budget refuses the send with
-///    its reason and the wait until its first shard admits one again (a cluster gives back
-///    the shares it took before); an observed full budget lets the send on, counting
+///    with room (`budget-take.lua`, one call a shard). A full budget refuses the send with
+///    its reason and the wait until its first shard admits one again, giving back the
+///    shares taken before; an observed full budget lets the send on, counting
 ///    nothing (`Decision.observed`);
 /// 3. decide the number (the default policy's SET, or the reserve script);
 /// 4. give every share back (`ZREM`) when the number refused the send, replayed an earlier
@@ -42,7 +41,7 @@ extension GateWorker {
         // A replay is answered from its record alone, taking no share (`storedAnswer`).
         storedAnswer(request, policy: policy, cipher: cipher) { [unowned self] stored in
             if let stored { return completion(stored) }
-            self.takeShares(of: checks, policy: policy, member: member) { [unowned self] result in
+            self.walkBudgets(checks, policy: policy, member: member, next: 0, taken: [], observed: []) { [unowned self] result in
                 switch result {
                 case .success(.fits(let taken, let observed)):
                     self.reserveWithinBudget(request, policy: policy, cipher: cipher) { [unowned self] outcome in
@@ -62,61 +61,6 @@ extension GateWorker {
                 }
             }
         }
-    }
-
-    /// Takes a share of every budget in `checks`, each from the shard the nonce picks or the
-    /// next with room. On one Redis one script call takes them all or none; on a cluster
-    /// one call a shard (each has its slot), budget after budget, and a full budget, or a
-    /// failure, gives back the shares taken before it.
-    private func takeShares(
-        of checks: [BudgetCheck], policy: CompiledPolicy, member: CooldownNonce,
-        completion: @escaping (Result<BudgetOutcome, GateError>) -> Void
-    ) {
-        if store.isCluster { return walkBudgets(checks, policy: policy, member: member, next: 0, taken: [], observed: [], completion: completion) }
-        let keys = self.keys
-        let starts = checks.map { $0.firstShard(member: member) }
-        store.evaluate(GateScripts.budgetTake, slotKey: checks[0].key(keys, shard: starts[0]), { args in
-            args.append(checks.reduce(0) { $0 + $1.budget.shards })
-            for (check, start) in zip(checks, starts) {
-                let shards = check.budget.shards
-                for place in 0..<shards {
-                    keys.appendBudgetShard(scope: check.budget.scope, kind: check.kind, shard: (start + place) % shards, to: &args)
-                }
-            }
-            args.appendRedisNow()
-            args.append(member.text)
-            for (check, start) in zip(checks, starts) {
-                let budget = check.budget
-                args.append(budget.shards)
-                args.append(Int(budget.window.wholeMilliseconds))
-                args.append(policy.rules.observes(check.reason) ? "1" : "0")
-                for place in 0..<budget.shards { args.append(budget.allowance(ofShard: (start + place) % budget.shards)) }
-            }
-        }, completion: { result in
-            completion(Self.decode(result) { reply throws(GateError) in
-                let (refused, wait, now, places) = try Self.budgetReply(reply)
-                guard refused <= checks.count, places.count == (refused > 0 ? refused - 1 : checks.count),
-                      refused == 0 || wait >= 1 else { throw Self.unexpected(reply) }
-                var taken: [(BudgetCheck, Int)] = []
-                var observed: [Decision.Reason] = []
-                for (index, place) in places.enumerated() {
-                    let check = checks[index]
-                    // A shard that exists, or none for a budget that is only observed: any
-                    // other answer would let the send past a budget uncounted.
-                    guard place <= check.budget.shards, place > 0 || policy.rules.observes(check.reason) else {
-                        throw Self.unexpected(reply)
-                    }
-                    if place > 0 {
-                        taken.append((check, (starts[index] + place - 1) % check.budget.shards))
-                    } else {
-                        observed.append(check.reason)
-                    }
-                }
-                // A refusal wrote nothing: no share to give back.
-                if refused > 0 { return .full(checks[refused - 1], wait: wait, now: now, taken: [], observed: observed) }
-                return .fits(taken: taken, observed: observed)
-            })
-        })
     }
 
     /// A cluster's budgets, one after the other.

@@ -1,8 +1,9 @@
 import RedisClient
 
-/// The SMS-pumping guard on the reserve path (`pumping.lua`). A prefix's counts live in
-/// a slot of their own (`rg:pump:{purpose:+447911}`), so the guard takes steps around
-/// the number's own decision, the same on one Redis and on a cluster:
+/// The SMS-pumping guard on a Redis Cluster's reserve path (`pumping.lua`; on one Redis it
+/// is part of the number's script: `FraudGuard`). A prefix's counts live in a slot of their
+/// own (`rg:pump:{purpose:+447911}`), so the guard takes steps around the number's own
+/// decision:
 ///
 /// 1. `take` on the prefix's slot: judge the prefix and, when it is not blocked, count
 ///    this send at once (so concurrent sends see each other);

@@ -33,8 +33,8 @@ public final class GateWorker {
     let windowCooldowns: WindowCooldowns
     /// Each client address's requests against `ipMaxRequests`, before Redis; nil without it.
     let requestLimiter: RequestLimiter?
-    /// The sends with steps outside the number's slot (budgets, the pumping guard) being
-    /// decided, one at a time per number (`SameNumberQueue`).
+    /// On a cluster, the sends with steps outside the number's slot (budgets, the pumping
+    /// guard) being decided, one at a time per number (`SameNumberQueue`).
     let sameNumber = SameNumberQueue()
     /// The listing of blocked prefixes being read, shared by the callers meanwhile.
     let listing = SharedRead<[PrefixFigures]>(limit: 65_536, overflow: .storeUnavailable("too many listings waiting"))
@@ -202,7 +202,7 @@ public final class GateWorker {
         store.evaluate(lua, slotKey: script.slotKey, script.write, completion: { [unowned self] result in
             let outcome = Self.decode(result) { reply throws(GateError) in
                 let read = try fraudGuard?.read(reply, request: request, policy: policy)
-                var decision: Decision
+                let decision: Decision
                 if let refusal = read?.refusal {
                     decision = refusal
                 } else {

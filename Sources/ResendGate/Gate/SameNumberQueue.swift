@@ -1,4 +1,4 @@
-/// Runs the decisions of one number (and purpose) one after another on a worker, so that
+/// On a Redis Cluster, runs the decisions of one number (and purpose) one after another on a worker, so that
 /// steps taken outside the number's slot before it decides (a budget's share, the pumping
 /// guard's count), and given back when it refuses, are held for at most one of its requests
 /// at a time: a flood of requests for a number in its cooldown, each refused, cannot fill a
