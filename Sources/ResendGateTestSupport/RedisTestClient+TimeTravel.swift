@@ -1,3 +1,5 @@
+import ResendGate
+
 extension RedisTestClient {
     /// Moves the gate's state in this Redis `milliseconds` into the past, which to the gate's
     /// scripts is the same as that much time passing: every key's time to live shrinks by it
@@ -31,5 +33,5 @@ extension RedisTestClient {
         return left
     }
 
-    private static let timeTravelScript = String(decoding: EmbeddedFiles.timeTravel, as: UTF8.self)
+    private static let timeTravelScript = GateScripts.source([EmbeddedFiles.timeTravel])
 }

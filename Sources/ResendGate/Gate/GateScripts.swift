@@ -10,7 +10,7 @@ import RedisClient
 /// idempotency keys have slots of their own, so on Redis Cluster they take steps of
 /// their own (see GateWorker+Cluster.swift). The default policy needs no script
 /// (GateWorker+Cooldown.swift), and countdown tokens no key (CountdownTokenCipher).
-enum GateScripts {
+package enum GateScripts {
     // The general decision, `reserve.lua`, is one script per policy: `ReserveScripts`.
     /// A number's wait now, never writing (`peek.lua`).
     static let peek = script(EmbeddedFiles.peek)
@@ -59,7 +59,7 @@ enum GateScripts {
 
     /// The text of a script made of `prelude.lua` (unless `prelude` is false) and `files`,
     /// as Redis runs it.
-    static func source(_ files: [[UInt8]], prelude: Bool = true) -> String {
+    package static func source(_ files: [[UInt8]], prelude: Bool = true) -> String {
         ((prelude ? [EmbeddedFiles.prelude] : []) + files).map { String(decoding: $0, as: UTF8.self) + "\n" }.joined()
     }
 }

@@ -2,11 +2,11 @@
 -- scripts is the same as that much time passing (RedisTestClient.advanceTime): every key
 -- matching ARGV[1]. Returns how many keys it changed.
 local by, changed = tonumber(ARGV[2]), 0
--- A cooldown's value with its deadline (12 hex digits of ms after the nonce) moved back.
+-- A cooldown's value (prelude.lua's layout) with its deadline moved back.
 local function shifted(value)
-  local deadline = string.sub(value, 1, 6) ~= 'locked' and tonumber(string.sub(value, 17, 28), 16)
+  local deadline = string.sub(value, 1, 6) ~= 'locked' and cooldownDeadline(value)
   if not deadline or #value < 28 then return value end
-  return string.sub(value, 1, 16) .. string.format('%012x', deadline - by) .. string.sub(value, 29)
+  return cooldownValue(cooldownNonce(value), deadline - by) .. string.sub(value, 29)
 end
 for _, key in ipairs(redis.call('KEYS', ARGV[1])) do
   if redis.call('TYPE', key).ok == 'zset' then

@@ -11,7 +11,7 @@ local _, now = clock(ARGV[2])
 local held = call('MGET', KEYS[1], KEYS[2])
 local remaining = -2
 if held[1] then
-  if string.sub(held[1], 1, 16) == ARGV[1] then remaining = call('PTTL', KEYS[1]) end
+  if cooldownNonce(held[1]) == ARGV[1] then remaining = call('PTTL', KEYS[1]) end
 elseif held[2] then
   local cut = string.find(held[2], ';', 1, true)
   if cut and string.sub(held[2], cut + 1, cut + 16) == ARGV[1] then

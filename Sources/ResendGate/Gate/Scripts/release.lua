@@ -29,14 +29,14 @@ local sends, own = window or '', nil
 local cut = window and string.find(window, ';', 1, true)
 if cut then sends, own = string.sub(window, 1, cut - 1), string.sub(window, cut + 1) end
 if not value and own then
-  local deadline = tonumber(string.sub(own, 17, 28), 16)
+  local deadline = cooldownDeadline(own)
   if deadline and deadline > now then value, own = own, nil end
 end
 if not value then return {0, 0, ''} end
 -- The cooldown's nonce: its value's first 16 characters. After them comes its deadline
 -- (12 hex digits), then, for a send with an idempotency record, a space and the record's
 -- name (a value an older version wrote may have the space right after the nonce).
-local token = string.sub(value, 1, 16)
+local token = cooldownNonce(value)
 local record = ''
 local space = string.find(value, ' ', 17, true)
 if space then record = string.sub(value, space + 1) end

@@ -125,7 +125,7 @@ local reason, wait = '', 0
 local value, remaining, repair, locked = held[1], 0, false, false
 if value then
   locked = string.sub(value, 1, 6) == 'locked'
-  local deadline = not locked and tonumber(string.sub(value, 17, 28), 16)
+  local deadline = not locked and cooldownDeadline(value)
   if deadline and deadline > now and deadline - now <= longest + 1000 then
     remaining = deadline - now
   else
@@ -135,7 +135,7 @@ if value then
   end
 end
 if own then
-  local deadline = tonumber(string.sub(own, 17, 28), 16)
+  local deadline = cooldownDeadline(own)
   if deadline and deadline > now then
     local left = deadline - now
     if left > longest then left = longest end
@@ -237,7 +237,7 @@ elseif locked then
   reason, wait = 'locked', math.max(wait, remaining)
 elseif value and reason ~= 'ip_limit' then
   -- The running cooldown's nonce: its value's first 16 characters.
-  token = string.sub(value, 1, 16)
+  token = cooldownNonce(value)
 end
 -- The answer as one string (one field of a reply costs Redis about as much as a small
 -- command), the idempotency record's format. Numbers become text without Lua's own
@@ -269,21 +269,20 @@ if fingerprint ~= '' then
   if record then return {record} end
 end
 if allowed then
-  -- The cooldown: the nonce, the deadline in 12 hex digits of ms (as a plain cooldown's),
-  -- and the link to the idempotency record: KEYS[4] on one Redis, ARGV[5] on a cluster.
-  local deadline = string.format('%012x', now + holdMs)
+  -- The cooldown (a plain cooldown's layout), and the link to the idempotency record:
+  -- KEYS[4] on one Redis, ARGV[5] on a cluster.
   local link = fingerprint ~= '' and KEYS[4] or ARGV[5] or ''
-  local linkSpace = link == '' and '' or ' '
+  local cooldown = cooldownValue(token, now + holdMs) .. (link == '' and '' or ' ') .. link
   -- The window keeps the last `keepSends` sends: this one goes in, the oldest out when full.
   if #list >= keepSends * 29 then list = string.sub(list, 30) end
   if cooldownInWindow then
     -- In the window key, after the sends: one key, one write. A cooldown key that let
     -- this send through (an observed cooldown) would outlast it, so it goes.
-    call('SET', KEYS[2], list .. nowText .. token .. ';' .. token .. deadline .. linkSpace .. link, 'PX', windowLifeText)
+    call('SET', KEYS[2], list .. nowText .. token .. ';' .. cooldown, 'PX', windowLifeText)
     if held[1] then call('DEL', KEYS[1]) end
   else
     if window > 0 then call('SET', KEYS[2], list .. nowText .. token, 'PX', windowLifeText) end
-    call('SET', KEYS[1], token .. deadline .. linkSpace .. link, 'PX', hold)
+    call('SET', KEYS[1], cooldown, 'PX', hold)
   end
   -- An observed cap that is full counts nothing more: the set stays bounded by the cap.
   if ipMax > 0 and not ipFull then

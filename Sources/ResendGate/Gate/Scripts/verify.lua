@@ -47,7 +47,7 @@ if list then
   if deadline and deadline > now then left = deadline - now end
 end
 if value then
-  code = code or string.sub(value, 1, 16)
+  code = code or cooldownNonce(value)
   local pttl = call('PTTL', KEYS[1])
   if pttl > left then left = pttl end
 end
