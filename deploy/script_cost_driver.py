@@ -10,7 +10,8 @@ every reply read. KIND says which script, called as the gate calls it:
                the file has it: the every-rule policy) takes it: now, nonce, fingerprint;
   budget-take  a share of a country's budget and of the total, 8 shards each, none full
                (on one Redis, one call for both); budget-take-now the same for a script
-               that takes Redis's time as its first argument;
+               that takes Redis's time as its first argument; budget-take-shard, since
+               issue 24, a share of one shard of 8 of a country's budget (a cluster's call);
   pumping      the pumping guard's take on one of ten prefixes, none blocked (with the
                time as the 7th argument, which a script that does not take it ignores).
 """
@@ -36,6 +37,9 @@ def resp(args):
 recent = []
 def budget_call():
     member = '%016x' % random.getrandbits(64)
+    if kind == 'budget-take-shard':
+        return resp(['EVALSHA', sha, '1', 'rg:budget:{*:CN:%d}' % random.randint(0, 7),
+                     '%d' % int(time.time() * 1000), member, '86400000', '1250000'])
     keys = ['rg:budget:{*:CN:%d}' % i for i in range(8)] + ['rg:budget:{*:total:%d}' % i for i in range(8)]
     args = ['%d' % int(time.time() * 1000), member] if kind == 'budget-take-now' else [member]
     for _ in range(2):
@@ -45,7 +49,7 @@ def pumping_call():
     prefix = '+86138%d' % random.randint(0, 9)
     return resp(['EVALSHA', sha, '1', 'rg:pump:{default:%s}' % prefix, 'take', '3600000', '360000', '10000000', '50000', '', '%d' % int(time.time() * 1000)])
 def call(i):
-    if kind in ('budget-take', 'budget-take-now'): return budget_call()
+    if kind in ('budget-take', 'budget-take-now', 'budget-take-shard'): return budget_call()
     if kind == 'pumping': return pumping_call()
     if recent and random.random() < 0.25:
         num = random.choice(recent[-256:])

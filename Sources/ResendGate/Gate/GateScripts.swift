@@ -45,13 +45,17 @@ package enum GateScripts {
     /// `prelude.lua`, the parts the file's first line names (`-- parts: budget-shards`:
     /// files of functions), then the file.
     static func script(_ file: [UInt8]) -> RedisScript {
-        let text = String(decoding: file, as: UTF8.self)
-        let head = text.prefix { $0 != "\n" }
+        RedisScript(source(withParts(file)))
+    }
+
+    /// The parts `file`'s first line names, then `file`.
+    static func withParts(_ file: [UInt8]) -> [[UInt8]] {
+        let head = String(decoding: file.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
         let names = head.hasPrefix("-- parts: ") ? head.dropFirst("-- parts: ".count).split(separator: " ") : []
-        return RedisScript(source(names.map { name in
+        return names.map { name in
             guard let part = parts[String(name)] else { preconditionFailure("no Lua part named \(name)") }
             return part
-        } + [file]))
+        } + [file]
     }
 
     /// The files of functions a script may name on its first line.

@@ -115,19 +115,19 @@ extension GateWorker {
             args.append(key)
             args.appendRedisNow()
             args.append(member.text)
-            args.append(1)
             args.append(Int(budget.window.wholeMilliseconds))
-            args.append("0")
             args.append(budget.allowance(ofShard: shard))
         }, completion: { [unowned self] result in
+            // `{1, 0, now}`: taken there; `{0, wait, now}`: full for a while.
             let step = Self.decode(result) { reply throws(GateError) in
-                let (refused, wait, now, places) = try Self.budgetReply(reply)
-                // One budget of one shard: taken there, or full for a while.
-                guard refused == 0 ? places == [1] : refused == 1 && wait >= 1 && places.isEmpty else { throw Self.unexpected(reply) }
-                return (refused, wait, now)
+                guard case .array(let items) = reply, items.count == 3, let taken = items[0].integer,
+                      let wait = items[1].integer, let now = items[2].integer,
+                      taken == 1 ? wait == 0 : taken == 0 && wait >= 1
+                else { throw Self.unexpected(reply) }
+                return (taken, Int64(wait), Int64(now))
             }
             switch step {
-            case .success(let (refused, _, _)) where refused == 0:
+            case .success(let (taken, _, _)) where taken == 1:
                 completion(.success(.taken(shard: shard)))
             case .success(let (_, wait, now)):
                 // Shards are asked one after the other: the wait counts from the first answer.
@@ -140,18 +140,6 @@ extension GateWorker {
                 completion(.failure(error))
             }
         })
-    }
-
-    /// `{refused budget or 0, wait, now, places...}` from `budget-take.lua`.
-    private static func budgetReply(_ reply: RedisReply) throws(GateError) -> (Int, Int64, Int64, [Int]) {
-        guard case .array(let items) = reply, items.count >= 3, let refused = items[0].integer,
-              let wait = items[1].integer, let now = items[2].integer, refused >= 0 else { throw unexpected(reply) }
-        var places: [Int] = []
-        for item in items.dropFirst(3) {
-            guard let place = item.integer, place >= 0 else { throw unexpected(reply) }
-            places.append(place)
-        }
-        return (refused, Int64(wait), Int64(now), places)
     }
 
     /// Gives the shares back (`ZREM` of the send's nonce): its number refused it, or Redis

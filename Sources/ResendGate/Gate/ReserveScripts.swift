@@ -66,7 +66,7 @@ struct ReserveScripts {
         var parts = ""
         if guarded {
             block += guardBlock(policy)
-            parts = GateScripts.source([EmbeddedFiles.budgetShards, EmbeddedFiles.prefixCounts, EmbeddedFiles.fraudGuard], prelude: false)
+            parts = GateScripts.source(GateScripts.withParts(EmbeddedFiles.fraudGuard), prelude: false)
         } else {
             block += "local checkGuard, countGuarded, guardRegister\n"
         }

@@ -1,6 +1,7 @@
+-- parts: budget-shards prefix-counts
 -- The reserve script's part for send budgets and the SMS-pumping guard on one Redis or
--- Sentinel (ReserveScripts puts it, after budget-shards.lua and prefix-counts.lua, right
--- after the policy block, for a policy with either): every rule of a send in one call,
+-- Sentinel (ReserveScripts puts it, after the parts its first line names, right after the
+-- policy block, for a policy with either): every rule of a send in one call,
 -- atomically, so nothing is held while another step decides and nothing is given back.
 -- On a Redis Cluster a budget's shards and a prefix live in slots of their own: there
 -- they are steps of their own (budget-take.lua, pumping.lua; GateWorker+Budgets.swift).
