@@ -78,36 +78,53 @@ struct CountdownRoutesTests {
         #expect(try server.request("GET", "/v1/countdowns/\(next)").status == 200)
     }
 
-    /// Real time, but bounded: a 1.5 s cooldown streams 2, 1, done.
+    /// Real time, but bounded: a 1.5 s cooldown streams 2, 1, done. The exact timing is
+    /// asserted when this process (the gate's workers run in it) did not stall meanwhile; a
+    /// process frozen for seconds (CI) lets Redis's clock run on, so then the stream is
+    /// held to what it promises whatever the timing: falling ticks, `done` no earlier than
+    /// the deadline, and the end.
     @Test func streamTicksAtOnceThenEachSecondThenSaysDone() throws {
         let server = try CountdownTestServer(cooldown: "1500ms")
         defer { server.stop() }
+        let sent = StallWatch.mark()
         let token = try #require(try server.send("+8613800138000").json()["countdown_token"] as? String)
         let opened = ContinuousClock.now
         let reader = try server.openStream("/v1/countdowns/\(token)/events")
         let first = try #require(try reader.next())
-        #expect(ContinuousClock.now - opened < .milliseconds(300))
+        let firstAfter = ContinuousClock.now - opened
         let head = try #require(reader.head)
         #expect(head.statusLine.hasPrefix("HTTP/1.1 200"))
         #expect(head.header("Content-Type")?.hasPrefix("text/event-stream") == true)
         #expect(head.header("Cache-Control") == "no-store")
-        #expect(first.event == "tick")
-        let firstData = try #require(try JSONSerialization.jsonObject(with: Data(first.data.utf8)) as? [String: Int])
-        #expect(firstData["retry_after"] == 2)
-        #expect((1_001...1_500).contains(firstData["retry_after_ms"] ?? 0))
-
-        let second = try #require(try reader.next())
-        #expect(second.event == "tick")
-        let secondData = try #require(try JSONSerialization.jsonObject(with: Data(second.data.utf8)) as? [String: Int])
-        #expect(secondData["retry_after"] == 1)
-        #expect((900...1_000).contains(secondData["retry_after_ms"] ?? 0))
-
-        let done = try #require(try reader.next())
-        #expect(done == .init(event: "done", data: "{\"retry_after\": 0, \"retry_after_ms\": 0}"))
+        var events = [first]
+        while events.count < 5, let event = try reader.next() {
+            events.append(event)
+            if event.event == "done" { break }
+        }
         let elapsed = ContinuousClock.now - opened
-        #expect(elapsed > .milliseconds(1_200) && elapsed < .milliseconds(2_500))
         #expect(try reader.next() == nil)  // the response ends and the connection closes
         #expect(try server.openStreams() == 0)
+        let ticks = try events.filter { $0.event == "tick" }.map { event in
+            try #require(try JSONSerialization.jsonObject(with: Data(event.data.utf8)) as? [String: Int])
+        }
+        #expect(events.last == .init(event: "done", data: "{\"retry_after\": 0, \"retry_after_ms\": 0}"), "\(events)")
+        #expect(events.dropLast().allSatisfy { $0.event == "tick" }, "\(events)")
+        let stalled = StallWatch.shared.stalled(from: sent)
+        if stalled < .milliseconds(100) {
+            #expect(firstAfter < .milliseconds(300))
+            #expect(ticks.count == 2, "\(events)")
+            #expect(ticks.first?["retry_after"] == 2)
+            #expect((1_001...1_500).contains(ticks.first?["retry_after_ms"] ?? 0))
+            #expect(ticks.dropFirst().first?["retry_after"] == 1)
+            #expect((900...1_000).contains(ticks.dropFirst().first?["retry_after_ms"] ?? 0))
+            #expect(elapsed > .milliseconds(1_200) && elapsed < .milliseconds(2_500), "\(elapsed)")
+        } else {
+            #expect(!ticks.isEmpty && ticks.allSatisfy { (1...1_500).contains($0["retry_after_ms"] ?? 0) }, "\(events) after a \(stalled) stall")
+            #expect(ticks.allSatisfy { $0["retry_after"] == (($0["retry_after_ms"] ?? 0) + 999) / 1_000 }, "\(events)")
+            let remaining = ticks.map { $0["retry_after_ms"] ?? 0 }
+            #expect(zip(remaining, remaining.dropFirst()).allSatisfy { $0 > $1 }, "\(events)")
+            #expect(ContinuousClock.now - sent > .milliseconds(1_200), "done before the deadline")
+        }
     }
 
     @Test func streamsAreFreedWhenTheirClientsLeave() throws {

@@ -82,21 +82,23 @@ final class ReleaseTestGates {
 
 extension EventStreamReader {
     /// Reads past ticks and heartbeats to the next `done`; nil when the stream ended without
-    /// one or none came within `limit` (so a missed release fails fast, not after 60 s).
+    /// one or none came within `limit` of this process's running time (so a missed release
+    /// fails fast, not after 60 s; a process frozen past `limit` still reads what came).
     func nextDone(within limit: Duration = .seconds(3)) throws -> ServerSentEvent? {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline, let event = try next() {
+        let deadline = PatientDeadline(limit)
+        while deadline.hasTimeLeft, let event = try next() {
             if event.event == "done" { return event }
         }
         return nil
     }
 }
 
-/// Polls `condition` every 20 ms until it holds, for at most `timeout`.
+/// Polls `condition` every 20 ms until it holds, for at most `timeout` of this process's
+/// running time (a frozen process has not looked meanwhile).
 func waitUntilTrue(_ what: String, timeout: Duration = .seconds(10), _ condition: () throws -> Bool) throws {
-    let deadline = ContinuousClock.now + timeout
+    let deadline = PatientDeadline(timeout)
     while try !condition() {
-        guard ContinuousClock.now < deadline else { throw CountdownTestError("timed out waiting until \(what)") }
+        guard deadline.hasTimeLeft else { throw CountdownTestError("timed out waiting until \(what)") }
         usleep(20_000)
     }
 }
