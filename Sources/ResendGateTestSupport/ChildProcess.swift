@@ -72,8 +72,14 @@ final class ChildProcess: Sendable {
     /// Waits until the process ends or `timeout` passes; nil if it is still running.
     @discardableResult
     func waitForExit(timeout: Duration) -> ExitStatus? {
-        let nanoseconds = max(0, timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
-        guard exitLatch.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .success else { return nil }
+        // In slices, charging only the time this process ran: a process frozen past
+        // `timeout` (CI) may not have heard an exit that came meanwhile.
+        let deadline = PatientDeadline(timeout)
+        let slice = min(timeout, .milliseconds(50))
+        let nanoseconds = max(0, slice.components.seconds * 1_000_000_000 + slice.components.attoseconds / 1_000_000_000)
+        while exitLatch.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) != .success {
+            guard deadline.hasTimeLeft else { return nil }
+        }
         exitLatch.signal()  // keep the latch open for later callers
         let status = process.terminationStatus
         return process.terminationReason == .uncaughtSignal ? .signaled(status) : .exited(status)

@@ -92,9 +92,9 @@ final class RedisNodeProcess: Sendable {
                 executable: executable, arguments: [directory + "/redis.conf"] + extraArguments,
                 environment: childEnvironment(inherit: true, extra: [:]), standardInput: nil,
                 standardOutput: console, standardError: console)
-            let deadline = ContinuousClock.now + startupTimeout
+            let deadline = PatientDeadline(startupTimeout)  // a frozen test process is given its time
             var lastProblem = "no answer yet"
-            while ContinuousClock.now < deadline {
+            while deadline.hasTimeLeft {
                 if let status = child.exitStatus {
                     throw didNotStart("redis-server exited (\(status)) on port \(port)")
                 }
@@ -201,7 +201,7 @@ enum RedisNodes {
         _ what: String, timeout: Duration, interval: Duration = .milliseconds(50),
         _ probe: () throws -> (value: T?, seen: String)
     ) throws -> T {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = PatientDeadline(timeout)  // a frozen test process is given its time
         var seen = "nothing yet"
         while true {
             do {
@@ -211,7 +211,7 @@ enum RedisNodes {
             } catch {
                 seen = "\(error)"
             }
-            guard ContinuousClock.now < deadline else {
+            guard deadline.hasTimeLeft else {
                 throw TestSupportError.timeout.with("\(what) did not happen within \(timeout); last seen: \(seen)")
             }
             pauseBriefly(interval)

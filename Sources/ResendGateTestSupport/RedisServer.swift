@@ -167,9 +167,9 @@ public final class RedisServer: Sendable {
             executable: executable, arguments: [configPath], environment: childEnvironment(inherit: true, extra: [:]),
             standardInput: nil, standardOutput: console, standardError: console)
 
-        let deadline = ContinuousClock.now + options.startupTimeout
+        let deadline = PatientDeadline(options.startupTimeout)  // a frozen test process is given its time
         var lastProblem = "no answer yet"
-        while ContinuousClock.now < deadline {
+        while deadline.hasTimeLeft {
             if let status = child.exitStatus {
                 throw didNotStart("redis-server exited (\(status)) on port \(port)", directory: directory)
             }

@@ -60,7 +60,7 @@ public final class ServerProcess: Sendable {
     public func waitForLine(
         timeout: Duration = .seconds(10), where matches: (Substring) -> Bool
     ) throws -> String {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = PatientDeadline(timeout)  // a frozen test process is given its time
         while true {
             let exited = child.exitStatus
             for text in [stdout, stderr] {
@@ -69,7 +69,7 @@ public final class ServerProcess: Sendable {
             if let exited {
                 throw TestSupportError.didNotStart.with("the process exited (\(exited)) first\n\(outputSummary)")
             }
-            guard ContinuousClock.now < deadline else {
+            guard deadline.hasTimeLeft else {
                 throw TestSupportError.timeout.with("no matching output line within \(timeout)\n\(outputSummary)")
             }
             pauseBriefly()

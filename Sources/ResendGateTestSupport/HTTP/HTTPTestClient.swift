@@ -75,7 +75,7 @@ public struct HTTPTestClient: Sendable {
 
     /// Polls `/readyz` until it answers 200, for at most `timeout`.
     public func waitUntilReady(timeout: Duration = .seconds(10)) throws {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = PatientDeadline(timeout)  // a frozen test process is given its time
         var last = "no answer"
         while true {
             do {
@@ -85,7 +85,7 @@ public struct HTTPTestClient: Sendable {
             } catch {
                 last = "\(error)"
             }
-            guard ContinuousClock.now < deadline else {
+            guard deadline.hasTimeLeft else {
                 throw TestSupportError.didNotStart.with("the gate on \(port) never became ready (last: \(last))")
             }
             pauseBriefly(.milliseconds(20))

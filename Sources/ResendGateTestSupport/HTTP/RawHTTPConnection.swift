@@ -108,8 +108,8 @@ public final class RawHTTPConnection {
     /// True when the server closes this connection within `timeout` (EOF or reset) without
     /// sending anything more.
     public func closedByPeer(within timeout: Duration) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        let deadline = PatientDeadline(timeout)  // a frozen test process is given its time
+        while deadline.hasTimeLeft {
             guard socket.isReadable(within: 50) else { continue }
             var byte: [UInt8] = []
             do {
@@ -126,8 +126,8 @@ public final class RawHTTPConnection {
     public func read(until marker: String, timeout: Duration = .seconds(5)) -> [UInt8] {
         let wanted = Array(marker.utf8)
         var received = takeBuffer()
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline && Self.find(wanted, in: received) == nil {
+        let deadline = PatientDeadline(timeout)  // a frozen test process is given its time
+        while deadline.hasTimeLeft && Self.find(wanted, in: received) == nil {
             guard socket.isReadable(within: 50) else { continue }
             guard (try? socket.read(into: &received)) ?? 0 > 0 else { break }
         }
@@ -138,8 +138,8 @@ public final class RawHTTPConnection {
     /// bytes; returns what arrived and whether the server closed it.
     public func readUntilClosed(timeout: Duration, limit: Int = 64 << 20) -> (bytes: [UInt8], closed: Bool) {
         var received = takeBuffer()
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline && received.count < limit {
+        let deadline = PatientDeadline(timeout)  // a frozen test process is given its time
+        while deadline.hasTimeLeft && received.count < limit {
             guard socket.isReadable(within: 50) else { continue }
             do {
                 if try socket.read(into: &received, maximum: 64 * 1024) == 0 { return (received, true) }
