@@ -6,25 +6,28 @@
 -- taken again). So it never holds more than its allowance, and a send to a shard with
 -- room costs one read, not two.
 
--- The first of a budget's `shards` with room, trying them in order (`key(i)` names the
--- i-th to try, `allowance(i)` what it may hold): its place (1-based), or 0 and the ms
--- until the soonest of them admits a send again (when all but allowance - 1 of its sends
--- have left the window).
-local function shardWithRoom(shards, key, allowance, window, now)
-  local wait = -1
-  for i = 1, shards do
-    local k, most = key(i), allowance(i)
-    local count = call('ZCARD', k)
+-- The first of a budget's `shards` with room, trying them in order from shard `start`
+-- (`first` names it; the others are named `base`, their number and '}'); shard n may hold
+-- `limit / shards` sends, one more for the first `limit % shards`: the name of the shard
+-- with room, or nil and the ms until the soonest of them admits a send again (when all
+-- but allowance - 1 of its sends have left the window). No closure and no table is made
+-- per call: in Redis each is an allocation that costs as much as a small command.
+local function shardWithRoom(first, base, start, shards, limit, window, now)
+  local wait, even, extra = -1, (limit - limit % shards) / shards, limit % shards
+  for i = 0, shards - 1 do
+    local n = (start + i) % shards
+    local key, most = i == 0 and first or base .. n .. '}', even + (n < extra and 1 or 0)
+    local count = call('ZCARD', key)
     if count >= most then
-      call('ZREMRANGEBYSCORE', k, '-inf', now - window)
-      count = call('ZCARD', k)
+      call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+      count = call('ZCARD', key)
     end
-    if count < most then return i, 0 end
-    local frees = call('ZRANGE', k, count - most, count - most, 'WITHSCORES')
+    if count < most then return key, 0 end
+    local frees = call('ZRANGE', key, count - most, count - most, 'WITHSCORES')
     local left = frees[2] + window - now
     if wait < 0 or left < wait then wait = left end
   end
-  return 0, math.max(1, wait)
+  return nil, math.max(1, wait)
 end
 
 -- Counts the send `member` in a shard. The shard outlives its newest send by the window,

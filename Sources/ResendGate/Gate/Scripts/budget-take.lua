@@ -11,7 +11,7 @@
 -- allowance of sends in its window (budget-shards.lua).
 local nowText, now = clock(ARGV[1])
 local window, allowance = ARGV[3] + 0, ARGV[4] + 0
-local place, wait = shardWithRoom(1, function() return KEYS[1] end, function() return allowance end, window, now)
-if place == 0 then return {0, wait, now} end
+local shard, wait = shardWithRoom(KEYS[1], '', 0, 1, allowance, window, now)
+if not shard then return {0, wait, now} end
 takeShare(KEYS[1], ARGV[2], nowText, window)
 return {1, 0, now}

@@ -14,27 +14,20 @@
 -- shards, window ms, observed, reason}; and the guard's figures.
 local guardObserved, guardRegister, guardShares = '', false, {}
 
-local function noteGuard(reason)
-  guardObserved = guardObserved == '' and reason or guardObserved .. ',' .. reason
-end
-
--- nil when the budgets and the guard let the send on (the shares it will take noted), or
--- the refusal: {the budget's place among KEYS' budgets (1-based), or 0 for the guard, its wait}.
+-- nil when the budgets and the guard let the send on (the shares it will take noted in
+-- guardShares: a shard's name, then its window), or the refusal: {the budget's place among
+-- KEYS' budgets (1-based), or 0 for the guard, its wait}. What an observed rule would have
+-- refused is noted in guardObserved.
 local function checkGuard(now)
   for i = firstBudgetKey, #KEYS do
     local first = KEYS[i]
-    local base, start = string.match(first, '^(.*:)(%d+)}$')
-    local budget = budgets[string.match(base, ':([^:]*):$')]
-    local limit, shards = budget[1], budget[2]
-    start = start + 0
-    local place, wait = shardWithRoom(shards,
-      function(n) return n == 1 and first or base .. ((start + n - 1) % shards) .. '}' end,
-      function(n) return math.floor(limit / shards) + ((start + n - 1) % shards < limit % shards and 1 or 0) end,
-      budget[3], now)
-    if place > 0 then
-      guardShares[#guardShares + 1] = {place == 1 and first or base .. ((start + place - 1) % shards) .. '}', budget[3]}
+    local base, kind, start = string.match(first, '^(.*:([^:]*):)(%d+)}$')
+    local budget = budgets[kind]
+    local shard, wait = shardWithRoom(first, base, start + 0, budget[2], budget[1], budget[3], now)
+    if shard then
+      guardShares[#guardShares + 1], guardShares[#guardShares + 2] = shard, budget[3]
     elseif budget[4] then
-      noteGuard(budget[5])
+      guardObserved = guardObserved == '' and budget[5] or guardObserved .. ',' .. budget[5]
     else
       return {i - firstBudgetKey + 1, wait}
     end
@@ -44,7 +37,7 @@ local function checkGuard(now)
     guardRegister = keepPrefix(KEYS[6], p, now, pumpBucket)
     if p.blocked and call('EXISTS', KEYS[5]) == 0 then
       if not pumpObserved then return {0, math.max(1, p.wait)} end
-      noteGuard('suspected_pumping')
+      guardObserved = guardObserved == '' and 'suspected_pumping' or guardObserved .. ',suspected_pumping'
     end
   end
   return nil
@@ -53,6 +46,6 @@ end
 -- An allowed send: a share of each budget with room, and one send in the prefix.
 local function countGuarded(nowText, now)
   local member = string.sub(ARGV[2], -16)
-  for _, share in ipairs(guardShares) do takeShare(share[1], member, nowText, share[2]) end
+  for j = 1, #guardShares, 2 do takeShare(guardShares[j], member, nowText, guardShares[j + 1]) end
   if pumpOn then countInPrefix(KEYS[6], 's:', now, pumpWindow, pumpBucket) end
 end

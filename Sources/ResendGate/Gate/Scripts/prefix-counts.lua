@@ -14,47 +14,53 @@
 -- under `minSends` or converts well enough; 0 when it is not blocked), since (when it was
 -- found blocked, 0: never), and what `keepPrefix` needs}. Writes nothing.
 local function readPrefix(key, now, window, minSends, ppm)
-  local function blocks(s, v) return s >= minSends and v * 1000000 < ppm * s end
   local fields = call('HGETALL', key)
-  local p = {sends = 0, verified = 0, since = 0, wait = 0, dead = {}}
-  local starts, sendsAt, verifiedAt = {}, {}, {}
+  local p = {sends = 0, verified = 0, since = 0, wait = 0}
+  -- One pass sums the window's counts (a field is a kind's letter, a colon, then a time in
+  -- ms); the buckets' own sums are needed, and made, only for a blocked prefix's wait.
   for i = 1, #fields, 2 do
-    -- A field is a kind's letter, a colon, then a time in ms.
-    local kind, at = string.sub(fields[i], 1, 1), string.sub(fields[i], 3) + 0
+    local field = fields[i]
+    local kind = string.sub(field, 1, 1)
     if kind == 's' or kind == 'v' then
-      if at + window <= now then
-        p.dead[#p.dead + 1] = fields[i]
+      if string.sub(field, 3) + window <= now then
+        p.dead = p.dead or {}
+        p.dead[#p.dead + 1] = field
+      elseif kind == 's' then
+        p.sends = p.sends + fields[i + 1]
       else
-        local n = fields[i + 1] + 0
-        if sendsAt[at] == nil then
-          sendsAt[at], verifiedAt[at] = 0, 0
-          starts[#starts + 1] = at
-        end
-        if kind == 's' then
-          sendsAt[at], p.sends = sendsAt[at] + n, p.sends + n
-        else
-          verifiedAt[at], p.verified = verifiedAt[at] + n, p.verified + n
-        end
+        p.verified = p.verified + fields[i + 1]
       end
     elseif kind == 'b' then
-      p.since, p.sinceField = at, fields[i]
+      p.since, p.sinceField = string.sub(field, 3) + 0, field
     elseif kind == 'r' then
-      p.registered, p.registeredField = at, fields[i]
+      p.registered, p.registeredField = string.sub(field, 3) + 0, field
     end
   end
-  p.blocked = blocks(p.sends, p.verified)
-  if p.blocked then
-    table.sort(starts)
-    local s, v = p.sends, p.verified
-    for _, at in ipairs(starts) do
-      s, v = s - sendsAt[at], v - verifiedAt[at]
-      if not blocks(s, v) then
-        p.wait = at + window - now
-        break
-      end
-    end
-  else
+  p.blocked = p.sends >= minSends and p.verified * 1000000 < ppm * p.sends
+  if not p.blocked then
     p.since = 0
+    return p
+  end
+  local starts, sendsAt, verifiedAt = {}, {}, {}
+  for i = 1, #fields, 2 do
+    local kind, at = string.sub(fields[i], 1, 1), string.sub(fields[i], 3) + 0
+    if (kind == 's' or kind == 'v') and at + window > now then
+      if sendsAt[at] == nil then
+        sendsAt[at], verifiedAt[at] = 0, 0
+        starts[#starts + 1] = at
+      end
+      local n = fields[i + 1] + 0
+      if kind == 's' then sendsAt[at] = sendsAt[at] + n else verifiedAt[at] = verifiedAt[at] + n end
+    end
+  end
+  table.sort(starts)
+  local s, v = p.sends, p.verified
+  for _, at in ipairs(starts) do
+    s, v = s - sendsAt[at], v - verifiedAt[at]
+    if s < minSends or v * 1000000 >= ppm * s then
+      p.wait = at + window - now
+      break
+    end
   end
   return p
 end
@@ -63,7 +69,7 @@ end
 -- the registry's mark renewed once a bucket while blocked. True when the caller should
 -- put the prefix in the registry of blocked prefixes.
 local function keepPrefix(key, p, now, bucket)
-  if #p.dead > 0 then call('HDEL', key, unpack(p.dead)) end
+  if p.dead then call('HDEL', key, unpack(p.dead)) end
   if not p.blocked then
     if p.sinceField then call('HDEL', key, p.sinceField) end
     return false
