@@ -54,12 +54,28 @@ swift_test_in_passes() {
 # lua_script NAME [REV]: the text of Sources/ResendGate/Gate/Scripts/NAME.lua as Redis runs it,
 # as the gate makes it (GateScripts): prelude.lua, the parts its first line names
 # (`-- parts: budget-shards`), then the file; from the worktree, or from git revision REV (a
-# revision from before the prelude gives the file alone).
+# revision from before the prelude gives the file alone). NAME reserve-guarded is the
+# reserve script with the fraud guard as ReserveScripts puts it in (fraud-guard.lua and its
+# parts right after reserve.lua's policy block), each file's block as written: the policy
+# deploy/bench's cost section measures.
 lua_script() {
     local name=$1 rev=${2:-} dir=Sources/ResendGate/Gate/Scripts part
     lua_file() {
         if [[ -z $rev ]]; then cat "$(repo_root)/$dir/$1.lua" 2>/dev/null; else git -C "$(repo_root)" show "$rev:$dir/$1.lua" 2>/dev/null; fi
     }
+    if [[ $name == reserve-guarded ]]; then
+        local reserve guard
+        reserve=$(lua_file reserve) || die "no $dir/reserve.lua${rev:+ at $rev}"
+        guard=$(lua_file fraud-guard) && grep -q '^-- end of guard policy$' <<<"$guard" ||
+            die "no $dir/fraud-guard.lua with a policy block${rev:+ at $rev}"
+        lua_file prelude && echo
+        sed '/^-- end of policy$/,$d; /^local checkGuard, countGuarded, guardRegister$/d' <<<"$reserve"
+        echo '-- end of policy'
+        for part in $(sed -n '1s/^-- parts: //p' <<<"$guard"); do lua_file "$part" && echo; done
+        printf '%s\n' "$guard"
+        sed '1,/^-- end of policy$/d' <<<"$reserve"
+        return
+    fi
     local text
     text=$(lua_file "$name") || die "no $dir/$name.lua${rev:+ at $rev}"
     lua_file prelude && echo

@@ -8,6 +8,9 @@ every reply read. KIND says which script, called as the gate calls it:
                fresh idempotency record each call;
   policy       the same, as a reserve script with the policy written in (its block as
                the file has it: the every-rule policy) takes it: now, nonce, fingerprint;
+  reserve-guarded  the same with the fraud guard inside (since issue 24): also the
+               number's trusted mark, its prefix's counts and the shard of the CN budget
+               and of the total budget it tries first (one of 8 each);
   budget-take  a share of a country's budget and of the total, 8 shards each, none full
                (on one Redis, one call for both); budget-take-now the same for a script
                that takes Redis's time as its first argument; budget-take-shard, since
@@ -21,7 +24,8 @@ import time
 import sys
 
 port, sha, kind, n = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
-written_policy = kind == 'policy'
+guarded = kind == 'reserve-guarded'
+written_policy = kind == 'policy' or guarded
 if written_policy: kind = '4'
 nkeys = int(kind) if kind.isdigit() else 0
 seed = int(sys.argv[5]) if len(sys.argv) > 5 else 1
@@ -63,7 +67,12 @@ def call(i):
     nonce = '%016x' % random.getrandbits(64)
     if written_policy:
         now = '%d' % int(time.time() * 1000)
-        return resp(['EVALSHA', sha, '4'] + keys + [now, nonce, '%s|default|%s' % (num, ip)])
+        # The nonce alone, which the script also counts the IP's and the budgets' sends under
+        # (the gate adds a member of their own for each, a substring taken apiece).
+        if guarded:
+            keys += ['rg:{default:%s}:trusted' % num, 'rg:pump:{default:%s}' % num[:7],
+                     'rg:budget:{*:CN:%d}' % random.randint(0, 7), 'rg:budget:{*:total:%d}' % random.randint(0, 7)]
+        return resp(['EVALSHA', sha, str(len(keys))] + keys + [now, nonce, '%s|default|%s' % (num, ip)])
     args = ['86400000', '5', '100000', '3600000', '%s|default|%s' % (num, ip), '86400000', nonce, idem, '3600000', '0']
     args += ([''] if observed else []) + ['60000', '120000', '300000']
     return resp(['EVALSHA', sha, str(nkeys)] + keys + args)

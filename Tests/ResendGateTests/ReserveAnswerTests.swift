@@ -76,6 +76,25 @@ struct ReserveScriptsTests {
         #expect(scripts.all.count == 4)
     }
 
+    /// Likewise fraud-guard.lua's own block is the budgets and guard deploy/bench's cost
+    /// section adds to every rule, which `deploy/script-cost --script reserve-guarded` loads.
+    @Test func theGuardFilesBlockIsTheBenchesFraudPolicy() {
+        var rules = Policy(
+            ladder: [.seconds(60), .seconds(120), .seconds(300)], window: .seconds(86_400), maxSends: 5,
+            ipMaxSends: 100_000, ipWindow: .seconds(3600))
+        rules.countryMaxSends = ["CN": SendBudget(limit: 10_000_000, window: .seconds(86_400))]
+        rules.maxSendsTotal = SendBudget(limit: 10_000_000, window: .seconds(86_400))
+        rules.pumping.minSends = 10_000_000
+        rules.pumping.window = .seconds(3600)
+        let scripts = ReserveScripts(policy: CompiledPolicy(rules), idempotencyLifetimeMilliseconds: 86_400_000, longestIPWindowMilliseconds: 3_600_000)
+        let guarded = scripts.script(guarded: true, countingIP: true, cooldownInWindow: true).source
+        #expect(guarded.contains(String(decoding: EmbeddedFiles.fraudGuard, as: UTF8.self)))
+        #expect(guarded.components(separatedBy: ReserveScripts.guardBlockStart).count == 2)
+        rules.pumping.minSends = 500
+        let other = ReserveScripts(policy: CompiledPolicy(rules), idempotencyLifetimeMilliseconds: 86_400_000, longestIPWindowMilliseconds: 3_600_000)
+        #expect(other.script(guarded: true, countingIP: true, cooldownInWindow: true).source.contains("local pumpMinSends, pumpPPM = 500, 100000\n"))
+    }
+
     /// Without an IP cap, the scripts differ only by where they keep the cooldown.
     @Test func aPolicyWithoutAnIPCapHasOneScriptForEachCooldownHomeAndItsRulesAreWrittenIn() {
         var rules = Policy(ladder: [.seconds(30), .seconds(90)], window: .seconds(3600), maxSends: 7)

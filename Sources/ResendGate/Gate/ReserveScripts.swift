@@ -65,13 +65,18 @@ struct ReserveScripts {
             longestIPWindowMilliseconds: longestIPWindowMilliseconds)
         var parts = ""
         if guarded {
-            block += guardBlock(policy)
-            parts = GateScripts.source(GateScripts.withParts(EmbeddedFiles.fraudGuard), prelude: false)
+            let guardFile = GateScripts.source(GateScripts.withParts(EmbeddedFiles.fraudGuard), prelude: false)
+            guard let from = guardFile.range(of: guardBlockStart), let to = guardFile.range(of: guardBlockEnd, range: from.upperBound..<guardFile.endIndex)
+            else { preconditionFailure("fraud-guard.lua lost its policy block's marker lines") }
+            parts = guardFile[..<from.upperBound] + guardBlock(policy) + guardFile[to.lowerBound...]
         } else {
             block += "local checkGuard, countGuarded, guardRegister\n"
         }
         return GateScripts.source([]) + template[..<start.upperBound] + block + blockEnd + parts + template[end.upperBound...]
     }
+
+    static let guardBlockStart = "-- guard policy (ReserveScripts writes this block for each purpose with either)\n"
+    static let guardBlockEnd = "-- end of guard policy\n"
 
     /// The constants of `fraud-guard.lua`: each budget's, by kind, and the pumping guard's.
     static func guardBlock(_ policy: CompiledPolicy) -> String {

@@ -11,7 +11,17 @@
 -- another number: keys a script reaches without naming them, which one Redis allows).
 -- ARGV[2] ends with the member the budgets count the send under (a nonce of its own).
 -- The block says, for each budget's kind (a region, a calling code, `total`): {limit,
--- shards, window ms, observed, reason}; and the guard's figures.
+-- shards, window ms, observed, reason}; and the guard's figures. As written here it is
+-- the policy `deploy/bench --only cost` adds to every rule (a budget for CN and a total
+-- one, 10 000 000 a day in 8 shards each; the guard over an hour in ten buckets, 10 000 000
+-- sends before it judges, 10 % conversion), which `deploy/script-cost --script
+-- reserve-guarded` measures.
+-- guard policy (ReserveScripts writes this block for each purpose with either)
+local budgets, firstBudgetKey = {['CN'] = {10000000, 8, 86400000, false, 'country_limit'}, ['total'] = {10000000, 8, 86400000, false, 'global_limit'}}, 7
+local pumpOn, pumpObserved = true, false
+local pumpWindow, pumpBucket = 3600000, 360000
+local pumpMinSends, pumpPPM = 10000000, 100000
+-- end of guard policy
 local guardObserved, guardRegister, guardShares = '', false, {}
 
 -- nil when the budgets and the guard let the send on (the shares it will take noted in
