@@ -21,9 +21,11 @@ struct GateWindowCooldownTests {
     /// (the gate's warm-up is two periods); returns how many it took.
     @discardableResult
     static func warmUp(_ gate: Gate, _ client: RedisTestClient, from start: Int = 90_000) async throws -> Int {
-        let deadline = ContinuousClock.now + .seconds(10)
+        // Ten seconds of this process's running time: the gate's timers run in it, and a
+        // process frozen past them (CI) did not make the gate slow.
+        let deadline = PatientDeadline(.seconds(10))
         var index = start
-        while ContinuousClock.now < deadline {
+        while deadline.hasTimeLeft {
             let phone = numbers(1, from: index)[0]
             index += 1
             #expect(try await gate.reserve(phone: phone).allowed)
@@ -40,6 +42,7 @@ struct GateWindowCooldownTests {
             let client = try redis.client()
             try await Self.warmUp(gate, client)
 
+            let granted = StallWatch.mark()
             let first = try await gate.reserve(phone: number)
             #expect(first.allowed && first.retryAfterMilliseconds == 60_000)
             #expect(try client.command("EXISTS", cooldownKey()) == .integer(0), "no cooldown key of its own")
@@ -50,13 +53,16 @@ struct GateWindowCooldownTests {
             // Refused for the cooldown, with its token; peek and the token see the same wait.
             let again = try await gate.reserve(phone: number)
             #expect(!again.allowed && again.reason == .cooldown && again.countdownToken == first.countdownToken)
-            #expect(again.retryAfterMilliseconds > 55_000 && again.retryAfterMilliseconds <= 60_000)
+            // What remains of the 60 s by the time passed since the grant (Redis counts on
+            // while this process stands frozen; CI froze it for up to 15 s).
+            expectRemaining(again.retryAfterMilliseconds, since: granted)
             #expect(again.sendsInWindow == 1)
             let peek = try await gate.peek(phone: number)
-            #expect(peek.active && peek.retryAfterMilliseconds > 55_000 && peek.retryAfterMilliseconds <= 60_000)
+            #expect(peek.active)
+            expectRemaining(peek.retryAfterMilliseconds, since: granted)
             let firstToken = try #require(first.countdownToken)
             let reading = try #require(try await gate.countdown(firstToken))
-            #expect(reading.retryAfterMilliseconds > 55_000 && reading.retryAfterMilliseconds <= 60_000)
+            expectRemaining(reading.retryAfterMilliseconds, since: granted)
 
             // When it runs out, the ladder's next step begins.
             // A second past its end: the gate's reckoning of Redis's clock, which the scripts
@@ -171,17 +177,21 @@ struct GateWindowCooldownTests {
             try await Self.warmUp(gate, client)
             _ = try client.command("SET", testKeys.windowCooldowns, "not a hash")
             var index = 50_000
-            let deadline = ContinuousClock.now + .seconds(10)
-            while ContinuousClock.now < deadline {
+            // In this process's running time (the gate's timers run in it), and judged by
+            // what was seen, not by the clock after the loop (a freeze there is no failure).
+            let deadline = PatientDeadline(.seconds(10))
+            var backInCooldownKeys = false
+            while deadline.hasTimeLeft && !backInCooldownKeys {
                 let phone = Self.numbers(1, from: index)[0]
                 index += 1
                 #expect(try await gate.reserve(phone: phone).allowed)
-                if try client.heldCooldown(phone)?.heldIn == .cooldown { break }
-                try await Task.sleep(for: .milliseconds(50))
+                backInCooldownKeys = try client.heldCooldown(phone)?.heldIn == .cooldown
+                if !backInCooldownKeys { try await Task.sleep(for: .milliseconds(50)) }
             }
-            #expect(ContinuousClock.now < deadline, "a gate whose reads fail goes back to cooldown keys")
+            #expect(backInCooldownKeys, "a gate whose reads fail goes back to cooldown keys")
             _ = try client.command("DEL", testKeys.windowCooldowns)
-            while try client.command("EXISTS", testKeys.windowCooldowns) == .integer(0), ContinuousClock.now < deadline + .seconds(5) {
+            let announced = PatientDeadline(.seconds(5))
+            while try client.command("EXISTS", testKeys.windowCooldowns) == .integer(0), announced.hasTimeLeft {
                 try await Task.sleep(for: .milliseconds(10))
             }
             // Announced again a moment ago: still two periods of cooldown keys.
@@ -221,10 +231,18 @@ struct GateWindowCooldownTests {
             let plain = try makeGate(url: redis.url, windowCooldownsPeriod: period)
             #expect(try await plain.reserve(phone: number).allowed)
             _ = try client.command("CONFIG", "RESETSTAT")
+            let sending = StallWatch.mark()
             for phone in Self.numbers(5) { #expect(try await plain.reserve(phone: phone).allowed) }
             let stats = try #require(try client.command("INFO", "commandstats").string)
-            #expect(stats.contains("cmdstat_set:calls=5,"), "\(stats)")
-            #expect(commandCalls("evalsha", in: stats) <= 2, "only the registry's reads: \(stats)")
+            if StallWatch.shared.stalled(from: sending) < .milliseconds(500) {
+                #expect(stats.contains("cmdstat_set:calls=5,"), "\(stats)")
+                #expect(commandCalls("evalsha", in: stats) <= 2, "only the registry's reads: \(stats)")
+            } else {
+                // Frozen (CI) for long enough that the gate's last read may have gone stale
+                // (two periods): a stale read rightly sends a send to the script instead.
+                #expect(commandCalls("set", in: stats) + commandCalls("evalsha", in: stats) >= 5, "\(stats)")
+                #expect(commandCalls("set", in: stats) <= 5, "\(stats)")
+            }
             #expect(try client.command("HGET", testKeys.windowCooldowns, "default") == .null)
 
             // A running announcement: the plain gate decides with the script (evalsha per send).
