@@ -20,7 +20,7 @@ func withLiveGate<T>(
     url: ((RedisServer) -> String)? = nil,
     policy: Policy = .default,
     region: String? = "CN",
-    timeout: Duration = .seconds(1),
+    timeout: Duration = liveGateTimeout,
     _ body: (RedisServer, Gate) async throws -> T
 ) async throws -> T {
     try await withRedis(options) { redis in
@@ -59,6 +59,12 @@ func timedOnOwnThread<T: Sendable>(_ body: @Sendable () async -> T) async -> (T,
     }
 }
 
+/// The milliseconds of real time since `start`: a wait Redis counts down is that much
+/// shorter, this process frozen meanwhile or not (CI froze test processes for up to 15 s).
+func millisecondsPassed(since start: ContinuousClock.Instant) -> Int64 {
+    Int64((ContinuousClock.now - start) / .milliseconds(1))
+}
+
 /// Checks a denial's remaining time against what can have elapsed: Redis counts down from
 /// `granted` ms set after `start`, so `remaining` lies in [granted - elapsed, granted], and
 /// within a second of the grant it rounds up to the same whole seconds.
@@ -88,9 +94,15 @@ extension PolicySet {
     }
 }
 
+/// The Redis timeouts of the suites' gates unless a test sets its own (the tests of
+/// timeouts do). The gate runs in this process: frozen past a 1 s timeout (CI froze test
+/// processes for up to 15 s), it met its connect or command deadline on waking, though
+/// Redis had answered meanwhile ("could not connect to Redis within 1.0 seconds").
+let liveGateTimeout: Duration = .seconds(20)
+
 /// A gate on `url` with both Redis timeouts set to `timeout`, deciding the suites' purposes.
 func makeGate(
-    url: String, policy: Policy = .default, region: String? = "CN", timeout: Duration = .seconds(1),
+    url: String, policy: Policy = .default, region: String? = "CN", timeout: Duration = liveGateTimeout,
     windowCooldownsPeriod: Duration = GateConfiguration.defaultWindowCooldownsPeriod, cooldownsInWindows: Bool = false
 ) throws -> Gate {
     let redis = try RedisConfiguration(url: url, connectTimeout: timeout, commandTimeout: timeout)
@@ -118,14 +130,16 @@ func gateError<T>(_ body: () async throws(GateError) -> T) async -> GateError? {
 }
 
 /// Calls `body` every `interval` until it returns a value, at most for `limit`: for waiting
-/// on recovery or on Redis expiring a key, never for checking a countdown's value.
+/// on recovery or on Redis expiring a key, never for checking a countdown's value. The
+/// limit is this process's running time: the gate's reconnection runs in it, and a process
+/// frozen past the limit (CI) would otherwise give it one try only.
 func poll<T>(
     every interval: Duration = .milliseconds(50), upTo limit: Duration = .seconds(3), _ body: () async -> T?
 ) async throws -> T? {
-    let deadline = ContinuousClock.now + limit
+    let deadline = PatientDeadline(limit)
     while true {
         if let value = await body() { return value }
-        if ContinuousClock.now >= deadline { return nil }
+        if deadline.hasPassed { return nil }
         try await Task.sleep(for: interval)
     }
 }
