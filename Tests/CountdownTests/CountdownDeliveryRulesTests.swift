@@ -30,8 +30,8 @@ import Testing
             finished.signal()
         }
         subscriber.start()
-        #expect(finished.wait(timeout: .now() + 10) == .success)
-        #expect(mainCalledIn.wait(timeout: .now() + 10) == .success)
+        #expect(waitPatiently(finished) == .success)
+        #expect(waitPatiently(mainCalledIn) == .success)
         #expect(recorder.seconds == [30])
     }
 
@@ -186,4 +186,12 @@ private final class ThreadRecorder: @unchecked Sendable {
     func record(_ thread: Thread) { lock.withLock { threads.append(thread) } }
 
     func contains(_ thread: Thread) -> Bool { lock.withLock { threads.contains { $0 === thread } } }
+}
+
+/// Waits for `semaphore` for 10 s of this process's running time, in 10 ms slices: a
+/// process frozen past a single 10 s timeout (CI froze test processes for up to 15 s) woke
+/// the waiter timed out before the signalling thread ran again; a freeze costs a slice here.
+private func waitPatiently(_ semaphore: DispatchSemaphore, slices: Int = 1_000) -> DispatchTimeoutResult {
+    for _ in 0..<slices where semaphore.wait(timeout: .now() + .milliseconds(10)) == .success { return .success }
+    return .timedOut
 }

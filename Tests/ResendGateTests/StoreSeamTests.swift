@@ -72,7 +72,7 @@ struct StoreSeamTests {
                 done.signal()
             }
         }
-        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(waitPatiently(done) == .success)
         return (try #require(outcome), store.commands)
     }
 
@@ -118,4 +118,12 @@ struct StoreSeamTests {
         let (result, _) = try Self.decide(nil)
         if case .failure(let error) = result { #expect(error.code == "store_unavailable") } else { Issue.record("\(result)") }
     }
+}
+
+/// Waits for `semaphore` for 10 s of this process's running time, in 10 ms slices: a
+/// process frozen past a single 10 s timeout (CI froze test processes for up to 15 s) woke
+/// the waiter timed out before the signalling thread ran again; a freeze costs a slice here.
+private func waitPatiently(_ semaphore: DispatchSemaphore, slices: Int = 1_000) -> DispatchTimeoutResult {
+    for _ in 0..<slices where semaphore.wait(timeout: .now() + .milliseconds(10)) == .success { return .success }
+    return .timedOut
 }
