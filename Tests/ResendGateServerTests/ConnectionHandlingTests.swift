@@ -66,13 +66,18 @@ struct ConnectionHandlingTests {
         defer { gate.stop() }
         #expect(try gate.poll("/readyz", until: 200).status == 200)
         let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(5))
+        let paused = ContinuousClock.now
         gate.redis.pause()
         try Self.send(phone: "+8613800200051", on: connection, to: gate)
         try Self.waitFor("the request to be in flight") { try Self.inFlight(gate) == 1 }
         usleep(3_000_000)  // three connection timeouts while it waits on Redis
         gate.redis.resume()
+        let pausedFor = ContinuousClock.now - paused
         let answer = try connection.readResponse()
-        #expect(answer.status == 200, "\(answer)")
+        // Answered, not closed by the connection timeout: 200, or the Redis timeout's 503
+        // when this process (the gate's) stood frozen (CI) until its 10 s could run out.
+        #expect(answer.status == 200 || (pausedFor >= .milliseconds(9_500) && answer.errorCode == "store_unavailable"),
+                "\(answer) (Redis paused for \(pausedFor))")
         // Idle again: closed after about one timeout (1 s; the bound leaves room for a
         // machine that stalls, and a timeout left paused would never close it).
         #expect(connection.closedByPeer(within: .seconds(10)))
@@ -204,6 +209,7 @@ struct ConnectionHandlingTests {
     @Test func bytesSentWhileARequestIsServedAreBoundedAndReadAfterItsAnswer() throws {
         try withRunningGate(redisTimeout: .seconds(3)) { gate in
             let phone = "+8613800200031"
+            let paused = ContinuousClock.now
             gate.redis.pause()
             // Writes give up after 300 ms without progress; reads use the same limit. A
             // small send buffer, so that what the kernel holds is mostly the server's
@@ -221,13 +227,33 @@ struct ConnectionHandlingTests {
             let taken = connection.writeSome(flood)
             #expect(taken < bound, "the server took \(taken) bytes while serving a request (bound \(bound))")
             gate.redis.resume()
+            let pausedFor = ContinuousClock.now - paused
             let answer = try Self.retrying { try connection.readResponse() }
-            #expect(answer.status == 200, "\(answer)")
-            #expect(try answer.decode(DecisionBody.self).phone == phone)
+            if pausedFor < .milliseconds(2_500) {
+                #expect(answer.status == 200, "\(answer)")
+                #expect(try answer.decode(DecisionBody.self).phone == phone)
+            } else {
+                // This process (the gate's) stood frozen (CI) until the 3 s Redis timeout
+                // could run out: its 503 is the answer then, whole and in its turn.
+                #expect(answer.status == 200 || answer.errorCode == "store_unavailable", "\(answer) (Redis paused for \(pausedFor))")
+            }
             // What followed is not a request: refused (or cut), and the connection closes.
             if let next = try? Self.retrying({ try connection.readResponse() }) { #expect(next.status == 400, "\(next)") }
             #expect(connection.closedByPeer(within: .seconds(10)))
-            #expect(try gate.client().send(phone: "+8613800200032").status == 200)
+            if pausedFor < .milliseconds(2_500) {
+                #expect(try gate.client().send(phone: "+8613800200032").status == 200)
+            } else {
+                // After its Redis timeout the gate reconnects first: it serves again soon.
+                let serving = PatientDeadline(.seconds(5))
+                var status = 0
+                var index = 0
+                repeat {
+                    status = try gate.client().send(phone: "+86138002001\(String(format: "%02d", 40 + index % 60))").status
+                    index += 1
+                    if status != 200 { usleep(50_000) }
+                } while status != 200 && serving.hasTimeLeft
+                #expect(status == 200, "not serving again 5 s after Redis was back")
+            }
         }
     }
 
@@ -265,13 +291,14 @@ struct ConnectionHandlingTests {
         return try #require(text.split(whereSeparator: \.isWhitespace).last.flatMap { Int($0) })
     }
 
-    /// Retries a read that timed out, for up to `timeout`.
+    /// Retries a read that timed out, for up to `timeout` of this process's running time
+    /// (a frozen process, CI's, is given its time).
     static func retrying<T>(within timeout: Duration = .seconds(5), _ read: () throws -> T) throws -> T {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = PatientDeadline(timeout)
         while true {
             do {
                 return try read()
-            } catch RawHTTPError.timedOut where ContinuousClock.now < deadline {
+            } catch RawHTTPError.timedOut where deadline.hasTimeLeft {
                 continue
             }
         }
@@ -280,9 +307,9 @@ struct ConnectionHandlingTests {
     /// Polls `condition` until it holds; records an issue after `timeout` (long enough for a
     /// machine that stalls for seconds: a condition that holds ends the wait at once).
     static func waitFor(_ what: String, within timeout: Duration = .seconds(10), _ condition: () throws -> Bool) throws {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = PatientDeadline(timeout)  // running time: the gate runs in this process
         while try !condition() {
-            guard ContinuousClock.now < deadline else {
+            guard deadline.hasTimeLeft else {
                 Issue.record("timed out waiting for \(what)")
                 return
             }
