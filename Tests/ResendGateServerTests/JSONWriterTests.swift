@@ -1,3 +1,4 @@
+import Foundation
 import ResendGate
 import ResendGateServer
 import Testing
@@ -52,5 +53,25 @@ struct JSONWriterTests {
         json.field("message", "a\"b\\c\nd\u{1}é")
         json.endObject()
         #expect(json.string == #"{"message":"a\"b\\c\nd\u0001é"}"#)
+    }
+
+    /// A string with nothing to escape is copied whole, others byte by byte: on generated
+    /// strings (plain, with quotes, backslashes, controls, DEL and non-ASCII), both give
+    /// JSON that Foundation's parser reads back as the same string.
+    @Test func everyStringRoundTripsThroughFoundationsParser() throws {
+        let alphabet: [Character] = ["a", "Z", "0", "+", " ", "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{1F}", "\u{7F}", "é", "中", "😀", "/"]
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<2_000 {
+            let length = Int.random(in: 0...24, using: &generator)
+            // Half the strings plain (the copy), half drawn from every kind of character.
+            let pool = round % 2 == 0 ? Array(alphabet.prefix(5)) + ["é", "中", "/"] : alphabet
+            let text = String((0..<length).map { _ in pool.randomElement(using: &generator)! })
+            var json = JSONWriter()
+            json.beginObject()
+            json.field("v", text)
+            json.endObject()
+            let parsed = try JSONSerialization.jsonObject(with: Data(json.string.utf8)) as? [String: String]
+            #expect(parsed?["v"] == text, "\(json.string)")
+        }
     }
 }
