@@ -115,8 +115,14 @@ public struct JSONWriter {
     private mutating func appendQuoted(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         // Most values (numbers, purposes, tokens, times, reasons) need no escape: copied whole.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == 0x7F }) {
-            bytes.append(contentsOf: text.utf8)
+        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F {
+                return false
+            }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if copied == true {
             bytes.append(UInt8(ascii: "\""))
             return
         }
