@@ -1,21 +1,25 @@
 /// The package's one first-in, first-out queue, over one reused array: the Redis client's
 /// pending commands wait here in the order their replies come back, the server's
-/// connection tracker keeps its eviction order here. Package access: not public API.
-package struct FIFO<Element> {
-    private var storage: [Element?] = []
-    private var head = 0
+/// connection tracker keeps its eviction order here. Inlinable, so that each module using
+/// it specializes it: unspecialized, every append and pop looked up the generic type's
+/// metadata at run time (the Redis client does both for each command). Public only for
+/// that: this compiler does not specialize `package` inlinable code in another module, and
+/// GateRuntime is no product of the package.
+public struct FIFO<Element> {
+    @usableFromInline var storage: [Element?] = []
+    @usableFromInline var head = 0
 
-    package init() {}
+    @inlinable public init() {}
 
-    package var isEmpty: Bool { head == storage.count }
-    package var count: Int { storage.count - head }
-    package var first: Element? { isEmpty ? nil : storage[head] }
+    @inlinable public var isEmpty: Bool { head == storage.count }
+    @inlinable public var count: Int { storage.count - head }
+    @inlinable public var first: Element? { isEmpty ? nil : storage[head] }
 
-    package mutating func append(_ element: Element) {
+    @inlinable public mutating func append(_ element: Element) {
         storage.append(element)
     }
 
-    package mutating func popFirst() -> Element? {
+    @inlinable public mutating func popFirst() -> Element? {
         guard !isEmpty else { return nil }
         let element = storage[head]
         storage[head] = nil
@@ -31,7 +35,7 @@ package struct FIFO<Element> {
     }
 
     /// Empties the queue and returns what it held, oldest first.
-    package mutating func removeAll() -> [Element] {
+    @inlinable public mutating func removeAll() -> [Element] {
         let elements = storage[head...].compactMap { $0 }
         storage.removeAll(keepingCapacity: true)
         head = 0
@@ -39,7 +43,7 @@ package struct FIFO<Element> {
     }
 
     /// Puts `element` back at the front (after `popFirst()`, into the slot it left).
-    package mutating func prepend(_ element: Element) {
+    @inlinable public mutating func prepend(_ element: Element) {
         if head > 0 {
             head -= 1
             storage[head] = element
@@ -49,7 +53,7 @@ package struct FIFO<Element> {
     }
 
     /// Drops every element for which `shouldRemove` is true, keeping the order of the rest.
-    package mutating func removeAll(where shouldRemove: (Element) -> Bool) {
+    @inlinable public mutating func removeAll(where shouldRemove: (Element) -> Bool) {
         storage.removeSubrange(..<head)
         storage.removeAll { $0.map(shouldRemove) ?? true }
         head = 0

@@ -161,7 +161,12 @@ private struct Reader {
         let start = index
         while let byte = peek, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 { index += 1 }
         if peek == UInt8(ascii: "\"") {
-            let text = bytes.withUnsafeBufferPointer { String(validating: $0[start..<index], as: UTF8.self) }
+            let text = bytes.withUnsafeBufferPointer { all -> String? in
+                let utf8 = UnsafeBufferPointer(rebasing: all[start..<index])
+                // ASCII (almost every field) is valid UTF-8 as it is, and String(decoding:)
+                // takes it without the generic validation's run-time type lookups.
+                return utf8.allSatisfy { $0 < 0x80 } ? String(decoding: utf8, as: UTF8.self) : String(validating: utf8, as: UTF8.self)
+            }
             index += 1
             guard let text else { throw .malformed("a string is not valid UTF-8") }
             return text
