@@ -23,6 +23,9 @@ final class WindowCooldowns {
     private let store: any GateStore
     private let key: String
     private let period: Duration
+    /// Two periods: how old a read may be (made once: `Duration * Int` is generic, and this
+    /// is asked on every decision).
+    private let twoPeriods: Duration
     /// `purpose, ms, …`: what this gate announces (empty: it keeps none in windows).
     private let announced: [String]
     private let loop: EventLoop
@@ -52,6 +55,7 @@ final class WindowCooldowns {
         self.store = store
         self.key = key
         self.period = period
+        self.twoPeriods = period * 2
         let margin = 3 * Int64(period / .milliseconds(1))
         announced = windowed.sorted { $0.purpose < $1.purpose }.flatMap { [$0.purpose, String($0.longestMilliseconds + margin)] }
     }
@@ -72,7 +76,7 @@ final class WindowCooldowns {
     /// at most two periods old and names no gate keeping the purpose in windows now.
     func plainDecisionIsSafe(for purpose: String) -> Bool {
         let now = ContinuousClock.now
-        guard let lastRead, now - lastRead.at <= period * 2 else { return false }
+        guard let lastRead, now - lastRead.at <= twoPeriods else { return false }
         guard let until = lastRead.runningUntil[purpose] else { return true }
         return until <= now
     }
@@ -84,7 +88,7 @@ final class WindowCooldowns {
         guard !announced.isEmpty else { return false }
         let now = ContinuousClock.now
         guard let windowsFrom, let lastRead, windowsFrom <= now else { return false }
-        return now - lastRead.at <= period * 2
+        return now - lastRead.at <= twoPeriods
     }
 
     /// Stops the announcements.
@@ -112,7 +116,7 @@ final class WindowCooldowns {
             let now = ContinuousClock.now
             // A failed read leaves the last one, which goes stale in two periods.
             if case .success(let reply) = result, let read = Self.read(reply, at: now) {
-                if self.lastRead.map({ sent - $0.at > self.period * 2 }) ?? true { self.windowsFrom = now + self.period * 2 }
+                if self.lastRead.map({ sent - $0.at > self.twoPeriods }) ?? true { self.windowsFrom = now + self.twoPeriods }
                 self.lastRead = (sent, read)
             }
             if !self.closed { self.timer?.schedule(after: self.period) }
