@@ -74,7 +74,7 @@ enum PrometheusText {
         metric("resendgate_sse_evicted_total", "counter", "Streams closed, with their shutdown event, to make room: past the streams of one token or of one worker, or at the connection cap.", [
             ("", "\(sum(.sseEvicted))"),
         ])
-        metric("resendgate_http_requests_too_slow_total", "counter", "Connections closed because a request's headers and body did not arrive within --connection-timeout of its first byte.", [
+        metric("resendgate_http_requests_too_slow_total", "counter", "Connections closed by the request deadline: a request still arriving --connection-timeout after its first byte (a client silent that long is closed by the idle timeout instead, not counted here).", [
             ("", "\(sum(.lateRequests))"),
         ])
         var cumulative: Int64 = 0
