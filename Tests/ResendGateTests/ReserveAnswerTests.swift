@@ -1,3 +1,4 @@
+import Foundation
 @testable import ResendGate
 import Testing
 
@@ -78,7 +79,7 @@ struct ReserveScriptsTests {
 
     /// Likewise fraud-guard.lua's own block is the budgets and guard deploy/bench's cost
     /// section adds to every rule, which `deploy/script-cost --script reserve-guarded` loads.
-    @Test func theGuardFilesBlockIsTheBenchesFraudPolicy() {
+    @Test func theGuardFilesBlockIsTheBenchesFraudPolicy() throws {
         var rules = Policy(
             ladder: [.seconds(60), .seconds(120), .seconds(300)], window: .seconds(86_400), maxSends: 5,
             ipMaxSends: 100_000, ipWindow: .seconds(3600))
@@ -90,9 +91,33 @@ struct ReserveScriptsTests {
         let guarded = scripts.script(guarded: true, countingIP: true, cooldownInWindow: true).source
         #expect(guarded.contains(String(decoding: EmbeddedFiles.fraudGuard, as: UTF8.self)))
         #expect(guarded.components(separatedBy: ReserveScripts.guardBlockStart).count == 2)
+        // deploy/lib.sh assembles the same script for deploy/script-cost: line for line (but
+        // for blank lines), what the gate loads.
+        let tool = try Self.luaScript("reserve-guarded")
+        #expect(Self.nonBlankLines(tool) == Self.nonBlankLines(guarded))
         rules.pumping.minSends = 500
         let other = ReserveScripts(policy: CompiledPolicy(rules), idempotencyLifetimeMilliseconds: 86_400_000, longestIPWindowMilliseconds: 3_600_000)
         #expect(other.script(guarded: true, countingIP: true, cooldownInWindow: true).source.contains("local pumpMinSends, pumpPPM = 500, 100000\n"))
+    }
+
+    /// deploy/lib.sh's `lua_script NAME`, as deploy/script-cost runs it.
+    static func luaScript(_ name: String) throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let bash = Process()
+        bash.executableURL = URL(fileURLWithPath: "/bin/bash")
+        bash.arguments = ["-c", "source deploy/lib.sh && lua_script \"$0\"", name]
+        bash.currentDirectoryURL = root
+        let output = Pipe()
+        bash.standardOutput = output
+        try bash.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        bash.waitUntilExit()
+        #expect(bash.terminationStatus == 0)
+        return text
+    }
+
+    static func nonBlankLines(_ text: String) -> [Substring] {
+        text.split(separator: "\n").filter { !$0.allSatisfy(\.isWhitespace) }
     }
 
     /// Without an IP cap, the scripts differ only by where they keep the cooldown.
