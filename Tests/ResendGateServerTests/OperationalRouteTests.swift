@@ -35,6 +35,9 @@ struct OperationalRouteTests {
     }
 
     @Test func metricsIsPrometheusTextThatCountsDecisions() throws {
+        // A healthy Redis costs no error. (With a 300 ms Redis timeout, a Redis starved on a
+        // loaded CI machine once timed a command out here, legitimately: the fixture's
+        // default timeout is long for that reason.)
         try withRunningGate { gate in
             let client = gate.client()
             #expect(try client.send(phone: "+8613800138000").status == 200)
