@@ -76,9 +76,26 @@ public final class ServerProcess: Sendable {
         }
     }
 
-    /// Waits for a line containing `text`.
-    public func waitForLine(containing text: String, timeout: Duration = .seconds(10)) throws -> String {
-        try waitForLine(timeout: timeout) { $0.contains(text) }
+    /// Waits for a line containing `text`; with `beyond`, for one more such line than the
+    /// `beyond` already printed (`lines(containing:)` before the act), so that a line printed
+    /// earlier for another reason (a first connect that failed on a loaded machine) is not
+    /// taken for the act's.
+    public func waitForLine(containing text: String, beyond: Int = 0, timeout: Duration = .seconds(10)) throws -> String {
+        guard beyond > 0 else { return try waitForLine(timeout: timeout) { $0.contains(text) } }
+        let deadline = PatientDeadline(timeout)
+        while true {
+            let found = lines(containing: text)
+            if found.count > beyond { return String(found[beyond]) }
+            guard deadline.hasTimeLeft else {
+                throw TestSupportError.timeout.with("no new line with \"\(text)\" within \(timeout)\n\(outputSummary)")
+            }
+            pauseBriefly()
+        }
+    }
+
+    /// The lines printed so far that contain `text`.
+    public func lines(containing text: String) -> [Substring] {
+        (stdout + "\n" + stderr).split(separator: "\n").filter { $0.contains(text) }
     }
 
     /// Waits for a line announcing `http://HOST:PORT` (how a server started on port 0 tells its real
