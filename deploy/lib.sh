@@ -52,16 +52,30 @@ swift_test_in_passes() {
 }
 
 # lua_script NAME [REV]: the text of Sources/ResendGate/Gate/Scripts/NAME.lua as Redis runs it,
-# as the gate makes it (GateScripts): prelude.lua, the parts its first line names
-# (`-- parts: budget-shards`), then the file; from the worktree, or from git revision REV (a
-# revision from before the prelude gives the file alone). NAME reserve-guarded is the
-# reserve script with the fraud guard as ReserveScripts puts it in (fraud-guard.lua and its
-# parts right after reserve.lua's policy block), each file's block as written: the policy
-# deploy/bench's cost section measures.
+# as the gate makes it (GateScripts): prelude.lua, then the file with each line
+# `-- include: PART` replaced by PART.lua (parts in parts too); from the worktree, or from
+# git revision REV (a revision from before the prelude gives the file alone). NAME
+# reserve-guarded is the reserve script with the fraud guard as ReserveScripts puts it in
+# (fraud-guard.lua right after reserve.lua's policy block, guard-check.lua and
+# guard-count.lua where reserve.lua includes them), each file's block as written: the
+# policy deploy/bench's cost section measures; reserve leaves those two parts out.
 lua_script() {
-    local name=$1 rev=${2:-} dir=Sources/ResendGate/Gate/Scripts part
+    local name=$1 rev=${2:-} dir=Sources/ResendGate/Gate/Scripts
     lua_file() {
         if [[ -z $rev ]]; then cat "$(repo_root)/$dir/$1.lua" 2>/dev/null; else git -C "$(repo_root)" show "$rev:$dir/$1.lua" 2>/dev/null; fi
+    }
+    # with_parts [LEFT-OUT...]: stdin with its parts put in, but for the parts named.
+    with_parts() {
+        local line part left
+        while IFS= read -r line; do
+            if [[ $line =~ ^\ *--\ include:\ (.+)$ ]]; then
+                part=${BASH_REMATCH[1]}
+                for left in "$@"; do [[ $part == "$left" ]] && continue 2; done
+                lua_file "$part" | with_parts "$@" || die "no Lua part $part${rev:+ at $rev}"
+            else
+                printf '%s\n' "$line"
+            fi
+        done
     }
     if [[ $name == reserve-guarded ]]; then
         local reserve guard
@@ -69,18 +83,21 @@ lua_script() {
         guard=$(lua_file fraud-guard) && grep -q '^-- end of guard policy$' <<<"$guard" ||
             die "no $dir/fraud-guard.lua with a policy block${rev:+ at $rev}"
         lua_file prelude && echo
-        sed '/^-- end of policy$/,$d; /^local checkGuard, countGuarded, guardRegister$/d' <<<"$reserve"
-        echo '-- end of policy'
-        for part in $(sed -n '1s/^-- parts: //p' <<<"$guard"); do lua_file "$part" && echo; done
-        printf '%s\n' "$guard"
-        sed '1,/^-- end of policy$/d' <<<"$reserve"
+        {
+            sed '/^-- end of policy$/,$d; /^local checkGuard, countGuarded, guardRegister$/d; /^local guardRegister$/d' <<<"$reserve"
+            echo '-- end of policy'
+            # Before issue 24's parts were text: the files its first line named, before it.
+            for part in $(sed -n '1s/^-- parts: //p' <<<"$guard"); do lua_file "$part" && echo; done
+            printf '%s\n' "$guard"
+            sed '1,/^-- end of policy$/d' <<<"$reserve"
+        } | with_parts
         return
     fi
-    local text
+    local text part
     text=$(lua_file "$name") || die "no $dir/$name.lua${rev:+ at $rev}"
     lua_file prelude && echo
     for part in $(sed -n '1s/^-- parts: //p' <<<"$text"); do lua_file "$part" && echo; done
-    printf '%s\n' "$text"
+    with_parts guard-check guard-count <<<"$text"
 }
 
 # --- Processes: ports, Redis, stopping ----------------------------------------------------

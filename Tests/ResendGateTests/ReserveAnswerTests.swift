@@ -66,15 +66,25 @@ struct ReserveAnswerTests {
 struct ReserveScriptsTests {
     /// reserve.lua's own block is the every-rule policy deploy/bench and deploy/script-cost
     /// measure by loading the file as it is: it must be what a gate writes for that policy.
-    @Test func theFilesBlockIsTheBenchesEveryRulePolicy() {
+    @Test func theFilesBlockIsTheBenchesEveryRulePolicy() throws {
         let policy = CompiledPolicy(Policy(
             ladder: [.seconds(60), .seconds(120), .seconds(300)], window: .seconds(86_400), maxSends: 5,
             ipMaxSends: 100_000, ipWindow: .seconds(3600)))
         let scripts = ReserveScripts(policy: policy, idempotencyLifetimeMilliseconds: 86_400_000, longestIPWindowMilliseconds: 3_600_000)
-        #expect(scripts.script(guarded: false, countingIP: true, cooldownInWindow: true).source == GateScripts.source([]) + ReserveScripts.template)
-        #expect(scripts.script(guarded: false, countingIP: false, cooldownInWindow: true).source != ReserveScripts.template)
-        #expect(scripts.script(guarded: false, countingIP: true, cooldownInWindow: false).source != ReserveScripts.template)
+        let everyRule = scripts.script(guarded: false, countingIP: true, cooldownInWindow: true).source
+        // What deploy/lib.sh assembles from the files as they are, line for line (but for blank
+        // lines): the file's block and no part of the guard's.
+        #expect(Self.nonBlankLines(everyRule) == Self.nonBlankLines(try Self.luaScript("reserve")))
+        #expect(Self.includeLines(everyRule).isEmpty)
+        #expect(!everyRule.contains("guardObserved ~= ''"))
+        #expect(scripts.script(guarded: false, countingIP: false, cooldownInWindow: true).source != everyRule)
+        #expect(scripts.script(guarded: false, countingIP: true, cooldownInWindow: false).source != everyRule)
         #expect(scripts.all.count == 4)
+    }
+
+    /// The lines of `script` that still name a part instead of holding it.
+    static func includeLines(_ script: String) -> [Substring] {
+        script.split(separator: "\n").filter { $0.drop { $0 == " " }.hasPrefix("-- include: ") }
     }
 
     /// Likewise fraud-guard.lua's own block is the budgets and guard deploy/bench's cost
@@ -90,14 +100,30 @@ struct ReserveScriptsTests {
         let scripts = ReserveScripts(policy: CompiledPolicy(rules), idempotencyLifetimeMilliseconds: 86_400_000, longestIPWindowMilliseconds: 3_600_000)
         let guarded = scripts.script(guarded: true, countingIP: true, cooldownInWindow: true).source
         #expect(guarded.contains(String(decoding: EmbeddedFiles.fraudGuard, as: UTF8.self)))
+        #expect(guarded.contains(String(decoding: EmbeddedFiles.budgetPolicy, as: UTF8.self)))
+        #expect(guarded.contains(String(decoding: EmbeddedFiles.guardCount, as: UTF8.self).split(separator: "\n").last! + "\n"))
         #expect(guarded.components(separatedBy: ReserveScripts.guardBlockStart).count == 2)
+        #expect(Self.includeLines(guarded).isEmpty)
         // deploy/lib.sh assembles the same script for deploy/script-cost: line for line (but
         // for blank lines), what the gate loads.
         let tool = try Self.luaScript("reserve-guarded")
         #expect(Self.nonBlankLines(tool) == Self.nonBlankLines(guarded))
         rules.pumping.minSends = 500
+        rules.countryMaxSends["+44"] = SendBudget(limit: 7, window: .seconds(60))
+        rules.observe = [.countryLimit]
         let other = ReserveScripts(policy: CompiledPolicy(rules), idempotencyLifetimeMilliseconds: 86_400_000, longestIPWindowMilliseconds: 3_600_000)
-        #expect(other.script(guarded: true, countingIP: true, cooldownInWindow: true).source.contains("local pumpMinSends, pumpPPM = 500, 100000\n"))
+        let otherGuarded = other.script(guarded: true, countingIP: true, cooldownInWindow: true).source
+        #expect(otherGuarded.contains("local pumpMinSends, pumpPPM = 500, 100000\n"))
+        #expect(otherGuarded.contains("""
+            if kind == '+44' then
+              limit, shards, window, observed, reason = 7, 7, 60000, true, 'country_limit'
+            elseif kind == 'CN' then
+              limit, shards, window, observed, reason = 10000000, 8, 86400000, true, 'country_limit'
+            elseif kind == 'total' then
+              limit, shards, window, observed, reason = 10000000, 8, 86400000, false, 'global_limit'
+            end
+
+            """))
     }
 
     /// deploy/lib.sh's `lua_script NAME`, as deploy/script-cost runs it.

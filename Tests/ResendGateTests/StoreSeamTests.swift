@@ -21,7 +21,7 @@ final class TableStore: GateStore, @unchecked Sendable {  // used on one loop th
         _ script: RedisScript, slotKey: @autoclosure () -> String, _ build: @escaping (inout RedisArguments) -> Void,
         completion: @escaping (Result<RedisReply, RedisError>) -> Void
     ) {
-        guard script.source.contains("checkGuard(now)"), let reserveReply else {
+        guard script.source.contains("local share1, share1Window"), let reserveReply else {
             return completion(.failure(RedisError(.unavailable, "not in the table")))
         }
         completion(.success(reserveReply))

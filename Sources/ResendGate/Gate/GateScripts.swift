@@ -42,24 +42,44 @@ package enum GateScripts {
 
     static let all = [peek, release, verify, ipTake, idempotencyPut, countdownOfCooldown, budgetTake, pumping, windowCooldowns]
 
-    /// `prelude.lua`, the parts the file's first line names (`-- parts: budget-shards`:
-    /// files of functions), then the file.
+    /// `prelude.lua`, then the file with its parts put in (`withParts`).
     static func script(_ file: [UInt8]) -> RedisScript {
-        RedisScript(source(withParts(file)))
+        RedisScript(source([withParts(file)]))
     }
 
-    /// The parts `file`'s first line names, then `file`.
-    static func withParts(_ file: [UInt8]) -> [[UInt8]] {
-        let head = String(decoding: file.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
-        let names = head.hasPrefix("-- parts: ") ? head.dropFirst("-- parts: ".count).split(separator: " ") : []
-        return names.map { name in
-            guard let part = parts[String(name)] else { preconditionFailure("no Lua part named \(name)") }
-            return part
-        } + [file]
+    /// `file` with each line `-- include: NAME` (indented or not) replaced by the part
+    /// NAME.lua, itself with its parts put in: code put in as text where it runs, not a
+    /// function, since Redis makes every function of a script anew on each call (a closure
+    /// costs about as much as a small command). `parts` are the parts it may name.
+    /// deploy/lib.sh's `lua_script` does the same for the deploy tools.
+    static func withParts(_ file: [UInt8], parts: [String: [UInt8]] = GateScripts.parts) -> [UInt8] {
+        var text: [UInt8] = []
+        var lines = file.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        if file.last == UInt8(ascii: "\n") { lines.removeLast() }
+        for line in lines {
+            let trimmed = line.drop { $0 == UInt8(ascii: " ") }
+            if trimmed.starts(with: includeMarker) {
+                let name = String(decoding: trimmed.dropFirst(includeMarker.count), as: UTF8.self)
+                guard let part = parts[name] else { preconditionFailure("no Lua part named \(name)") }
+                text += withParts(part, parts: parts)
+            } else {
+                text += line
+                text.append(UInt8(ascii: "\n"))
+            }
+        }
+        return text
     }
 
-    /// The files of functions a script may name on its first line.
-    static let parts = ["budget-shards": EmbeddedFiles.budgetShards, "prefix-counts": EmbeddedFiles.prefixCounts]
+    private static let includeMarker = Array("-- include: ".utf8)
+
+    /// The parts a script may include (`withParts`).
+    static let parts = [
+        "budget-room": EmbeddedFiles.budgetRoom, "budget-count": EmbeddedFiles.budgetCount,
+        "prefix-read": EmbeddedFiles.prefixRead, "prefix-keep": EmbeddedFiles.prefixKeep,
+        "prefix-count": EmbeddedFiles.prefixCount,
+        "guard-check": EmbeddedFiles.guardCheck, "guard-count": EmbeddedFiles.guardCount,
+        "budget-policy": EmbeddedFiles.budgetPolicy,
+    ]
 
     /// The text of a script made of `prelude.lua` (unless `prelude` is false) and `files`,
     /// as Redis runs it.

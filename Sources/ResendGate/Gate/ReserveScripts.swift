@@ -63,37 +63,54 @@ struct ReserveScripts {
             policy: policy, countingIP: countingIP, cooldownInWindow: cooldownInWindow,
             idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
             longestIPWindowMilliseconds: longestIPWindowMilliseconds)
-        var parts = ""
+        var guardPart = ""
         if guarded {
-            let guardFile = GateScripts.source(GateScripts.withParts(EmbeddedFiles.fraudGuard), prelude: false)
+            let guardFile = String(decoding: EmbeddedFiles.fraudGuard, as: UTF8.self)
             guard let from = guardFile.range(of: guardBlockStart), let to = guardFile.range(of: guardBlockEnd, range: from.upperBound..<guardFile.endIndex)
             else { preconditionFailure("fraud-guard.lua lost its policy block's marker lines") }
-            parts = guardFile[..<from.upperBound] + guardBlock(policy) + guardFile[to.lowerBound...]
+            guardPart = guardFile[..<from.upperBound] + guardBlock(policy) + guardFile[to.lowerBound...] + "\n"
         } else {
-            block += "local checkGuard, countGuarded, guardRegister\n"
+            block += "local guardRegister\n"
         }
-        return GateScripts.source([]) + template[..<start.upperBound] + block + blockEnd + parts + template[end.upperBound...]
+        let assembled = template[..<start.upperBound] + block + blockEnd + guardPart + template[end.upperBound...]
+        // A policy without budgets nor the guard has their parts left out.
+        let parts = guarded
+            ? GateScripts.parts.merging(["budget-policy": Array(budgetPolicy(policy).utf8)]) { $1 }
+            : GateScripts.parts.merging(["guard-check": [], "guard-count": []]) { $1 }
+        return GateScripts.source([GateScripts.withParts(Array(assembled.utf8), parts: parts)])
     }
 
     static let guardBlockStart = "-- guard policy (ReserveScripts writes this block for each purpose with either)\n"
     static let guardBlockEnd = "-- end of guard policy\n"
 
-    /// The constants of `fraud-guard.lua`: each budget's, by kind, and the pumping guard's.
+    /// The constants of `fraud-guard.lua`: where KEYS' budgets begin, and the pumping guard's.
     static func guardBlock(_ policy: CompiledPolicy) -> String {
-        let rules = policy.rules
-        var budgets: [(String, SendBudget, Decision.Reason)] = rules.countryMaxSends.sorted { $0.key < $1.key }.map { ($0.key, $0.value, .countryLimit) }
-        if let total = rules.maxSendsTotal { budgets.append(("total", total, .globalLimit)) }
-        let table = budgets.map { kind, budget, reason in
-            "['\(kind)'] = {\(budget.limit), \(budget.shards), \(budget.window.wholeMilliseconds), \(rules.observes(reason)), '\(reason.rawValue)'}"
-        }.joined(separator: ", ")
-        let pumping = rules.pumping
+        let pumping = policy.rules.pumping
         return """
-            local budgets, firstBudgetKey = {\(table)}, \(pumping.isOn ? 7 : 5)
-            local pumpOn, pumpObserved = \(pumping.isOn), \(rules.observes(.suspectedPumping))
+            local firstBudgetKey = \(pumping.isOn ? 7 : 5)
+            local pumpOn, pumpObserved = \(pumping.isOn), \(policy.rules.observes(.suspectedPumping))
             local pumpWindow, pumpBucket = \(pumping.window.wholeMilliseconds), \(pumping.bucketMilliseconds)
             local pumpMinSends, pumpPPM = \(pumping.minSends ?? 1), \(pumping.minConversionPartsPerMillion)
 
             """
+    }
+
+    /// `budget-policy.lua` for `policy`: its comment, then a test per budget, by kind.
+    static func budgetPolicy(_ policy: CompiledPolicy) -> String {
+        let rules = policy.rules
+        var budgets: [(String, SendBudget, Decision.Reason)] = rules.countryMaxSends.sorted { $0.key < $1.key }.map { ($0.key, $0.value, .countryLimit) }
+        if let total = rules.maxSendsTotal { budgets.append(("total", total, .globalLimit)) }
+        let file = String(decoding: EmbeddedFiles.budgetPolicy, as: UTF8.self)
+        var text = file.split(separator: "\n", omittingEmptySubsequences: false).prefix { $0.hasPrefix("-- ") }
+            .map { $0 + "\n" }.joined()
+        text += "local limit, shards, window, observed, reason\n"
+        for (index, (kind, budget, reason)) in budgets.enumerated() {
+            text += (index == 0 ? "if" : "elseif") + " kind == '\(kind)' then\n"
+            text += "  limit, shards, window, observed, reason = \(budget.limit), \(budget.shards), "
+                + "\(budget.window.wholeMilliseconds), \(rules.observes(reason)), '\(reason.rawValue)'\n"
+        }
+        if !budgets.isEmpty { text += "end\n" }
+        return text
     }
 
     /// The block's Lua: whole numbers as Lua numbers, and as text where a command takes them.

@@ -1,4 +1,3 @@
--- parts: budget-shards
 -- KEYS: 1 a shard of a send budget (a sorted set of allowed sends' members, scored by Redis
 -- time in ms), in a slot of its own: on a Redis Cluster a send tries a budget's shards one
 -- call each (GateWorker+Budgets.swift). On one Redis the reserve script decides budgets
@@ -8,10 +7,11 @@
 -- allowance.
 -- Takes a share when the shard has room: {1, 0, now}; else writes nothing and answers
 -- {0, ms until the shard admits a send again, now}. A shard never holds more than its
--- allowance of sends in its window (budget-shards.lua).
+-- allowance of sends in its window (budget-room.lua).
 local nowText, now = clock(ARGV[1])
-local window, allowance = ARGV[3] + 0, ARGV[4] + 0
-local shard, wait = shardWithRoom(KEYS[1], '', 0, 1, allowance, window, now)
-if not shard then return {0, wait, now} end
-takeShare(KEYS[1], ARGV[2], nowText, window)
+local first, shards, limit, window, member = KEYS[1], 1, ARGV[4] + 0, ARGV[3] + 0, ARGV[2]
+local room, roomWait
+-- include: budget-room
+if not room then return {0, roomWait, now} end
+-- include: budget-count
 return {1, 0, now}

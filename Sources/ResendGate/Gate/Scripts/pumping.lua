@@ -1,5 +1,4 @@
--- parts: prefix-counts
--- KEYS: 1 a destination prefix's counts for one purpose (a hash: prefix-counts.lua).
+-- KEYS: 1 a destination prefix's counts for one purpose (a hash: prefix-read.lua).
 -- ARGV: 1 mode, 2 window ms, 3 bucket ms, 4 min sends, 5 min conversion in parts per
 --       million, 6 (mode 'give') the field a 'take' counted in, 7 now: Redis's clock in ms
 --       as the gate's connection reckons it ('' or none: the script asks TIME).
@@ -22,14 +21,19 @@ if mode == 'give' then
   if call('HEXISTS', key, ARGV[6]) == 1 then call('HINCRBY', key, ARGV[6], '-1') end
   return {0, 0, 0, 0, 0, now, 0, ''}
 end
+local countKind, counted = 'v:', ''
 if mode == 'verified' then
-  countInPrefix(key, 'v:', now, window, bucket)
+  -- include: prefix-count
   return {0, 0, 0, 0, 0, now, 0, ''}
 end
-local p = readPrefix(key, now, window, ARGV[4] + 0, ARGV[5] + 0)
-local blocked = p.blocked and 1 or 0
-if mode == 'read' then return {blocked, p.sends, p.verified, p.wait, p.since, now, 0, ''} end
-local register = keepPrefix(key, p, now, bucket) and 1 or 0
-local counted = ''
-if mode == 'force' or not p.blocked then counted = countInPrefix(key, 's:', now, window, bucket) end
-return {blocked, p.sends, p.verified, p.wait, p.since, now, register, counted}
+local minSends, ppm = ARGV[4] + 0, ARGV[5] + 0
+local pBlocked, pSends, pVerified, pSince, pWait, pSinceField, pRegistered, pRegisteredField, pDead, pRegister
+-- include: prefix-read
+local blocked = pBlocked and 1 or 0
+if mode == 'read' then return {blocked, pSends, pVerified, pWait, pSince, now, 0, ''} end
+-- include: prefix-keep
+countKind = 's:'
+if mode == 'force' or not pBlocked then
+  -- include: prefix-count
+end
+return {blocked, pSends, pVerified, pWait, pSince, now, pRegister and 1 or 0, counted}

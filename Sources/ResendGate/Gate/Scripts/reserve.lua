@@ -68,7 +68,7 @@ local lifetime, lifetimeText, longest, steps = 86400000, '86400000', 86400000, 3
 local watchCooldown, watchMax, watchIP = false, false, false
 local function step(i) return (select(i, '60000', '120000', '300000')) end
 local firstHold, firstHoldMs, secondHold = '60000', 60000, '120000'
-local checkGuard, countGuarded, guardRegister
+local guardRegister
 -- end of policy
 
 local nowText, now = clock(ARGV[1])
@@ -186,20 +186,9 @@ if ARGV[4] then
   local outside = ARGV[4] + 0
   if outside > wait then reason, wait = 'ip_limit', outside end
 end
--- Budgets and the SMS-pumping guard (fraud-guard.lua; only in a policy with either, on one
--- Redis) refuse whatever the number's rules say: {which, wait, now, observed, register}
--- unless the request is a replay. What they observe joins the number's observed rules.
-if checkGuard then
-  local refusal = checkGuard(now)
-  if refusal then
-    local record = ARGV[3] ~= '' and call('GET', KEYS[4])
-    if record then return {record} end
-    return {refusal[1], refusal[2], now, guardObserved, guardRegister and 1 or 0}
-  end
-  if guardObserved ~= '' then
-    observedText = observedText == '' and guardObserved or observedText .. ',' .. guardObserved
-  end
-end
+-- Budgets and the SMS-pumping guard (guard-check.lua, in a policy with either on one Redis;
+-- else nothing) may refuse here, whatever the number's rules say.
+-- include: guard-check
 -- An allowed send's hold, as the text PX takes (`hold`, most often a ladder step as it
 -- came) and in ms (`holdMs`).
 local allowed, token, hold, holdMs, ipMember = reason == '', '', nil, 0, nil
@@ -291,7 +280,7 @@ if allowed then
     -- of it: its expiry is renewed only when less than that is left (never shortened).
     if call('PTTL', KEYS[3]) < ipKeep then call('PEXPIRE', KEYS[3], ipKeepText) end
   end
-  if countGuarded then countGuarded(nowText, now) end
+  -- include: guard-count
 elseif repair then
   call('PEXPIRE', KEYS[1], string.format('%d', remaining))
 end
