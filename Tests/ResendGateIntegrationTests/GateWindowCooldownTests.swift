@@ -21,9 +21,11 @@ struct GateWindowCooldownTests {
     /// (the gate's warm-up is two periods); returns how many it took.
     @discardableResult
     static func warmUp(_ gate: Gate, _ client: RedisTestClient, from start: Int = 90_000) async throws -> Int {
-        // Ten seconds of this process's running time: the gate's timers run in it, and a
-        // process frozen past them (CI) did not make the gate slow.
-        let deadline = PatientDeadline(.seconds(10))
+        // Thirty seconds of this process's running time: the gate's timers run in it, and a
+        // process frozen past them (CI) did not make the gate slow; a machine starved by
+        // other work delays each announcement, and one late by two periods starts the
+        // warm-up again (it took over ten seconds under two busy loops beside the tests).
+        let deadline = PatientDeadline(.seconds(30))
         var index = start
         while deadline.hasTimeLeft {
             let phone = numbers(1, from: index)[0]
