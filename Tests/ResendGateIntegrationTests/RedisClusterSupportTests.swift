@@ -101,7 +101,14 @@ struct RedisClusterSupportTests {
 
         // The old master comes back as a replica of the one that replaced it.
         try cluster.restart(port: oldMaster)
-        let back = try #require(try cluster.topology().first { $0.port == oldMaster })
+        // It learns the new configuration from the others' gossip: polled, in this process's
+        // running time (a loaded machine saw it as a master just after its restart).
+        let learned = PatientDeadline(.seconds(15))
+        var back = try #require(try cluster.topology().first { $0.port == oldMaster })
+        while back.isMaster, learned.hasTimeLeft {
+            usleep(100_000)
+            back = try #require(try cluster.topology().first { $0.port == oldMaster })
+        }
         #expect(!back.isMaster)
         #expect(back.masterNodeID == replica.nodeID)
     }
