@@ -209,6 +209,7 @@ struct PolicyRoutesTests {
         try withPolicyServer(PolicySet(fallback: policy), workers: 4) { server in
             let client = server.client()
             let count = 200
+            let began = ContinuousClock.now
             let connections = try (0..<count).map { _ in try RawHTTPConnection(port: server.port, timeout: .seconds(20)) }
             for (index, connection) in connections.enumerated() {
                 let body = Array(#"{"phone": "\#(phone(index % 100))", "client_ip": "198.51.100.23"}"#.utf8)
@@ -228,7 +229,9 @@ struct PolicyRoutesTests {
                     allowedPerNumber[phone, default: 0] += 1
                     // The send that fills the IP's cap says how long the IP must wait.
                     let wait = try #require(body["retry_after_ms"] as? Int)
-                    if wait > 3_590_000 && wait <= 3_600_000 { fillingTheCap += 1 } else { #expect(wait == 60_000) }
+                    // An hour less the real time since the first send (seconds on a loaded machine).
+                    let passed = Int((ContinuousClock.now - began).wholeMilliseconds)
+                    if wait > 3_599_000 - passed && wait <= 3_600_000 { fillingTheCap += 1 } else { #expect(wait == 60_000) }
                 } else {
                     let reason = try #require(body["reason"] as? String)
                     reasons[reason, default: 0] += 1

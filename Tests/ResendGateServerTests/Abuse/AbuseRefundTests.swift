@@ -64,6 +64,7 @@ struct AbuseRefundTests {
         try withRunningGate(policies: PolicySet(fallback: policy)) { gate in
             let client = gate.client()
             var allowed: [[String: Any]] = []
+            let began = ContinuousClock.now
             var refunds = 0
             let deadline = ContinuousClock.now + .seconds(10)
             while ContinuousClock.now < deadline {
@@ -84,7 +85,9 @@ struct AbuseRefundTests {
                 if place < 3 {
                     #expect(wait == ladder[place - 1], "send \(place) in the window: \(answer)")
                 } else {
-                    #expect(wait > 3_590_000 && wait <= 3_600_000, "the third send fills the window: \(answer)")
+                    // An hour less the real time since the first send (seconds on a loaded machine).
+                    let passed = Int((ContinuousClock.now - began).wholeMilliseconds)
+                    #expect(wait > 3_599_000 - passed && wait <= 3_600_000, "the third send fills the window: \(answer)")
                 }
             }
             // The last allowed send is the third in the window: the ladder climbed to it.
