@@ -1,6 +1,7 @@
-// The differential check of rg_phone_parse (fast path, then libphonenumber) against
-// libphonenumber alone, on inputs spelled around every calling code: see
-// rg_phone_differential_check in CPhoneNumber.h. A test helper, not on any request path.
+// The checks of the fast path against libphonenumber alone: rg_phone_parse (fast path,
+// then libphonenumber) on inputs spelled around every calling code
+// (rg_phone_differential_check), and the fast path alone on random E.164 spellings
+// (rg_phone_self_check); see CPhoneNumber.h. Test helpers, not on any request path.
 #include "CPhoneNumber.h"
 
 #include <cstdio>
@@ -179,4 +180,48 @@ extern "C" long rg_phone_differential_check(unsigned seed, long *compared, char 
     }
     if (compared) *compared = check.compared;
     return check.mismatches;
+}
+
+// The fast path alone against libphonenumber alone (with the fixed-point rule
+// rg_phone_parse applies), on random E.164 spellings: see rg_phone_self_check.
+extern "C" long rg_phone_self_check(long samples, unsigned seed, long *decided, char *first_mismatch, size_t capacity) {
+    const PhoneNumberUtil &util = *PhoneNumberUtil::GetInstance();
+    std::set<int> codes;
+    util.GetSupportedCallingCodes(&codes);
+    std::vector<int> list(codes.begin(), codes.end());
+    std::mt19937 random(seed);
+    long mismatches = 0;
+    if (decided) *decided = 0;
+    for (long i = 0; i < samples; ++i) {
+        // Half the samples start from an example number, so that many are valid.
+        std::string text;
+        const int code = list[random() % list.size()];
+        std::string region;
+        util.GetRegionCodeForCountryCode(code, &region);
+        PhoneNumber example;
+        if (i % 2 == 0 && util.GetExampleNumberForType(region, static_cast<PhoneNumberUtil::PhoneNumberType>(random() % 11), &example)) {
+            util.Format(example, PhoneNumberUtil::E164, &text);
+            if (text.size() > 4) {
+                for (int k = 0; k < 2; ++k) text[text.size() - 1 - (random() % 4)] = static_cast<char>('0' + random() % 10);
+            }
+        } else {
+            text = "+" + std::to_string(code);
+            const int digits = 5 + random() % 11;
+            for (int k = 0; k < digits; ++k) text += static_cast<char>('0' + random() % 10);
+        }
+        rg_phone_result fast{}, full{};
+        const int decided_here = rg_phone_parse_e164(text.data(), text.size(), &fast);
+        if (!decided_here) continue;
+        if (decided) ++*decided;
+        const rg_phone_status status = rg_phone_parse_full(text.data(), text.size(), nullptr, &full);
+        if (status != RG_PHONE_OK || std::strcmp(fast.e164, full.e164) != 0 || std::strcmp(fast.region, full.region) != 0 ||
+            fast.type != full.type || fast.country_code != full.country_code) {
+            if (mismatches == 0 && first_mismatch && capacity > 0) {
+                std::snprintf(first_mismatch, capacity, "%s: fast %s %s %d, full status %d %s %s %d", text.c_str(),
+                              fast.e164, fast.region, fast.type, status, full.e164, full.region, full.type);
+            }
+            ++mismatches;
+        }
+    }
+    return mismatches;
 }

@@ -69,7 +69,8 @@ rg_phone_status rg_phone_parse_full(const char *input, size_t len,
 /// counts the inputs; the first disagreement is written to `first_mismatch`. For tests.
 long rg_phone_differential_check(unsigned seed, long *compared, char *first_mismatch, size_t capacity);
 
-/// Compares the E.164 fast path with libphonenumber's full parse on `samples` numbers
+/// Compares the E.164 fast path with libphonenumber's full parse (rg_phone_parse_full, the
+/// fixed-point rule included: what rg_phone_parse would answer) on `samples` numbers
 /// (example numbers with changed digits, and random digits, over every calling code)
 /// and returns how many it decided differently; `decided` counts the numbers the fast
 /// path decided, and the first difference is written to `first_mismatch`. For tests.
