@@ -41,21 +41,25 @@ let package = Package(
         // A complete sign-in app on the kit (Examples/ResendDemo): its SwiftUI views build on
         // Apple platforms only; its logic builds and runs in the tests here.
         .target(name: "ResendDemo", dependencies: ["ResendGateClient", "Countdown"], path: "Examples/ResendDemo"),
-        // The floor: the event loop and its timers (libevent), the logger, configuration
-        // errors and text helpers.
-        .target(name: "GateRuntime", dependencies: ["CLibevent", "CCrypto"]),
+        // The floor, Swift alone: the logger, configuration errors, text helpers.
+        .target(name: "GateRuntime", dependencies: []),
+        // The event loop and its timers (libevent), beside the floor: re-exports GateRuntime.
+        .target(name: "GateEventLoop", dependencies: ["GateRuntime", "CLibevent", "CCrypto"]),
         // Phone numbers (libphonenumber): parsing, canonical E.164, the per-worker cache.
         // Neither Redis nor libevent: the phone fuzzer links this and libphonenumber only.
         .target(name: "PhoneNumbers", dependencies: ["CPhoneNumber"]),
+        // Purposes and policies: what each rule allows, parsed and checked. Neither Redis nor
+        // libevent (Swift, the floor and phone numbers only).
+        .target(name: "Policies", dependencies: ["GateRuntime", "PhoneNumbers"]),
         // The async Redis client on the event loop (one Redis, Sentinel, Cluster): Redis only.
-        .target(name: "RedisClient", dependencies: ["GateRuntime", "CHiredis", "CLibevent", "CRedisEvents", "CCrypto"]),
+        .target(name: "RedisClient", dependencies: ["GateEventLoop", "GateRuntime", "CHiredis", "CLibevent", "CRedisEvents", "CCrypto"]),
         // The domain: policies, keys, the rules and their scripts, the gate.
         .target(
-            name: "ResendGate", dependencies: ["GateRuntime", "PhoneNumbers", "RedisClient", "CCrypto", "Countdown"],
+            name: "ResendGate", dependencies: ["GateEventLoop", "GateRuntime", "PhoneNumbers", "Policies", "RedisClient", "CCrypto", "Countdown"],
             plugins: ["EmbedFiles"]),
         .target(
             name: "ResendGateServer",
-            dependencies: ["GateRuntime", "ResendGate", "RedisClient", "Countdown", "CLibevent", "CHTTPConnection"],
+            dependencies: ["GateEventLoop", "GateRuntime", "ResendGate", "RedisClient", "Countdown", "CLibevent", "CHTTPConnection"],
             plugins: ["EmbedFiles"]),
         .executableTarget(
             name: "resendgate",
@@ -84,14 +88,14 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "CountdownTests", dependencies: ["Countdown"]),
-        .testTarget(name: "ResendGateTests", dependencies: ["GateRuntime", "PhoneNumbers", "ResendGate", "RedisClient"]),
+        .testTarget(name: "ResendGateTests", dependencies: ["GateEventLoop", "GateRuntime", "PhoneNumbers", "ResendGate", "RedisClient"]),
         .testTarget(
             name: "ResendGateClientTests",
             dependencies: ["ResendGateClient", "Countdown", "ResendDemo", "ResendGateTestSupport", "ResendGateServerTestSupport"]
         ),
         .testTarget(
             name: "ResendGateIntegrationTests",
-            dependencies: ["GateRuntime", "PhoneNumbers", "ResendGate", "RedisClient", "ResendGateTestSupport"]
+            dependencies: ["GateEventLoop", "GateRuntime", "PhoneNumbers", "ResendGate", "RedisClient", "ResendGateTestSupport"]
         ),
         .testTarget(
             name: "ResendGateServerTests",

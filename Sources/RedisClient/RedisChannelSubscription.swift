@@ -1,6 +1,6 @@
 import CHiredis
 import CRedisEvents
-import GateRuntime
+import GateEventLoop
 
 /// Listens to one Redis pub/sub channel on a connection of its own (a subscribed
 /// connection can send nothing else) and hands each message to `onMessage`. Confined

@@ -1,5 +1,5 @@
 import CHiredis
-import GateRuntime
+import GateEventLoop
 
 /// One asynchronous hiredis connection on an `EventLoop`, confined to that loop.
 ///

@@ -1,4 +1,4 @@
-import GateRuntime
+import GateEventLoop
 /// Where the gate's keys live: one Redis (directly, or the master that Sentinels name)
 /// or a Redis Cluster. Confined to its loop; the gate talks to Redis only through it.
 public final class RedisStore {

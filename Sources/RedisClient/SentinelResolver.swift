@@ -1,4 +1,4 @@
-import GateRuntime
+import GateEventLoop
 /// Asks Redis Sentinels which node is the master of a monitored set, one Sentinel at
 /// a time, moving to the next when one fails. Loop-confined.
 final class SentinelResolver {

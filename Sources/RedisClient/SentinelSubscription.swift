@@ -1,4 +1,4 @@
-import GateRuntime
+import GateEventLoop
 /// Listens on one Sentinel at a time for `+switch-master` (a failover finished) and
 /// reports the new master of `master`. Confined to its loop.
 ///

@@ -1,4 +1,4 @@
-import GateRuntime
+import GateEventLoop
 import RedisClient
 import ResendGate
 import Synchronization

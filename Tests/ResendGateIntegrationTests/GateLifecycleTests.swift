@@ -1,5 +1,5 @@
 import Foundation
-import GateRuntime
+import GateEventLoop
 import RedisClient
 import ResendGate
 import ResendGateTestSupport

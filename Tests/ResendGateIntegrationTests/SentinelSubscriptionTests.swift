@@ -1,7 +1,7 @@
 import Foundation
 @testable import RedisClient
 @testable import ResendGate
-import GateRuntime
+import GateEventLoop
 import ResendGateTestSupport
 import Synchronization
 import Testing

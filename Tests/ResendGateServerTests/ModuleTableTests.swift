@@ -77,9 +77,25 @@ struct ModuleTableTests {
             }
             below.formUnion(layer)
         }
-        for module in ["GateRuntime", "PhoneNumbers", "RedisClient", "ResendGate", "ResendGateServer", "resendgate"] {
+        for module in ["GateRuntime", "GateEventLoop", "PhoneNumbers", "Policies", "RedisClient", "ResendGate", "ResendGateServer", "resendgate"] {
             #expect(below.contains(module), "\(module) is not drawn")
         }
         for module in appSide { #expect(dependencies[module].map { $0.isDisjoint(with: below) } ?? true, "\(module) uses a layered module") }
+    }
+
+    /// Phone numbers and policies link neither hiredis nor libevent, nor anything of Redis:
+    /// every module they use, and every module those use, in Package.swift.
+    @Test func phoneNumbersAndPoliciesLinkNeitherRedisNorLibevent() throws {
+        let dependencies = try Self.packageDependencies()
+        for module in ["PhoneNumbers", "Policies", "GateRuntime"] {
+            var reached: Set<String> = []
+            var next = [module]
+            while let current = next.popLast() {
+                for used in dependencies[current] ?? [] where reached.insert(used).inserted { next.append(used) }
+            }
+            #expect(reached.isDisjoint(with: ["CHiredis", "CLibevent", "CRedisEvents", "RedisClient", "GateEventLoop"]), "\(module) reaches \(reached)")
+        }
+        #expect(dependencies["Policies"]?.contains("PhoneNumbers") == true)
+        #expect(dependencies["GateEventLoop"]?.contains("CLibevent") == true)
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import GateRuntime
+import GateEventLoop
 @testable import RedisClient
 @testable import ResendGate
 import Testing

@@ -1,4 +1,4 @@
-import GateRuntime
+import GateEventLoop
 /// Sends each command to the Redis Cluster master that owns its key's slot, over one
 /// connection per master. Confined to its loop.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import GateRuntime
+import GateEventLoop
 import RedisClient
 
 /// The resend gate for async Swift callers: decides whether a verification code may

@@ -1,4 +1,4 @@
-import GateRuntime
+import GateEventLoop
 import RedisClient
 
 /// The gate on one event loop: turns requests into single script calls on the

@@ -1,4 +1,4 @@
-import GateRuntime
+import GateEventLoop
 import RedisClient
 
 /// Keeps gates of different policies for one purpose from missing each other's cooldowns.

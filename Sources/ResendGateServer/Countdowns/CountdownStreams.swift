@@ -1,7 +1,7 @@
 import CHTTPConnection
 import CLibevent
 import Countdown
-import GateRuntime
+import GateEventLoop
 import RedisClient
 import ResendGate
 

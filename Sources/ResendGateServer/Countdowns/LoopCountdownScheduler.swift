@@ -1,5 +1,5 @@
 import Countdown
-import GateRuntime
+import GateEventLoop
 import RedisClient
 import ResendGate
 

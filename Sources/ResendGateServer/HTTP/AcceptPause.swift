@@ -1,6 +1,6 @@
 import CHTTPConnection
 import CLibevent
-import GateRuntime
+import GateEventLoop
 import RedisClient
 import ResendGate
 #if canImport(Glibc)

@@ -1,5 +1,4 @@
 import GateRuntime
-import RedisClient
 
 /// Reads durations as users write them: `60` (seconds), `250ms`, `60s`, `5m`, `24h`, `7d`.
 public enum DurationParser {

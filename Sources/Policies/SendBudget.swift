@@ -1,6 +1,6 @@
 import Foundation
 import GateRuntime
-import RedisClient
+import PhoneNumbers
 
 /// At most `limit` allowed sends in a sliding `window`, counted over many numbers: a
 /// region's budget (`country_limit`) or the total one (`global_limit`). Only allowed sends

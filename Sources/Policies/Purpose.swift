@@ -6,11 +6,11 @@ public struct Purpose: Sendable, Hashable, CustomStringConvertible {
     /// The purpose used when a caller names none.
     public static let `default` = Purpose(unchecked: "default")
 
-    public init(_ name: String) throws(GateError) {
+    /// `name` as a purpose, or nil when it does not match `[a-z0-9_-]{1,32}` (the gate's
+    /// `Purpose(_:)` throws `invalid_purpose` instead).
+    public init?(validating name: String) {
         let bytes = name.utf8
-        guard (1...32).contains(bytes.count), bytes.allSatisfy(Self.isAllowed) else {
-            throw .invalidPurpose("purpose must match [a-z0-9_-]{1,32}")
-        }
+        guard (1...32).contains(bytes.count), bytes.allSatisfy(Self.isAllowed) else { return nil }
         self.name = name
     }
 

@@ -1,5 +1,4 @@
 import GateRuntime
-import RedisClient
 
 /// Numbers that skip every limit (`--test-numbers`), so that CI and QA never trip one:
 /// a send to one is answered allowed with `testNumber` set, nothing is recorded in Redis,

@@ -1,6 +1,5 @@
 import Foundation
 import GateRuntime
-import RedisClient
 
 /// The configured purposes and the policy of each. The purposes are an allow-list:
 /// every purpose has limits of its own per number, so a gate that took any purpose
@@ -31,14 +30,6 @@ public struct PolicySet: Sendable, Equatable {
         purpose == .default || purposes[purpose.name] != nil || plainPurposes.contains(purpose.name)
     }
 
-    /// `name` as a configured purpose: `invalid_purpose` when it is not `[a-z0-9_-]{1,32}`
-    /// or not configured.
-    public func purpose(named name: String) throws(GateError) -> Purpose {
-        let purpose = try Purpose(name)
-        guard isConfigured(purpose) else { throw .unconfiguredPurpose(purpose) }
-        return purpose
-    }
-
     /// The policy of a purpose: its own, or `fallback` (also for a purpose not configured,
     /// which the gate refuses before any policy applies).
     public func policy(for purpose: Purpose) -> Policy {
@@ -49,12 +40,12 @@ public struct PolicySet: Sendable, Equatable {
     public func lint() throws(ConfigurationError) {
         try fallback.lint()
         for name in plainPurposes.sorted() {
-            do { _ = try Purpose(name) } catch {
+            if Purpose(validating: name) == nil {
                 throw ConfigurationError(field: "purposes", message: "\"\(name)\": a purpose must match [a-z0-9_-]{1,32}")
             }
         }
         for (name, policy) in purposes.sorted(by: { $0.key < $1.key }) {
-            do { _ = try Purpose(name) } catch {
+            if Purpose(validating: name) == nil {
                 throw ConfigurationError(field: "policy", message: "purposes.\(name): a purpose must match [a-z0-9_-]{1,32}")
             }
             try policy.lint(where: "purposes.\(name).")

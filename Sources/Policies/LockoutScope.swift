@@ -1,5 +1,4 @@
 import GateRuntime
-import RedisClient
 
 /// What a lock blocks once a sent code had `Policy.maxFailedChecks` wrong checks.
 public enum LockoutScope: String, Sendable, CaseIterable {

@@ -1,6 +1,6 @@
 import Foundation
 import GateRuntime
-import RedisClient
+import PhoneNumbers
 
 /// The anti-abuse rules for one purpose, all decided in one atomic script call
 /// (except region and number type, which are facts about the number and are
@@ -45,7 +45,7 @@ public struct Policy: Sendable, Equatable {
     /// Allowed sends to any number in the budget's window: over it, `global_limit`.
     public var maxSendsTotal: SendBudget?
     /// Rules in observe mode (`observes(_:)`): computed and reported, never refusing.
-    public var observe: Set<Decision.Reason> = []
+    public var observe: Set<DecisionReason> = []
     /// The SMS-pumping guard: refuses destination prefixes whose sends do not convert
     /// into verifications (`suspected_pumping`); off unless `pumping.minSends` is set.
     public var pumping: PumpingGuard

@@ -1,5 +1,4 @@
 import GateRuntime
-import RedisClient
 
 /// `--ip-max-requests N/D`: at most `count` requests per client address in any `period`,
 /// allowed or not, answered before Redis is asked.

@@ -1,6 +1,5 @@
 import Foundation
 import GateRuntime
-import RedisClient
 
 /// The SMS-pumping guard of one purpose: toll fraud requests codes for many numbers in
 /// ranges a fraudster is paid for and never verifies one, so a destination prefix whose

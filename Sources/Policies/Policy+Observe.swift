@@ -1,10 +1,9 @@
 import GateRuntime
-import RedisClient
 
 extension Policy {
     /// Whether `rule` runs in observe mode for this policy: computed and reported
     /// (`Decision.observed`) but never refusing a send. The one place every rule asks.
-    public func observes(_ rule: Decision.Reason) -> Bool {
+    public func observes(_ rule: DecisionReason) -> Bool {
         observe.contains(rule)
     }
 
@@ -15,13 +14,13 @@ extension Policy {
 
     /// Reads `country_limit,global_limit` into rules; any name that is not a reason code is
     /// refused, naming the known ones.
-    public static func parseObserve(_ text: String, field: String = "observe") throws(ConfigurationError) -> Set<Decision.Reason> {
-        var rules: Set<Decision.Reason> = []
+    public static func parseObserve(_ text: String, field: String = "observe") throws(ConfigurationError) -> Set<DecisionReason> {
+        var rules: Set<DecisionReason> = []
         for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
-            guard let rule = Decision.Reason(rawValue: name) else {
+            guard let rule = DecisionReason(rawValue: name) else {
                 throw ConfigurationError(
                     field: field,
-                    message: "\"\(name)\" is not a rule (one of \(Decision.Reason.allCases.map(\.rawValue).joined(separator: ", ")))")
+                    message: "\"\(name)\" is not a rule (one of \(DecisionReason.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
             rules.insert(rule)
         }
