@@ -499,7 +499,7 @@ struct GatePolicyTests {
         let redis = try await startRedis()
         do {
             let configuration = try GateConfiguration(
-                redis: try RedisConfiguration(url: redis.url), policies: policies.configuring(TestPurposes.names), defaultRegion: "CN",
+                redis: try RedisConfiguration.patient(redis.url), policies: policies.configuring(TestPurposes.names), defaultRegion: "CN",
                 keySecret: secret)
             try await body(redis, Gate(configuration: configuration))
             await offThePool { redis.stop() }

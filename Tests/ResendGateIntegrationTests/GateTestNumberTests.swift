@@ -11,7 +11,7 @@ struct GateTestNumberTests {
         let strict = Policy(ladder: [.seconds(60)], window: .seconds(3600), maxSends: 1, ipMaxSends: 1, ipWindow: .seconds(3600),
                             allowedRegions: ["CN"])
         let configuration = try GateConfiguration(
-            redis: try RedisConfiguration(url: redis.url), policies: PolicySet(fallback: strict, plainPurposes: TestPurposes.names),
+            redis: try RedisConfiguration.patient(redis.url), policies: PolicySet(fallback: strict, plainPurposes: TestPurposes.names),
             defaultRegion: "US", testNumbers: try TestNumbers(parsing: "+15005550006,+15005551000/2"))
         let gate = Gate(configuration: configuration)
         defer { Task { await offThePool { redis.stop() } } }

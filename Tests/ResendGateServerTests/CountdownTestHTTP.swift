@@ -15,7 +15,7 @@ final class CountdownTestServer {
     init(cooldown: String = "60s", apiKeys: [String] = [], workers: Int = 1) throws {
         gate = try TestGate(waitUntilReady: false) { redis in
             let gate = try GateConfiguration(
-                redis: try RedisConfiguration(url: redis.url), policies: PolicySet(fallback: Policy(ladder: try Policy.parseLadder(cooldown)), plainPurposes: TestPurposes.names))
+                redis: try RedisConfiguration.patient(redis.url), policies: PolicySet(fallback: Policy(ladder: try Policy.parseLadder(cooldown)), plainPurposes: TestPurposes.names))
             return (try ServerConfiguration(port: 0, workers: workers, apiKeys: apiKeys.map { APIKey($0) }, logLevel: .off), gate)
         }
     }

@@ -116,7 +116,7 @@ struct AbuseConnectionMemoryTests {
         defer { redis.stop() }
         let server = try HTTPServer(
             configuration: ServerConfiguration(port: 0, workers: 1, logLevel: .off),
-            gate: GateConfiguration(redis: try RedisConfiguration(url: redis.url), policies: PolicySet(fallback: Policy(ladder: [.seconds(60)])),
+            gate: GateConfiguration(redis: try RedisConfiguration.patient(redis.url), policies: PolicySet(fallback: Policy(ladder: [.seconds(60)])),
                                     defaultRegion: "CN"))
         defer { server.shutdown() }
         let client = HTTPTestClient(port: server.port, timeout: .seconds(3))
@@ -177,7 +177,7 @@ struct AbuseConnectionMemoryTests {
         configuration.streamHeartbeatInterval = .milliseconds(1)
         let server = try HTTPServer(
             configuration: configuration,
-            gate: GateConfiguration(redis: try RedisConfiguration(url: redis.url), policies: PolicySet(fallback: Policy(ladder: [.seconds(60)])),
+            gate: GateConfiguration(redis: try RedisConfiguration.patient(redis.url), policies: PolicySet(fallback: Policy(ladder: [.seconds(60)])),
                                     defaultRegion: "CN"))
         defer { server.shutdown() }
         let client = HTTPTestClient(port: server.port, timeout: .seconds(3))
