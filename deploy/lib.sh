@@ -66,12 +66,13 @@ lua_script() {
     }
     # with_parts [LEFT-OUT...]: stdin with its parts put in, but for the parts named.
     with_parts() {
-        local line part left
+        local line part left text
         while IFS= read -r line; do
             if [[ $line =~ ^\ *--\ include:\ (.+)$ ]]; then
                 part=${BASH_REMATCH[1]}
                 for left in "$@"; do [[ $part == "$left" ]] && continue 2; done
-                lua_file "$part" | with_parts "$@" || die "no Lua part $part${rev:+ at $rev}"
+                text=$(lua_file "$part") || die "no Lua part $part${rev:+ at $rev}"
+                with_parts "$@" <<<"$text"
             else
                 printf '%s\n' "$line"
             fi

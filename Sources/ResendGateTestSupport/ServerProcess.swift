@@ -84,8 +84,12 @@ public final class ServerProcess: Sendable {
         guard beyond > 0 else { return try waitForLine(timeout: timeout) { $0.contains(text) } }
         let deadline = PatientDeadline(timeout)
         while true {
+            let exited = child.exitStatus
             let found = lines(containing: text)
             if found.count > beyond { return String(found[beyond]) }
+            if let exited {
+                throw TestSupportError.didNotStart.with("the process exited (\(exited)) first\n\(outputSummary)")
+            }
             guard deadline.hasTimeLeft else {
                 throw TestSupportError.timeout.with("no new line with \"\(text)\" within \(timeout)\n\(outputSummary)")
             }

@@ -101,7 +101,12 @@ struct ReserveScriptsTests {
         let guarded = scripts.script(guarded: true, countingIP: true, cooldownInWindow: true).source
         #expect(guarded.contains(String(decoding: EmbeddedFiles.fraudGuard, as: UTF8.self)))
         #expect(guarded.contains(String(decoding: EmbeddedFiles.budgetPolicy, as: UTF8.self)))
-        #expect(guarded.contains(String(decoding: EmbeddedFiles.guardCount, as: UTF8.self).split(separator: "\n").last! + "\n"))
+        // guard-check.lua and guard-count.lua are put in (their first lines of code), and not
+        // in a policy's script without budgets or the guard.
+        let checkStart = "for i = firstBudgetKey, #KEYS do\n", countStart = "do\n  local member = string.sub(ARGV[2], -16)\n"
+        #expect(guarded.contains(checkStart) && guarded.contains(countStart))
+        let unguarded = scripts.script(guarded: false, countingIP: true, cooldownInWindow: true).source
+        #expect(!unguarded.contains(checkStart) && !unguarded.contains(countStart))
         #expect(guarded.components(separatedBy: ReserveScripts.guardBlockStart).count == 2)
         #expect(Self.includeLines(guarded).isEmpty)
         // deploy/lib.sh assembles the same script for deploy/script-cost: line for line (but
