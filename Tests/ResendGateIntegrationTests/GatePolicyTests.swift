@@ -257,15 +257,17 @@ struct GatePolicyTests {
             #expect(denied.retryAfterMilliseconds > 60_000 && denied.retryAfterMilliseconds <= 120_000)
             #expect(denied.countdownToken == second.countdownToken)
         }
-        // Cooldown 10 s, the IP frees in 60 s: ip_limit, even for the number's own cooldown.
-        let perIP = Policy(ladder: [.seconds(10)], ipMaxSends: 1, ipWindow: .seconds(60))
+        // Cooldown 100 s, the IP frees in 600 s: ip_limit, even for the number's own cooldown.
+        // (Minutes, not seconds: a loaded CI machine took 29 s over this test once, and the
+        // cooldown must still run at its end.)
+        let perIP = Policy(ladder: [.seconds(100)], ipMaxSends: 1, ipWindow: .seconds(600))
         try await withLiveGate(policy: perIP) { redis, gate async throws in
             let client = try redis.client()
             #expect(try await gate.reserve(phone: number, clientIP: "203.0.113.9").allowed)
             let oldest = try oldestScore(ipSendsKey("203.0.113.9"), in: client)
             let denied = try await gate.reserve(phone: number, clientIP: "203.0.113.9")
             #expect(denied.reason == .ipLimit)
-            #expect(denied.retryAfterMilliseconds == oldest + 60_000 - denied.serverTimeMilliseconds)
+            #expect(denied.retryAfterMilliseconds == oldest + 600_000 - denied.serverTimeMilliseconds)
             // From another address only the cooldown is in the way.
             #expect(try await gate.reserve(phone: number, clientIP: "203.0.113.10").reason == .cooldown)
         }
