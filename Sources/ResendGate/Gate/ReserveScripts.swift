@@ -50,34 +50,47 @@ struct ReserveScripts {
     static let template = String(decoding: EmbeddedFiles.reserve, as: UTF8.self)
     static let blockStart = "-- policy (ReserveScripts writes this block for each purpose)\n"
     static let blockEnd = "-- end of policy\n"
+    /// Where a guarded script's budgets go (`budgetPolicy`): a line `guardedParts` holds in
+    /// place of the part (not an include line, which would put itself in again).
+    private static let budgetPolicyLine = "-- the policy's budgets (ReserveScripts writes them here)\n"
+
+    /// reserve.lua with its parts put in once per process, not per gate (a gate makes a script
+    /// for each purpose and variant, and putting parts in reads every line): with the guard's
+    /// (the policy's budgets left as a line to replace) and without.
+    private static let guardedParts = String(
+        decoding: GateScripts.withParts(EmbeddedFiles.reserve, parts: GateScripts.parts.merging(["budget-policy": Array(budgetPolicyLine.utf8)]) { $1 }),
+        as: UTF8.self)
+    private static let plainParts = String(
+        decoding: GateScripts.withParts(EmbeddedFiles.reserve, parts: GateScripts.parts.merging(["guard-check": [], "guard-count": []]) { $1 }),
+        as: UTF8.self)
+    private static let guardFile = String(decoding: EmbeddedFiles.fraudGuard, as: UTF8.self)
 
     /// `reserve.lua` with `policy`'s block, after `prelude.lua`; guarded, the block is
-    /// followed by the parts that decide budgets and the pumping guard.
+    /// followed by fraud-guard.lua with its own, and the guard's parts are put in (with the
+    /// policy's budgets); else they are left out.
     static func source(
         policy: CompiledPolicy, guarded: Bool = false, countingIP: Bool, cooldownInWindow: Bool,
         idempotencyLifetimeMilliseconds: Int64, longestIPWindowMilliseconds: Int64
     ) -> String {
-        guard let start = template.range(of: blockStart), let end = template.range(of: blockEnd, range: start.upperBound..<template.endIndex)
+        let text = guarded ? guardedParts : plainParts
+        guard let start = text.range(of: blockStart), let end = text.range(of: blockEnd, range: start.upperBound..<text.endIndex)
         else { preconditionFailure("reserve.lua lost its policy block's marker lines") }
         var block = Self.block(
             policy: policy, countingIP: countingIP, cooldownInWindow: cooldownInWindow,
             idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
             longestIPWindowMilliseconds: longestIPWindowMilliseconds)
         var guardPart = ""
+        var rest = text[end.upperBound...]
         if guarded {
-            let guardFile = String(decoding: EmbeddedFiles.fraudGuard, as: UTF8.self)
-            guard let from = guardFile.range(of: guardBlockStart), let to = guardFile.range(of: guardBlockEnd, range: from.upperBound..<guardFile.endIndex)
-            else { preconditionFailure("fraud-guard.lua lost its policy block's marker lines") }
+            guard let from = guardFile.range(of: guardBlockStart), let to = guardFile.range(of: guardBlockEnd, range: from.upperBound..<guardFile.endIndex),
+                  let budgets = rest.range(of: budgetPolicyLine)
+            else { preconditionFailure("fraud-guard.lua lost its policy block's marker lines, or guard-check.lua its budgets") }
             guardPart = guardFile[..<from.upperBound] + guardBlock(policy) + guardFile[to.lowerBound...] + "\n"
+            rest = Substring(rest[..<budgets.lowerBound] + budgetPolicy(policy) + rest[budgets.upperBound...])
         } else {
             block += "local guardRegister\n"
         }
-        let assembled = template[..<start.upperBound] + block + blockEnd + guardPart + template[end.upperBound...]
-        // A policy without budgets nor the guard has their parts left out.
-        let parts = guarded
-            ? GateScripts.parts.merging(["budget-policy": Array(budgetPolicy(policy).utf8)]) { $1 }
-            : GateScripts.parts.merging(["guard-check": [], "guard-count": []]) { $1 }
-        return GateScripts.source([GateScripts.withParts(Array(assembled.utf8), parts: parts)])
+        return GateScripts.source([]) + text[..<start.upperBound] + block + blockEnd + guardPart + rest
     }
 
     static let guardBlockStart = "-- guard policy (ReserveScripts writes this block for each purpose with either)\n"
