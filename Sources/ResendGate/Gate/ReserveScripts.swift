@@ -47,7 +47,6 @@ struct ReserveScripts {
     /// Every distinct script, to load at connect.
     var all: [RedisScript] { Array(Set(scripts.joined().joined())) }
 
-    static let template = String(decoding: EmbeddedFiles.reserve, as: UTF8.self)
     static let blockStart = "-- policy (ReserveScripts writes this block for each purpose)\n"
     static let blockEnd = "-- end of policy\n"
     /// Where a guarded script's budgets go (`budgetPolicy`): a line `guardedParts` holds in
