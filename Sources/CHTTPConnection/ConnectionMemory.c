@@ -9,6 +9,7 @@
 #include <event2/event.h>
 
 #include "CHTTPConnection.h"
+#include "Connection.h"
 
 // What glibc spends on a block besides its usable size (the chunk's size field): small
 // blocks (a parsed header's 2-byte name) cost that much more than they hold.
@@ -35,13 +36,13 @@ static inline void note(int64_t delta) {
     }
 }
 
-static void *counted_malloc(size_t size) {
+void *rg_counted_malloc(size_t size) {
     void *block = malloc(size);
     if (block) note((int64_t)malloc_usable_size(block) + CHUNK_OVERHEAD);
     return block;
 }
 
-static void *counted_realloc(void *old, size_t size) {
+void *rg_counted_realloc(void *old, size_t size) {
     int64_t before = old ? (int64_t)malloc_usable_size(old) + CHUNK_OVERHEAD : 0;
     void *block = realloc(old, size);
     if (block) {
@@ -52,13 +53,13 @@ static void *counted_realloc(void *old, size_t size) {
     return block;
 }
 
-static void counted_free(void *block) {
+void rg_counted_free(void *block) {
     if (block) thread_bytes -= (int64_t)malloc_usable_size(block) + CHUNK_OVERHEAD;
     free(block);
 }
 
 static void install(void) {
-    event_set_mem_functions(counted_malloc, counted_realloc, counted_free);
+    event_set_mem_functions(rg_counted_malloc, rg_counted_realloc, rg_counted_free);
 }
 
 void rg_memory_count_libevent(void) {

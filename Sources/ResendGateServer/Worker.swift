@@ -5,7 +5,7 @@ import RedisClient
 import ResendGate
 
 /// One event loop of the server: its own listener on the shared port, its own
-/// evhttp, its own Redis connection and parser cache. A request is read, decided
+/// connections (CHTTPConnection's framing), its own Redis connection and parser cache. A request is read, decided
 /// and answered on this loop alone: no thread hop, no lock, no blocking call.
 final class Worker {
     let index: Int
@@ -16,21 +16,17 @@ final class Worker {
     let log: AccessLog
     /// Set by the server once every worker exists, before serving starts.
     var shared: SharedState!
-    private(set) var http: OpaquePointer!
-    private var boundSocket: OpaquePointer?
+    /// The HTTP framing (CHTTPConnection) serving this worker's connections.
     private(set) var connections: ConnectionTracker?
     private var acceptPause: AcceptPause?
     /// Keeps what this worker's connections hold within its share of the memory budget.
     private var memoryGuard: ConnectionMemoryGuard?
-    /// Closes connections whose request is not received whole in --connection-timeout.
-    private var requestDeadlines: RequestDeadlines?
     private(set) var port = 0
-    /// Reused for every request: the body bytes and the JSON being written.
+    /// Reused for every request: the body bytes, the JSON being written, the answer's headers.
     var bodyBuffer: [UInt8] = []
     var json = JSONWriter()
+    private var responseHeaders = ResponseHeaders()
     private var nextRequestID: UInt64
-    /// `configuration.connectionTimeout`, as libevent takes it.
-    private let connectionTimeout: timeval
     private(set) var inFlight = 0
     /// Whether `Host` must be a loopback name (no API keys, loopback listener).
     let checksHost: Bool
@@ -52,66 +48,34 @@ final class Worker {
         log = AccessLog(level: configuration.logLevel)
         self.gate = GateWorker(loop: loop, configuration: gate, logger: log.gateLogger(worker: index))
         nextRequestID = UInt64(index) << 48 | UInt64.random(in: 0..<(1 << 32))
-        connectionTimeout = timeval(configuration.connectionTimeout)
         checksHost = configuration.checksHost
         bodyBuffer.reserveCapacity(configuration.maxBodyBytes)
     }
 
     /// Opens this worker's listener and starts serving. Runs on the loop.
     func start(port: Int) throws(ConfigurationError) {
-        rg_memory_count_libevent()  // before evhttp allocates: the memory budget counts it all
-        guard let http = evhttp_new(loop.base) else { throw ConfigurationError(field: "port", message: "evhttp_new failed") }
-        self.http = http
-        // Above the limits we answer 413 and 431 ourselves, in JSON; far above
-        // them, libevent stops reading and answers 413 itself. What a connection may
-        // hold of a body before anything is checked is that hard limit (see HardLimits).
-        evhttp_set_max_body_size(http, HardLimits.bodyBytes(configuration.maxBodyBytes))
-        evhttp_set_max_headers_size(http, configuration.maxHeaderBytes * 4)
-        var timeout = connectionTimeout
-        evhttp_set_timeout_tv(http, &timeout)
-        // Every method reaches the router, so that a wrong one gets our 405. That
-        // includes methods libevent does not know (`FOO`): libevent marks them with its
-        // internal EVHTTP_REQ_UNKNOWN_ (1 << 15), and without that bit it answers them
-        // 501 itself, a 5xx for a client's mistake.
-        evhttp_set_allowed_methods(http, UInt16(truncatingIfNeeded: EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_POST.rawValue
-            | EVHTTP_REQ_HEAD.rawValue | EVHTTP_REQ_PUT.rawValue | EVHTTP_REQ_DELETE.rawValue | EVHTTP_REQ_OPTIONS.rawValue
-            | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue | EVHTTP_REQ_PATCH.rawValue | 1 << 15))
-        evhttp_set_default_content_type(http, "application/json; charset=utf-8")
-        connections = ConnectionTracker(loop: loop, http: http, limit: configuration.maxConnectionsPerWorker, metrics: metrics)
-        memoryGuard = ConnectionMemoryGuard(
-            loop: loop, budget: ConnectionMemoryBudget(workers: configuration.workers, total: configuration.connectionMemoryBytes), connections: connections!,
-            metrics: metrics, log: log)
-        countdownStreams = CountdownStreams(
-            loop: loop, gate: gate, metrics: metrics, connections: connections, connectionTimeout: connectionTimeout,
-            limits: StreamLimits(maxConnections: configuration.maxConnectionsPerWorker),
-            heartbeatInterval: configuration.streamHeartbeatInterval)
-        connections?.evictStream = { [unowned self] in self.countdownStreams.evictOldest() }
-        if let connections {
-            requestDeadlines = RequestDeadlines(
-                loop: loop, connections: connections, timeout: configuration.connectionTimeout, metrics: metrics)
-        }
-        evhttp_set_gencb(http, { raw, context in
-            guard let raw, let context else { return }
-            Unmanaged<Worker>.fromOpaque(context).takeUnretainedValue().handle(HTTPRequest(raw: raw))
-        }, Unmanaged.passUnretained(self).toOpaque())
         let opened = try Listener.open(on: loop.base, host: configuration.host, port: port)
         self.port = opened.port
         allowedOrigins = configuration.allowedOrigins(port: opened.port).map { Array($0.utf8) }
-        boundSocket = evhttp_bind_listener(http, opened.listener)
-        if let connections {
-            acceptPause = AcceptPause(
-                loop: loop, listener: opened.listener, connections: connections, metrics: metrics, log: log)
+        countdownStreams = CountdownStreams(
+            loop: loop, gate: gate, metrics: metrics, limits: StreamLimits(maxConnections: configuration.maxConnectionsPerWorker),
+            heartbeatInterval: configuration.streamHeartbeatInterval)
+        guard let connections = ConnectionTracker(worker: self, listener: opened.listener) else {
+            throw ConfigurationError(field: "port", message: "cannot serve HTTP: out of memory")
         }
+        self.connections = connections
+        memoryGuard = ConnectionMemoryGuard(
+            loop: loop, budget: ConnectionMemoryBudget(workers: configuration.workers, total: configuration.connectionMemoryBytes),
+            connections: connections, metrics: metrics, log: log)
+        acceptPause = AcceptPause(loop: loop, listener: opened.listener, connections: connections, metrics: metrics, log: log)
         flushTimer.schedule(after: .milliseconds(200))
     }
 
     /// Stops accepting; requests in flight still complete. Runs on the loop.
     func stopAccepting() {
-        guard let http, let boundSocket else { return }
         acceptPause?.detach()
         acceptPause = nil
-        evhttp_del_accept_socket(http, boundSocket)  // also closes the listening socket
-        self.boundSocket = nil
+        connections?.stopAccepting()  // also closes the listening socket
     }
 
     /// Stops accepting, ends every event stream with its `shutdown` event, lets
@@ -125,9 +89,9 @@ final class Worker {
     }
 
     private func finishDraining() {
-        // A response handed to evhttp is written on a later loop pass: freeing evhttp
-        // before then would close its connection with nothing sent.
-        let unwritten = connections?.hasUnwrittenResponses ?? false
+        // An answer the socket did not take whole is written on later loop passes:
+        // closing before then would cut it.
+        let unwritten = connections?.isBusy ?? false
         guard (inFlight == 0 && !unwritten) || ContinuousClock.now >= drainDeadline else {
             drainTimer.schedule(after: .milliseconds(10))
             return
@@ -142,16 +106,14 @@ final class Worker {
         flushTimer.cancel()
         drainTimer.cancel()
         // First: closing the gate fails the calls still waiting on Redis at once, and
-        // their requests are answered (503) while evhttp still holds them.
+        // their requests are answered (503) while their connections are still open.
         gate.close()
         log.flush()
-        acceptPause?.detach()  // evhttp_free frees the listener
+        acceptPause?.detach()
         acceptPause = nil
         memoryGuard?.detach()
         memoryGuard = nil
-        if let http { evhttp_free(http) }
-        http = nil
-        requestDeadlines = nil
+        connections?.close()
         connections = nil
     }
 
@@ -166,16 +128,27 @@ final class Worker {
 
     // MARK: - Requests
 
-    private func handle(_ request: HTTPRequest) {
+    func handle(_ request: HTTPRequest) {
+        route(begin(request))
+    }
+
+    /// A request the framing refused (bad syntax, too large, smuggling): answered in
+    /// JSON, and its connection closed.
+    func refused(_ request: HTTPRequest, status: Int, message: String) {
+        let error: APIError = switch status {
+        case 431: .headerTooLarge("the request head (request line and headers) may be at most \(configuration.maxHeaderBytes) bytes")
+        case 413: .bodyTooLarge("the body may be at most \(configuration.maxBodyBytes) bytes")
+        default: .badRequest(message)
+        }
+        respond(begin(request), error: error, headers: [("Connection", "close")])
+    }
+
+    private func begin(_ request: HTTPRequest) -> Exchange {
         let started = ContinuousClock.now
         nextRequestID &+= 1
-        connections?.requestStarted(request.raw)
-        requestDeadlines?.requestReceived(request.raw)
-        rg_http_keep_reading(request.raw)
-        let exchange = Exchange(request: request, started: started, id: nextRequestID)
         inFlight += 1
         metrics.add(.inFlight)
-        route(exchange)
+        return Exchange(request: request, started: started, id: nextRequestID)
     }
 
     /// Sends a JSON body written by `write`, and records the request.
@@ -185,26 +158,23 @@ final class Worker {
         respond(exchange, status: status, headers: headers, body: json.bytes)
     }
 
+    /// Sends `body`; a `Connection: close` among `headers` closes the connection after it.
     func respond(_ exchange: Exchange, status: Int, headers: [(String, String)] = [], body: [UInt8],
                  contentType: String = "application/json; charset=utf-8") {
-        let responder = HTTPResponder(request: exchange.request, connectionTimeout: connectionTimeout)
-        for (name, value) in headers { responder.header(name, value) }
-        // libevent reads chunk sizes leniently (`0x1b`, `+1b`, ` 1b` all pass), where a
-        // proxy in front may read them otherwise and so end the body elsewhere: after
-        // a chunked request nothing more is read from its connection, so no bytes that
-        // the two disagree on can become a request of their own.
-        if exchange.request.hasHeader("Transfer-Encoding") && !headers.contains(where: { $0.0 == "Connection" }) {
-            responder.header("Connection", "close")
+        responseHeaders.removeAll()
+        var close = false
+        for (name, value) in headers {
+            if name == "Connection" { close = close || value == "close" } else { responseHeaders.add(name, value) }
         }
         // The id ties a response to its log line, so it is sent when that line is written.
-        if log.enabled(.info) { responder.header("X-Request-Id", String(exchange.id, radix: 16)) }
+        if log.enabled(.info) { responseHeaders.add("X-Request-Id", String(exchange.id, radix: 16)) }
         // Recorded before the answer leaves: a client that has it and then asks /metrics
         // (perhaps on another worker) must find it counted.
         finish(exchange, status: status)
-        let writtenAtOnce = status == 204
-            ? responder.sendEmpty(status: status)
-            : responder.send(status: status, body: exchange.method == .head ? [] : body, contentType: contentType)
-        if !writtenAtOnce { metrics.add(.answersQueued) }
+        let outcome = HTTPResponder.send(
+            exchange.request, status: status, headers: responseHeaders, body: body,
+            contentType: status == 204 ? nil : contentType, close: close)
+        if outcome == .queued { metrics.add(.answersQueued) }
     }
 
     func respond(_ exchange: Exchange, error: APIError, headers: [(String, String)] = []) {
@@ -239,11 +209,4 @@ struct Exchange {
     }
 
     var methodName: String { method.rawValue }
-}
-
-extension timeval {
-    init(_ duration: Duration) {
-        let microseconds = Int(duration / .microseconds(1))
-        self.init(tv_sec: microseconds / 1_000_000, tv_usec: microseconds % 1_000_000)
-    }
 }

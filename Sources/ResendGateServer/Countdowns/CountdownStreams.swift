@@ -1,5 +1,4 @@
 import CHTTPConnection
-import CLibevent
 import Countdown
 import GateEventLoop
 import RedisClient
@@ -10,7 +9,7 @@ import ResendGate
 /// streams, and ``CountdownReleases``, which ends those whose cooldown is released on
 /// any gate. Loop-confined.
 final class CountdownStreams {
-    /// What evhttp may hold unsent for one stream (past what the kernel's socket buffer
+    /// What may wait unsent for one stream (past what the kernel's socket buffer
     /// took) before its ticks and heartbeats are dropped: a client that reads nothing
     /// cannot make its stream grow. Each tick carries the whole state, so one that
     /// catches up loses nothing; and with nothing more written its write timeout runs,
@@ -37,13 +36,8 @@ final class CountdownStreams {
     /// Streams by their cooldown's identity, ended when a release of it is published.
     let releases: CountdownReleases
 
-    /// Tells a stream when its client goes away.
-    private let connections: ConnectionTracker?
-    private let connectionTimeout: timeval
-
     init(
-        loop: EventLoop, gate: GateWorker, metrics: WorkerMetrics, connections: ConnectionTracker?,
-        connectionTimeout: timeval, limits: StreamLimits = StreamLimits(perWorker: 5_000),
+        loop: EventLoop, gate: GateWorker, metrics: WorkerMetrics, limits: StreamLimits = StreamLimits(perWorker: 5_000),
         heartbeatInterval: Duration = .seconds(15), clock: any CountdownClock = SystemCountdownClock()
     ) {
         self.limits = limits
@@ -51,8 +45,6 @@ final class CountdownStreams {
         self.clock = clock
         self.heartbeatInterval = heartbeatInterval
         self.metrics = metrics
-        self.connections = connections
-        self.connectionTimeout = connectionTimeout
         scheduler = LoopCountdownScheduler(loop: loop, clock: clock)
         center = CountdownCenter(clock: clock, scheduler: scheduler)
         heartbeat = EventTimer(loop: loop) { [unowned self] in self.beat() }
@@ -67,31 +59,29 @@ final class CountdownStreams {
     /// its cooldown key holds: a release publishing it ends the stream with `done`.
     func open(_ request: HTTPRequest, token: CountdownToken, identity: String, remaining: Duration,
               measuredAt: CountdownInstant, requestID: UInt64) {
-        // A client that reset its connection while the countdown was looked up: libevent
-        // has detached the request and leaves it to us. No stream for nobody.
-        guard evhttp_request_get_connection(request.raw) != nil else { return evhttp_request_free(request.raw) }
-        nextSerial &+= 1
-        let serial = nextSerial
-        let responder = HTTPResponder(request: request, connectionTimeout: connectionTimeout)
-        responder.header("Content-Type", "text/event-stream; charset=utf-8")
-        responder.header("Cache-Control", "no-store")
-        responder.header("X-Accel-Buffering", "no")
+        var headers = ResponseHeaders(capacity: 128)
+        headers.add("Cache-Control", "no-store")
+        headers.add("X-Accel-Buffering", "no")
+        headers.add("X-Request-Id", String(requestID, radix: 16))
         // One stream per connection: after `done` the connection closes (EventSource
         // reconnects on a new one), so no keep-alive connection outlives its stream's state.
-        responder.header("Connection", "close")
-        responder.header("X-Request-Id", String(requestID, radix: 16))
-        responder.startStream(status: 200)
-        if isShuttingDown {
-            // The server is draining: tell the client to go elsewhere at once.
-            sendShutdownEvent(on: request.raw)
-            evhttp_send_reply_end(request.raw)
+        // A client that reset its connection while the countdown was looked up gets none.
+        let connection = request.connection
+        guard HTTPResponder.startStream(connection, status: 200, headers: headers, contentType: "text/event-stream; charset=utf-8") else {
             return
         }
+        if isShuttingDown {
+            // The server is draining: tell the client to go elsewhere at once.
+            let frame = CountdownEventSource.shutdown
+            _ = frame.withUnsafeBufferPointer { rg_http_stream_write(connection, $0.baseAddress, $0.count, 0, 1) }
+            return rg_http_end_stream(connection)
+        }
+        nextSerial &+= 1
+        let serial = nextSerial
         // Each stream has its own countdown id, so a client leaving never disturbs another
         // stream of the same token, and its countdown is forgotten with it.
         let stream = EventStream(
-            request: request.raw, serial: serial, token: token, identity: identity, owner: self,
-            connections: connections, center: center,
+            connection: connection, serial: serial, token: token, identity: identity, owner: self, center: center,
             countdownID: CountdownID("\(token.text)#\(serial)"), deadline: measuredAt.advanced(by: remaining))
         makeRoom(for: token.text)
         streams[serial] = stream
@@ -162,59 +152,38 @@ final class CountdownStreams {
     }
 }
 
-/// Writes the final `shutdown` event of a stream, whatever is still unsent.
-private func sendShutdownEvent(on request: UnsafeMutablePointer<evhttp_request>) {
-    guard let chunk = evbuffer_new() else { return }
-    defer { evbuffer_free(chunk) }
-    let frame = CountdownEventSource.shutdown
-    _ = frame.withUnsafeBytes { evbuffer_add(chunk, $0.baseAddress, $0.count) }
-    evhttp_send_reply_chunk(request, chunk)
-}
-
-/// One open `GET /v1/countdowns/{token}/events` response. Owns nothing of libevent's but
-/// the right to write to the request until the stream ends.
+/// One open `GET /v1/countdowns/{token}/events` response. Owns its connection until the
+/// stream ends (it is the connection's owner: told when its client leaves).
 final class EventStream {
     let serial: UInt64
     let token: CountdownToken
     /// The value its cooldown key holds, which a release publishes.
     let identity: String
-    /// Nil once the stream ended: never touch the request after that.
-    private var request: UnsafeMutablePointer<evhttp_request>?
+    /// Nil once the stream ended: never touch the connection after that.
+    private var connection: OpaquePointer?
     private unowned let owner: CountdownStreams
-    private let connections: ConnectionTracker?
     private var source: CountdownEventSource!
-    private let chunk: OpaquePointer
 
-    fileprivate init(request: UnsafeMutablePointer<evhttp_request>, serial: UInt64, token: CountdownToken,
-                     identity: String, owner: CountdownStreams,
-                     connections: ConnectionTracker?, center: CountdownCenter, countdownID: CountdownID,
+    fileprivate init(connection: OpaquePointer, serial: UInt64, token: CountdownToken, identity: String,
+                     owner: CountdownStreams, center: CountdownCenter, countdownID: CountdownID,
                      deadline: CountdownInstant) {
-        self.request = request
+        self.connection = connection
         self.serial = serial
         self.token = token
         self.identity = identity
         self.owner = owner
-        self.connections = connections
-        guard let chunk = evbuffer_new() else { fatalError("evbuffer_new failed: out of memory") }
-        self.chunk = chunk
         source = CountdownEventSource(
             center: center, countdownID: countdownID, deadline: deadline,
             send: { [unowned self] frame, final in self.write(frame, final: final) }, finish: { [unowned self] in self.end() })
     }
 
-    deinit {
-        evbuffer_free(chunk)
-    }
-
     fileprivate func start() {
-        if let request {
-            connections?.observeClose(of: request) { [unowned self] in self.connectionClosed() }
-        }
+        if let connection { rg_http_set_owner(connection, Unmanaged.passUnretained(self).toOpaque()) }
         source.start()
     }
 
     /// Until it ended (`done` sent, or the client gone).
-    var isOpen: Bool { request != nil }
+    var isOpen: Bool { connection != nil }
 
     /// The cooldown ended early (released): `done` with `reason`, then the end.
     func end(reason: String) {
@@ -224,43 +193,45 @@ final class EventStream {
     /// Writes one frame as a chunk of the response. A tick or heartbeat is dropped while
     /// the client is behind by more than `maxUnsentBytes`; `final` frames never are.
     fileprivate func write(_ frame: [UInt8], final: Bool = false) {
-        guard let request else { return }
-        if !final && rg_http_unsent_bytes(request) > CountdownStreams.maxUnsentBytes { return }
-        _ = frame.withUnsafeBytes { evbuffer_add(chunk, $0.baseAddress, $0.count) }
-        evhttp_send_reply_chunk(request, chunk)
+        guard let connection else { return }
+        _ = frame.withUnsafeBufferPointer {
+            rg_http_stream_write(connection, $0.baseAddress, $0.count, CountdownStreams.maxUnsentBytes, final ? 1 : 0)
+        }
     }
-
-    /// The request being streamed, until the stream ends.
-    var requestForEviction: UnsafeMutablePointer<evhttp_request>? { request }
 
     /// The server is shutting down: the `shutdown` event, then the end of the response.
     func endForShutdown() {
-        guard request != nil else { return }
+        guard connection != nil else { return }
         write(CountdownEventSource.shutdown, final: true)
         source.cancel()
         end()
     }
 
-    /// After `done`: ends the response; the connection then closes (`Connection: close`).
-    private func end() {
-        guard let request else { return }
-        self.request = nil
-        connections?.stopObservingClose(of: request)
-        evhttp_send_reply_end(request)
+    /// Closes the stream and its connection at once, to free its descriptor: the
+    /// `shutdown` event (reconnect after 1 s), written as far as the socket takes it now,
+    /// then the connection is closed.
+    func evict() {
+        guard let connection else { return }
+        write(CountdownEventSource.shutdown, final: true)
+        source.cancel()
+        self.connection = nil
+        rg_http_close_now(connection)
         owner.remove(self)
     }
 
-    /// The client went away (or timed out, or the server is shutting down).
-    private func connectionClosed() {
-        guard let request else { return }
-        self.request = nil
-        // A peer that closed, or a timeout: libevent has detached the unfinished request
-        // from its connection (evhttp_connection_incoming_fail) and leaves it to us. When
-        // the whole server is freed instead, the request is still attached and libevent
-        // frees it right after this callback.
-        if evhttp_request_get_connection(request) == nil {
-            evhttp_request_free(request)
-        }
+    /// After `done`: ends the response; the connection then closes (`Connection: close`).
+    private func end() {
+        guard let connection else { return }
+        self.connection = nil
+        rg_http_end_stream(connection)
+        owner.remove(self)
+    }
+
+    /// The client went away (or timed out, or the server is closing).
+    func connectionClosed() {
+        guard let connection else { return }
+        self.connection = nil
+        rg_http_release(connection)
         source.cancel()
         owner.remove(self)
     }

@@ -1,7 +1,3 @@
-import CHTTPConnection
-import CLibevent
-import RedisClient
-
 /// How many event streams a worker keeps open. A stream holds a connection (and its
 /// descriptor) for as long as its countdown runs, and a countdown token needs no API
 /// key: without caps one token opened streams until the worker ran out of descriptors.
@@ -32,19 +28,5 @@ extension CountdownStreams {
     func makeRoom(for token: String) {
         while streamCount(of: token) >= limits.perToken, evictOldest(of: token) {}
         while count >= limits.perWorker, evictOldest() {}
-    }
-}
-
-extension EventStream {
-    /// Closes the stream and its connection at once, to free its descriptor: the
-    /// `shutdown` event (reconnect after 1 s), written as far as the socket takes it now,
-    /// then the connection is freed.
-    func evict() {
-        guard let request = requestForEviction, let connection = evhttp_request_get_connection(request) else { return }
-        // The final frame and the end of the response wait in the output (evhttp writes
-        // them on a later loop pass), so the connection is still whole here.
-        endForShutdown()
-        rg_http_flush_now(connection)
-        evhttp_connection_free(connection)  // frees the request too
     }
 }

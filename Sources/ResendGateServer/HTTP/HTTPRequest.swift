@@ -1,36 +1,45 @@
-import CLibevent
+import CHTTPConnection
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// One request as evhttp parsed it. A view over libevent's request, valid until
-/// the response is sent; confined to the worker's loop.
+/// One request as the server's framing parsed it: a view of its connection's buffer,
+/// valid until the answer is sent; confined to the worker's loop.
 struct HTTPRequest {
     enum Method: String {
         case get = "GET", post = "POST", delete = "DELETE", head = "HEAD", put = "PUT"
         case options = "OPTIONS", patch = "PATCH", trace = "TRACE", connect = "CONNECT", other = "OTHER"
     }
 
-    let raw: UnsafeMutablePointer<evhttp_request>
+    /// The connection the answer goes to.
+    let connection: OpaquePointer
+    private let parsed: UnsafePointer<rg_http_request>
+
+    init(connection: OpaquePointer, parsed: UnsafePointer<rg_http_request>) {
+        self.connection = connection
+        self.parsed = parsed
+    }
 
     var method: Method {
-        switch evhttp_request_get_command(raw) {
-        case EVHTTP_REQ_GET: .get
-        case EVHTTP_REQ_POST: .post
-        case EVHTTP_REQ_DELETE: .delete
-        case EVHTTP_REQ_HEAD: .head
-        case EVHTTP_REQ_PUT: .put
-        case EVHTTP_REQ_OPTIONS: .options
-        case EVHTTP_REQ_PATCH: .patch
-        case EVHTTP_REQ_TRACE: .trace
-        case EVHTTP_REQ_CONNECT: .connect
+        switch parsed.pointee.method {
+        case RG_HTTP_GET: .get
+        case RG_HTTP_POST: .post
+        case RG_HTTP_DELETE: .delete
+        case RG_HTTP_HEAD: .head
+        case RG_HTTP_PUT: .put
+        case RG_HTTP_OPTIONS: .options
+        case RG_HTTP_PATCH: .patch
+        case RG_HTTP_TRACE: .trace
+        case RG_HTTP_CONNECT: .connect
         default: .other
         }
     }
 
     /// The path, still percent-encoded, and the query (without `?`).
     var target: (path: Substring, query: Substring?) {
-        let uri = String(cString: evhttp_request_get_uri(raw))
+        let request = parsed.pointee
+        let bytes = UnsafeBufferPointer(start: request.head + Int(request.target_offset), count: Int(request.target_length))
+        let uri = String(decoding: bytes, as: UTF8.self)
         if let mark = uri.firstIndex(of: "?") {
             return (uri[..<mark], uri[uri.index(after: mark)...])
         }
@@ -39,52 +48,48 @@ struct HTTPRequest {
 
     /// A request header's value (the first one, matched without case).
     func header(_ name: String) -> String? {
-        find(name).map { String(cString: $0) }
+        withHeader(name) { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// Calls `body` with a header's value as libevent holds it (no String made), or
-    /// returns nil when the request has no such header.
+    /// Calls `body` with a header's value as received (no String made), or returns nil
+    /// when the request has no such header.
     func withHeader<T>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T? {
-        guard let value = find(name) else { return nil }
-        let count = strlen(value)
-        return value.withMemoryRebound(to: UInt8.self, capacity: count + 1) { body(UnsafeBufferPointer(start: $0, count: count)) }
+        let request = parsed.pointee
+        guard let headers = request.headers else { return nil }
+        var name = name
+        return name.withUTF8 { wanted -> T? in
+            for index in 0..<request.header_count {
+                let field = headers[index]
+                guard Int(field.name_length) == wanted.count,
+                      Self.sameIgnoringCase(request.head + Int(field.name), wanted) else { continue }
+                return body(UnsafeBufferPointer(start: request.head + Int(field.value), count: Int(field.value_length)))
+            }
+            return nil
+        }
+    }
+
+    private static func sameIgnoringCase(_ received: UnsafePointer<UInt8>, _ wanted: UnsafeBufferPointer<UInt8>) -> Bool {
+        for index in 0..<wanted.count where lowered(received[index]) != lowered(wanted[index]) { return false }
+        return true
+    }
+
+    private static func lowered(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
     }
 
     /// Whether the request has this header, without copying its value.
     func hasHeader(_ name: String) -> Bool {
-        find(name) != nil
+        withHeader(name) { _ in true } ?? false
     }
-
-    /// The first value of `name` as libevent stores it. withCString: a short name stays
-    /// on the stack, where passing the String itself copied it into a new array per call.
-    private func find(_ name: String) -> UnsafePointer<CChar>? {
-        name.withCString { evhttp_find_header(evhttp_request_get_input_headers(raw), $0) }
-    }
-
-    /// Calls `body` with each header's name and value as evhttp stored them (C
-    /// strings, in the order received) until it returns false.
-    func forEachHeader(_ body: (UnsafePointer<CChar>, UnsafePointer<CChar>) -> Bool) {
-        var entry = evhttp_request_get_input_headers(raw).pointee.tqh_first
-        while let current = entry {
-            guard let key = current.pointee.key, let value = current.pointee.value else { return }
-            if !body(key, value) { return }
-            entry = current.pointee.next.tqe_next
-        }
-    }
-
-    /// The size of the request line and headers, as evhttp counted them.
-    var headerBytes: Int { raw.pointee.headers_size }
 
     /// The body length in bytes.
-    var bodyLength: Int { evbuffer_get_length(evhttp_request_get_input_buffer(raw)) }
+    var bodyLength: Int { Int(parsed.pointee.body_length) }
 
     /// Copies the body into `buffer` (reused between requests).
     func readBody(into buffer: inout [UInt8]) {
-        let input = evhttp_request_get_input_buffer(raw)
-        let length = evbuffer_get_length(input)
         buffer.removeAll(keepingCapacity: true)
-        guard length > 0 else { return }
-        buffer.append(contentsOf: repeatElement(0, count: length))
-        _ = buffer.withUnsafeMutableBytes { evbuffer_copyout(input, $0.baseAddress, length) }
+        let request = parsed.pointee
+        guard let body = request.body, request.body_length > 0 else { return }
+        buffer.append(contentsOf: UnsafeBufferPointer(start: body, count: Int(request.body_length)))
     }
 }

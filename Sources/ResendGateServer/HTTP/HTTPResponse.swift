@@ -1,54 +1,76 @@
-import CLibevent
 import CHTTPConnection
 
-/// Writes and sends responses through evhttp; confined to the worker's loop.
-struct HTTPResponder {
-    let request: HTTPRequest
-    /// The connection timeout, off while the request was served: an answer puts it back.
-    let connectionTimeout: timeval
+/// The header lines of an answer, written into a buffer a worker reuses for every answer.
+struct ResponseHeaders {
+    private(set) var bytes: [UInt8] = []
 
-    /// Adds a response header.
-    func header(_ name: String, _ value: String) {
-        // withCString: short strings stay on the stack (passing a String copies it).
-        name.withCString { name in
-            value.withCString { value in
-                _ = evhttp_add_header(evhttp_request_get_output_headers(request.raw), name, value)
+    init(capacity: Int = 512) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+    }
+
+    /// Adds `name: value`. A value with a CR or LF is left out: it would end the header
+    /// early (response splitting).
+    mutating func add(_ name: String, _ value: String) {
+        guard !value.utf8.contains(where: { $0 == 13 || $0 == 10 }) else { return }
+        bytes.append(contentsOf: name.utf8)
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(UInt8(ascii: " "))
+        bytes.append(contentsOf: value.utf8)
+        bytes.append(13)
+        bytes.append(10)
+    }
+}
+
+/// Sends answers on the server's connections; confined to the worker's loop.
+enum HTTPResponder {
+    /// How a `send` went.
+    enum Outcome {
+        /// The socket took the whole answer.
+        case written
+        /// The rest is written as the client reads.
+        case queued
+        /// The client had gone: nothing was sent.
+        case gone
+    }
+
+    /// Sends `status` with `headers` and `body` and ends the request; a HEAD request gets
+    /// the head of that answer. The connection is the caller's no more.
+    static func send(_ request: HTTPRequest, status: Int, headers: ResponseHeaders, body: [UInt8],
+                     contentType: String?, close: Bool) -> Outcome {
+        let result = withReason(status) { reason in
+            headers.bytes.withUnsafeBufferPointer { extra in
+                body.withUnsafeBufferPointer { body in
+                    withContentType(contentType) { type in
+                        rg_http_respond(request.connection, Int32(status), reason, extra.baseAddress, extra.count, type,
+                                        body.baseAddress, body.count, request.method == .head ? 1 : 0, close ? 1 : 0)
+                    }
+                }
+            }
+        }
+        return result == 1 ? .written : result == 0 ? .queued : .gone
+    }
+
+    /// Starts a streamed answer (its pieces follow with rg_http_stream_write); false when
+    /// the client had gone (the connection is then released).
+    static func startStream(_ connection: OpaquePointer, status: Int, headers: ResponseHeaders, contentType: String) -> Bool {
+        withReason(status) { reason in
+            headers.bytes.withUnsafeBufferPointer { extra in
+                rg_http_start_stream(connection, Int32(status), reason, extra.baseAddress, extra.count, contentType) == 1
             }
         }
     }
 
-    /// Sends `status` with `body` (copied into libevent's buffer) and ends the request.
-    /// A HEAD request gets the headers only. False when the socket could not take the
-    /// whole answer at once and libevent writes the rest as the client reads.
-    @discardableResult
-    func send(status: Int, body: [UInt8], contentType: String = "application/json; charset=utf-8") -> Bool {
-        header("Content-Type", contentType)
-        if !body.isEmpty {
-            let output = evhttp_request_get_output_buffer(request.raw)
-            _ = body.withUnsafeBytes { evbuffer_add(output, $0.baseAddress, $0.count) }
-        }
-        return sendReply(status)
+    private static func withContentType<T>(_ type: String?, _ body: (UnsafePointer<CChar>?) -> T) -> T {
+        guard let type else { return body(nil) }
+        return type.withCString { body($0) }
     }
 
-    /// Sends a status with no body (204); the same answer as `send`.
-    @discardableResult
-    func sendEmpty(status: Int) -> Bool {
-        sendReply(status)
-    }
-
-    /// Starts a streamed answer (chunks follow with evhttp_send_reply_chunk).
-    func startStream(status: Int) {
-        var timeout = connectionTimeout
-        withReason(status) { rg_http_start_stream(request.raw, Int32(status), $0, &timeout) }
-    }
-
-    private func sendReply(_ status: Int) -> Bool {
-        var timeout = connectionTimeout
-        return withReason(status) { rg_http_send_reply(request.raw, Int32(status), $0, &timeout) } == 1
-    }
-
-    private func withReason<T>(_ status: Int, _ body: (UnsafePointer<CChar>) -> T) -> T {
-        // A string literal: its UTF-8 ends with a NUL, as evhttp's C string wants.
+    private static func withReason<T>(_ status: Int, _ body: (UnsafePointer<CChar>) -> T) -> T {
+        // A string literal: its UTF-8 ends with a NUL, as a C string.
         let reason = HTTPStatus.reason(status)
         return reason.utf8Start.withMemoryRebound(to: CChar.self, capacity: reason.utf8CodeUnitCount + 1) { body($0) }
     }

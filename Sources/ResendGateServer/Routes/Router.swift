@@ -6,14 +6,6 @@ extension Worker {
     func route(_ exchange: Exchange) {
         let path = exchange.path
         let method = exchange.method
-        if let refusal = MessageFraming.problem(exchange.request) {
-            return respond(exchange, error: refusal, headers: [("Connection", "close")])
-        }
-        guard exchange.request.headerBytes <= configuration.maxHeaderBytes else {
-            return respond(exchange, error: .headerTooLarge(
-                "the request headers may be at most \(configuration.maxHeaderBytes) bytes"),
-                headers: [("Connection", "close")])
-        }
         if let refusal = browserRefusal(exchange) { return respond(exchange, error: refusal) }
         switch path {
         case "/v1/sends":
