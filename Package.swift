@@ -17,12 +17,12 @@ let package = Package(
     targets: [
         // MARK: C libraries from Debian
         .systemLibrary(name: "CHiredis", path: "Sources/CHiredis"),
-        // libevent with evhttp: the event loop and the HTTP server.
+        // libevent: the event loop of the server, the Redis client and the HTTP framing.
         .systemLibrary(name: "CLibevent", path: "Sources/CLibevent"),
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto"),
         // Our hiredis adapter for libevent (C, beside the libraries it joins).
         .target(name: "CRedisEvents", dependencies: ["CHiredis", "CLibevent"], path: "Sources/CRedisEvents"),
-        // Two shortcuts around evhttp's per-request epoll changes (C, beside evhttp).
+        // Our HTTP/1.1 framing on libevent (C): no allocation a request, one sendmsg an answer.
         .target(name: "CHTTPConnection", dependencies: ["CLibevent"], path: "Sources/CHTTPConnection"),
         .target(
             name: "CPhoneNumber",
