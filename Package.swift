@@ -85,6 +85,9 @@ let package = Package(
         .executableTarget(
             name: "FuzzPhoneNumber", dependencies: ["PhoneNumbers", "CPhoneNumber"],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(
+            name: "FuzzHTTPFraming", dependencies: ["CHTTPConnection", "CLibevent"],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
 
         // MARK: Tests
         .testTarget(name: "CountdownTests", dependencies: ["Countdown"]),

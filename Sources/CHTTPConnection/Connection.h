@@ -81,6 +81,15 @@ void rg_connection_stop_reading(struct rg_http_connection *connection);
 int rg_connection_send(struct rg_http_connection *connection, const struct iovec *pieces, int count);
 void rg_connection_answered(struct rg_http_connection *connection, int close);
 void rg_connection_consume_request(struct rg_http_connection *connection);
+// Input.c: what a connection reads, and the requests parsed from it.
+struct input *rg_input_take(void);
+void rg_connection_release_input(struct rg_http_connection *connection);
+/// How much of its client's bytes a connection may hold in its state.
+size_t rg_connection_input_limit(const struct rg_http_connection *connection);
+/// What the request being received needs its block to hold.
+size_t rg_connection_needed_capacity(const struct rg_http_connection *connection);
+/// Parses what has arrived; hands a whole request to the owner.
+void rg_connection_process(struct rg_http_connection *connection);
 /// Parses the connections waiting in `server->to_resume` (the resume event's callback).
 void rg_connection_resume_all(evutil_socket_t fd, short what, void *server);
 

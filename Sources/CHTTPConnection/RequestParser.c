@@ -291,3 +291,30 @@ size_t rg_http_join_chunks(uint8_t *bytes, size_t encoded_length) {
         read = data + size + 2;
     }
 }
+
+int rg_http_parse_whole(uint8_t *bytes, size_t length, size_t max_head, size_t max_body,
+                        struct rg_http_request *request, struct rg_http_header *headers, size_t *consumed) {
+    struct rg_parse_error error;
+    if (rg_http_check_start(bytes, length, &error) != RG_PARSE_DONE) return -error.status;
+    size_t end = rg_http_find_head_end(bytes, length, 0);
+    if (end == 0) return length > max_head ? -431 : 0;
+    if (end > max_head) return -431;
+    if (rg_http_parse_head(bytes, end, request, headers, RG_HTTP_MAX_HEADERS, &error) != RG_PARSE_DONE) {
+        return -error.status;
+    }
+    if (!request->chunked) {
+        if (request->body_length > max_body) return -413;
+        if (length - end < request->body_length) return 0;
+        *consumed = end + (size_t)request->body_length;
+        request->body = bytes + end;
+        return 1;
+    }
+    struct rg_chunk_scan scan = {0, 0};
+    size_t encoded = 0;
+    int result = rg_http_scan_chunks(bytes + end, length - end, max_body, &scan, &encoded, &error);
+    if (result != RG_PARSE_DONE) return result == RG_PARSE_ERROR ? -error.status : 0;
+    request->body = bytes + end;
+    request->body_length = rg_http_join_chunks(bytes + end, encoded);
+    *consumed = end + encoded;
+    return 1;
+}

@@ -151,6 +151,13 @@ void rg_http_set_owner(struct rg_http_connection *connection, void *owner);
 /// Bytes queued for the client, not yet taken by the socket.
 size_t rg_http_unsent_bytes(const struct rg_http_connection *connection);
 
+/// Parses `bytes` as one request the way a connection does, all of it at hand: 1 when a
+/// whole request was found (`*consumed` bytes, its chunked body joined in place), 0 when
+/// more is needed, or minus the status it is refused with. For the fuzzer (deploy/fuzz),
+/// which also checks it against a chunked body scanned in two goes.
+int rg_http_parse_whole(uint8_t *bytes, size_t length, size_t max_head, size_t max_body,
+                        struct rg_http_request *request, struct rg_http_header *headers, size_t *consumed);
+
 /// A coarse monotonic clock in nanoseconds (CLOCK_MONOTONIC_COARSE: a few ms of
 /// resolution, no system call), never 0.
 uint64_t rg_coarse_now_nanoseconds(void);
