@@ -20,7 +20,9 @@ static void kick_close(struct rg_http_connection *c) {
 static void forget(struct rg_http_connection *c) {
     c->held = 0;
     c->owner = NULL;
-    if (c->state == CLOSED) rg_counted_free(c);
+    if (c->state != CLOSED) return;
+    rg_connection_release_input(c);
+    rg_counted_free(c);
 }
 
 int rg_http_respond(struct rg_http_connection *c, int status, const char *reason,
@@ -30,7 +32,9 @@ int rg_http_respond(struct rg_http_connection *c, int status, const char *reason
         forget(c);
         return -1;
     }
-    close = close || c->close_after || c->input_ended || !c->request.keep_alive || c->request.chunked;
+    // After the client's end of input, the connection closes with its last whole request.
+    int more = c->in && c->in->length > c->request_bytes;
+    close = close || c->close_after || (c->input_ended && !more) || !c->request.keep_alive || c->request.chunked;
     int bodyless = status == 204 || status == 304 || status < 200;
     const char *connection = close ? "close" : (c->request.minor_version == 0 ? "keep-alive" : NULL);
     char stack[STACK_HEAD];
@@ -126,13 +130,12 @@ void rg_http_close_now(struct rg_http_connection *c) {
 }
 
 void rg_http_release(struct rg_http_connection *c) {
-    c->held = 0;
-    c->owner = NULL;
-    if (c->state == CLOSED) {
-        rg_counted_free(c);
-    } else {
-        rg_connection_close(c);
+    if (c->state != CLOSED) {
+        c->held = 0;
+        c->owner = NULL;
+        return rg_connection_close(c);
     }
+    forget(c);
 }
 
 int rg_http_is_open(const struct rg_http_connection *c) {

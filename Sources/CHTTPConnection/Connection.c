@@ -46,6 +46,11 @@ static void start_reading(struct rg_http_connection *c) {
     if (!c->reading && c->state != CLOSED && event_add(c->read_event, NULL) == 0) c->reading = 1;
 }
 
+void rg_connection_read_on(struct rg_http_connection *c) {
+    if (c->input_ended) return rg_connection_close(c);  // nothing whole is left to answer
+    start_reading(c);
+}
+
 void rg_connection_stop_reading(struct rg_http_connection *c) {
     if (c->reading) event_del(c->read_event);
     c->reading = 0;
@@ -72,7 +77,8 @@ void rg_connection_close(struct rg_http_connection *c) {
     rg_counted_free(c->out);
     c->out = NULL;
     c->out_length = c->out_sent = 0;
-    rg_connection_release_input(c);
+    // A request being served keeps its bytes (the owner's view of it) until released.
+    if (!c->held) rg_connection_release_input(c);
     c->state = CLOSED;
     server->callbacks.note(RG_HTTP_CLOSED, server->context);
     if (!c->held) {
@@ -92,13 +98,19 @@ size_t rg_connection_input_length(const struct rg_http_connection *c) {
 }
 
 static void end_of_input(struct rg_http_connection *c) {
-    // A partial request is dropped; a stream's client has left.
-    if (c->state == READING || c->state == STREAMING) return rg_connection_close(c);
-    // Served or written: the client half-closed after asking, or left. The answer is
-    // still written; writing it tells which.
+    // A stream's client has left; nothing at all was sent.
+    if (c->state == STREAMING || (c->state == READING && rg_connection_input_length(c) == 0)) {
+        return rg_connection_close(c);
+    }
+    // The client half-closed after asking (or left): what it sent whole is still
+    // answered, in order, and the connection closes after the last of it; writing the
+    // answers tells whether it left.
     c->input_ended = 1;
     rg_connection_stop_reading(c);
-    if (c->state == WRITING) c->close_after = 1;
+    if (c->state == READING && !c->resume_pending) {
+        rg_connection_process(c);
+        if (c->state == READING) rg_connection_close(c);  // a partial request is dropped
+    }
 }
 
 // After an answer with a close: what the client still sends is read and dropped until it
@@ -123,8 +135,8 @@ static void on_readable(evutil_socket_t fd, short what, void *argument) {
     struct input *in = c->in;
     if (in->length >= limit) return rg_connection_stop_reading(c);
     if (in->length == in->capacity) {
-        // A view into it is out, or a whole request waits to be parsed (pipelined): read
-        // on once it is answered. Else the block grows as far as the request needs.
+        // A view into it is out, or a whole request waits to be parsed (pipelined: the
+        // resume reads on if it was not whole). Else it grows as far as the request needs.
         if (c->state != READING || c->resume_pending) return rg_connection_stop_reading(c);
         size_t grown = rg_connection_needed_capacity(c);
         if (grown <= in->capacity) return rg_connection_stop_reading(c);
@@ -162,7 +174,8 @@ void rg_connection_answered(struct rg_http_connection *c, int close) {
     c->state = READING;
     c->close_after = 0;
     c->last_progress = rg_coarse_now_nanoseconds();
-    start_reading(c);
+    if (c->input_ended && rg_connection_input_length(c) == 0) return rg_connection_close(c);
+    if (!c->input_ended) start_reading(c);
     if (c->in && c->in->length > 0 && !c->resume_pending) {
         c->first_byte = c->last_progress;  // the next request began arriving already
         c->resume_pending = 1;

@@ -77,6 +77,8 @@ void rg_connection_close(struct rg_http_connection *connection);
 size_t rg_connection_unsent(const struct rg_http_connection *connection);
 size_t rg_connection_input_length(const struct rg_http_connection *connection);
 void rg_connection_stop_reading(struct rg_http_connection *connection);
+/// Waiting for a request: reads on, or closes after the client's end of input.
+void rg_connection_read_on(struct rg_http_connection *connection);
 /// Writes `count` pieces now, or queues what the socket does not take. 0 on a socket error.
 int rg_connection_send(struct rg_http_connection *connection, const struct iovec *pieces, int count);
 void rg_connection_answered(struct rg_http_connection *connection, int close);

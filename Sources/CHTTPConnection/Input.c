@@ -75,7 +75,11 @@ void rg_connection_resume_all(evutil_socket_t fd, short what, void *argument) {
         server->to_resume = c->next_to_resume;
         c->resume_pending = 0;
         c->next_to_resume = NULL;
-        if (c->state == READING) rg_connection_process(c);
+        if (c->state != READING) continue;
+        rg_connection_process(c);
+        // Still waiting for (the rest of) a request: read on, or, after the client's end
+        // of input, there is nothing more to answer.
+        if (c->state == READING) rg_connection_read_on(c);
     }
     static const struct timeval now = {0, 0};
     if (server->to_resume && !event_pending(server->resume, EV_TIMEOUT, NULL)) event_add(server->resume, &now);
@@ -140,7 +144,7 @@ void rg_connection_process(struct rg_http_connection *c) {
             return refuse(c, 413, "the body is too large");
         }
         c->head_parsed = 1;
-        c->chunks = (struct rg_chunk_scan){0, 0};
+        c->chunks = (struct rg_chunk_scan){0, 0, 0};
         size_t arrived = in->length - end;
         if ((c->request.chunked || arrived < c->request.body_length) && c->request.minor_version == 1
             && expects_continue(&c->request)) {

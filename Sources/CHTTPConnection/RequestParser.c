@@ -210,6 +210,10 @@ int rg_http_parse_head(uint8_t *bytes, size_t length, struct rg_http_request *re
     return read_framing(bytes, request, error);
 }
 
+// The longest chunk size line (with its extension) or trailer line: past it, refused, so
+// that a line trickled a byte at a time is never rescanned for long.
+#define MAX_SIZE_LINE 1024
+
 static int hex_value(uint8_t byte) {
     if (byte >= '0' && byte <= '9') return byte - '0';
     if (byte >= 'a' && byte <= 'f') return byte - 'a' + 10;
@@ -231,7 +235,8 @@ static int read_size_line(const uint8_t *bytes, size_t length, size_t at, uint64
     if (i == length) return RG_PARSE_INCOMPLETE;
     if (i == at) return refuse(error, 400, "a chunk size is not 1 to 16 hex digits");
     if (bytes[i] == ';') {  // a chunk extension, ignored
-        while (i < length && bytes[i] != '\r' && is_value_byte(bytes[i])) i++;
+        while (i < length && i - at <= MAX_SIZE_LINE && bytes[i] != '\r' && is_value_byte(bytes[i])) i++;
+        if (i - at > MAX_SIZE_LINE) return refuse(error, 400, "a chunk size line is too long");
         if (i == length) return RG_PARSE_INCOMPLETE;
     }
     if (bytes[i] != '\r') return refuse(error, 400, "a chunk size line does not end with CRLF");
@@ -244,29 +249,16 @@ static int read_size_line(const uint8_t *bytes, size_t length, size_t at, uint64
 
 int rg_http_scan_chunks(const uint8_t *bytes, size_t length, size_t max_body, struct rg_chunk_scan *scan,
                         size_t *consumed, struct rg_parse_error *error) {
-    for (;;) {
+    while (!scan->in_trailer) {
         uint64_t size = 0;
         size_t data = 0;
         int line = read_size_line(bytes, length, scan->offset, &size, &data, error);
         if (line != RG_PARSE_DONE) return line;
         if (size > max_body - scan->body_length) return refuse(error, 413, "the body is too large");
         if (size == 0) {
-            // The trailer: field lines (ignored) up to an empty line.
-            size_t at = data;
-            for (;;) {
-                size_t i = at;
-                while (i < length && bytes[i] != '\r') {
-                    if (!is_value_byte(bytes[i])) return refuse(error, 400, "a chunked trailer has a control character");
-                    i++;
-                }
-                if (i + 1 >= length) return RG_PARSE_INCOMPLETE;
-                if (bytes[i + 1] != '\n') return refuse(error, 400, "a chunked trailer line does not end with CRLF");
-                if (i == at) {
-                    *consumed = i + 2;
-                    return RG_PARSE_DONE;
-                }
-                at = i + 2;
-            }
+            scan->in_trailer = 1;
+            scan->offset = data;
+            break;
         }
         if (length - data < size + 2) return RG_PARSE_INCOMPLETE;
         if (bytes[data + size] != '\r' || bytes[data + size + 1] != '\n') {
@@ -274,6 +266,22 @@ int rg_http_scan_chunks(const uint8_t *bytes, size_t length, size_t max_body, st
         }
         scan->body_length += size;
         scan->offset = data + size + 2;
+    }
+    // The trailer: field lines (ignored) up to an empty line; each is scanned once.
+    for (;;) {
+        size_t at = scan->offset, i = at;
+        while (i < length && bytes[i] != '\r') {
+            if (!is_value_byte(bytes[i])) return refuse(error, 400, "a chunked trailer has a control character");
+            i++;
+        }
+        if (i - at > MAX_SIZE_LINE) return refuse(error, 400, "a chunked trailer line is too long");
+        if (i + 1 >= length) return RG_PARSE_INCOMPLETE;
+        if (bytes[i + 1] != '\n') return refuse(error, 400, "a chunked trailer line does not end with CRLF");
+        if (i == at) {
+            *consumed = i + 2;
+            return RG_PARSE_DONE;
+        }
+        scan->offset = i + 2;
     }
 }
 
@@ -309,7 +317,7 @@ int rg_http_parse_whole(uint8_t *bytes, size_t length, size_t max_head, size_t m
         request->body = bytes + end;
         return 1;
     }
-    struct rg_chunk_scan scan = {0, 0};
+    struct rg_chunk_scan scan = {0, 0, 0};
     size_t encoded = 0;
     int result = rg_http_scan_chunks(bytes + end, length - end, max_body, &scan, &encoded, &error);
     if (result != RG_PARSE_DONE) return result == RG_PARSE_ERROR ? -error.status : 0;

@@ -38,14 +38,15 @@ int rg_http_parse_head(uint8_t *bytes, size_t length, struct rg_http_request *re
 
 /// Where a chunked body's scan stands, so that more bytes resume it.
 struct rg_chunk_scan {
-    size_t offset;       // next chunk's size line, from the body's start
+    size_t offset;       // next chunk's size line (or trailer line), from the body's start
     size_t body_length;  // data bytes in the chunks before it
+    int in_trailer;      // the last chunk was read: trailer lines follow
 };
 
 /// Scans a chunked body (`bytes` starts right after the head): RG_PARSE_DONE with
 /// `*consumed` set to its encoded length (last chunk and trailer included),
 /// RG_PARSE_INCOMPLETE, or RG_PARSE_ERROR (a size that is not 1 to 16 hex digits, a
-/// missing CRLF, or data past `max_body`: 413).
+/// missing CRLF, a size or trailer line over 1 KiB, or data past `max_body`: 413).
 int rg_http_scan_chunks(const uint8_t *bytes, size_t length, size_t max_body, struct rg_chunk_scan *scan,
                         size_t *consumed, struct rg_parse_error *error);
 

@@ -125,6 +125,47 @@ struct ConnectionHandlingTests {
         }
     }
 
+    /// A client that pipelines requests and then half-closes gets every answer, in order
+    /// (one answered at once, one after Redis, one at once again), and then the close.
+    @Test func pipelinedRequestsBeforeAHalfCloseAreAllAnswered() throws {
+        try withRunningGate { gate in
+            let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(5))
+            let healthz = gate.client().requestBytes("GET", "/healthz", keepAlive: true)
+            let send = gate.client().requestBytes(
+                "POST", "/v1/sends", headers: [("Content-Type", "application/json")],
+                body: Array(#"{"phone": "+8613800200014"}"#.utf8), keepAlive: true)
+            try connection.write(healthz + send + healthz)
+            connection.shutdownWrite()
+            #expect(try connection.readResponse().text.contains("ok"))
+            let decision = try connection.readResponse()
+            #expect(decision.status == 200 && decision.text.contains(#""allowed":true"#), "\(decision)")
+            #expect(try connection.readResponse().text.contains("ok"))
+            #expect(connection.closedByPeer(within: .seconds(5)))
+        }
+    }
+
+    /// Behind answers the client has not read yet, a pipelined request larger than what a
+    /// connection reads while an answer waits (4 KiB) is read whole and answered once the
+    /// client reads the earlier answers.
+    @Test func aLargeRequestPipelinedBehindUnreadAnswersIsAnswered() throws {
+        try withRunningGate { gate in
+            let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(5), receiveBuffer: 4096)
+            let document = gate.client().requestBytes("GET", "/openapi.yaml", keepAlive: true)
+            let padded = #"{"phone": "+8613800200015""# + String(repeating: " ", count: 12_000) + "}"
+            let send = gate.client().requestBytes(
+                "POST", "/v1/sends", headers: [("Content-Type", "application/json")], body: Array(padded.utf8), keepAlive: true)
+            // More answers than the kernel's buffers hold (up to 4 MB for the server's socket
+            // on loopback), so that the server writes them as the client reads.
+            try connection.write(Array([[UInt8]](repeating: document, count: 400).joined()) + send)
+            usleep(300_000)  // the server is stuck writing, with the send partly read
+            for index in 0..<400 {
+                #expect(try connection.readResponse().status == 200, "answer \(index)")
+            }
+            let decision = try connection.readResponse()
+            #expect(decision.status == 200 && decision.text.contains(#""allowed":true"#), "\(decision)")
+        }
+    }
+
     @Test func aStreamIsNeverOpenedForAClientThatResetWhileItWasLookedUp() throws {
         try withRunningGate(redisTimeout: .seconds(10)) { gate in
             let sent = try gate.client().send(phone: "+8613800200014")
