@@ -85,6 +85,8 @@ void rg_connection_answered(struct rg_http_connection *connection, int close);
 void rg_connection_consume_request(struct rg_http_connection *connection);
 // Input.c: what a connection reads, and the requests parsed from it.
 struct input *rg_input_take(void);
+/// Frees the calling thread's pooled blocks (its server is being freed).
+void rg_input_pool_drain(void);
 void rg_connection_release_input(struct rg_http_connection *connection);
 /// How much of its client's bytes a connection may hold in its state.
 size_t rg_connection_input_limit(const struct rg_http_connection *connection);

@@ -39,6 +39,10 @@ static void input_give_back(struct input *in) {
     }
 }
 
+void rg_input_pool_drain(void) {
+    while (pooled > 0) rg_counted_free(pool[--pooled]);
+}
+
 void rg_connection_release_input(struct rg_http_connection *c) {
     input_give_back(c->in);
     c->in = NULL;

@@ -163,6 +163,7 @@ void rg_http_server_free(struct rg_http_server *server) {
     event_free(server->sweep);
     event_free(server->resume);
     rg_counted_free(server);
+    rg_input_pool_drain();
 }
 
 int rg_http_server_busy(const struct rg_http_server *server) {
