@@ -20,9 +20,7 @@ static void kick_close(struct rg_http_connection *c) {
 static void forget(struct rg_http_connection *c) {
     c->held = 0;
     c->owner = NULL;
-    if (c->state != CLOSED) return;
-    rg_connection_release_input(c);
-    rg_counted_free(c);
+    if (c->state == CLOSED) rg_connection_free(c);
 }
 
 int rg_http_respond(struct rg_http_connection *c, int status, const char *reason,

@@ -82,11 +82,27 @@ void rg_connection_close(struct rg_http_connection *c) {
     c->state = CLOSED;
     server->callbacks.note(RG_HTTP_CLOSED, server->context);
     if (!c->held) {
-        rg_counted_free(c);
+        rg_connection_free(c);
     } else if (c->owner) {
         // The owner releases it (perhaps before this returns): never touch `c` after.
         server->callbacks.closed(c, c->owner, server->context);
     }
+}
+
+void rg_connection_free(struct rg_http_connection *c) {
+    if (c->dispatching) {
+        c->free_pending = 1;
+        return;
+    }
+    rg_connection_release_input(c);
+    rg_counted_free(c);
+}
+
+int rg_connection_dispatched(struct rg_http_connection *c) {
+    c->dispatching = 0;
+    if (!c->free_pending) return 1;
+    rg_connection_free(c);
+    return 0;
 }
 
 size_t rg_connection_unsent(const struct rg_http_connection *c) {
@@ -108,7 +124,7 @@ static void end_of_input(struct rg_http_connection *c) {
     c->input_ended = 1;
     rg_connection_stop_reading(c);
     if (c->state == READING && !c->resume_pending) {
-        rg_connection_process(c);
+        if (!rg_connection_process(c)) return;
         if (c->state == READING) rg_connection_close(c);  // a partial request is dropped
     }
 }

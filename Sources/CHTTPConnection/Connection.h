@@ -53,6 +53,8 @@ struct rg_http_connection {
     struct rg_http_connection *next_to_resume;
     unsigned head_parsed : 1, held : 1, reading : 1, input_ended : 1, close_after : 1, served : 1;
     unsigned resume_pending : 1, close_pending : 1, chunked_stream : 1, stream_ended : 1;
+    unsigned dispatching : 1;    // inside the owner's request or refusal callback
+    unsigned free_pending : 1;   // closed and given up meanwhile: freed once it returns
 };
 
 struct rg_http_server {
@@ -92,8 +94,15 @@ void rg_connection_release_input(struct rg_http_connection *connection);
 size_t rg_connection_input_limit(const struct rg_http_connection *connection);
 /// What the request being received needs its block to hold.
 size_t rg_connection_needed_capacity(const struct rg_http_connection *connection);
-/// Parses what has arrived; hands a whole request to the owner.
-void rg_connection_process(struct rg_http_connection *connection);
+/// Parses what has arrived; hands a whole request to the owner. 0 when the connection is
+/// gone once the owner's callback returned (it answered at once and the connection
+/// closed): the caller must not touch it.
+int rg_connection_process(struct rg_http_connection *connection);
+/// Frees a connection that is closed and no longer held (its request's bytes too), or,
+/// inside a callback to the owner, once that callback returns.
+void rg_connection_free(struct rg_http_connection *connection);
+/// After a callback to the owner: 1 if the connection is still there, else it was freed.
+int rg_connection_dispatched(struct rg_http_connection *connection);
 /// Parses the connections waiting in `server->to_resume` (the resume event's callback).
 void rg_connection_resume_all(evutil_socket_t fd, short what, void *server);
 

@@ -79,8 +79,7 @@ void rg_connection_resume_all(evutil_socket_t fd, short what, void *argument) {
         server->to_resume = c->next_to_resume;
         c->resume_pending = 0;
         c->next_to_resume = NULL;
-        if (c->state != READING) continue;
-        rg_connection_process(c);
+        if (c->state != READING || !rg_connection_process(c)) continue;
         // Still waiting for (the rest of) a request: read on, or, after the client's end
         // of input, there is nothing more to answer.
         if (c->state == READING) rg_connection_read_on(c);
@@ -89,7 +88,8 @@ void rg_connection_resume_all(evutil_socket_t fd, short what, void *argument) {
     if (server->to_resume && !event_pending(server->resume, EV_TIMEOUT, NULL)) event_add(server->resume, &now);
 }
 
-static void refuse(struct rg_http_connection *c, int status, const char *message) {
+// Hands a refusal to the owner; 0 when the connection is gone once it answered.
+static int refuse(struct rg_http_connection *c, int status, const char *message) {
     c->state = SERVING;
     c->held = 1;
     c->close_after = 1;
@@ -99,7 +99,9 @@ static void refuse(struct rg_http_connection *c, int status, const char *message
     c->request.head = nothing;
     c->request.method = RG_HTTP_OTHER;
     c->request_bytes = c->in ? c->in->length : 0;  // nothing more of it is read as a request
+    c->dispatching = 1;
     c->server->callbacks.refused(c, &c->request, status, message, c->server->context);
+    return rg_connection_dispatched(c);
 }
 
 static int expects_continue(const struct rg_http_request *request) {
@@ -114,10 +116,10 @@ static int expects_continue(const struct rg_http_request *request) {
 }
 
 // Parses what has arrived; hands a whole request to the owner.
-void rg_connection_process(struct rg_http_connection *c) {
+int rg_connection_process(struct rg_http_connection *c) {
     const struct rg_http_limits *limits = &c->server->limits;
     struct input *in = c->in;
-    if (!in) return;
+    if (!in) return 1;
     if (!c->head_parsed) {
         // Empty lines before a request line are ignored (RFC 9112 §2.2).
         size_t blank = 0;
@@ -129,15 +131,16 @@ void rg_connection_process(struct rg_http_connection *c) {
         }
         if (in->length == 0) {
             c->first_byte = 0;
-            return rg_connection_release_input(c);
+            rg_connection_release_input(c);
+            return 1;
         }
         size_t end = rg_http_find_head_end(in->bytes, in->length, c->head_scanned);
         if (end == 0) {
             struct rg_parse_error error;
             if (rg_http_check_start(in->bytes, in->length, &error) != RG_PARSE_DONE) return refuse(c, error.status, error.message);
             c->head_scanned = in->length;
-            if (in->length > limits->max_head_bytes) refuse(c, 431, "the request head is too large");
-            return;
+            if (in->length > limits->max_head_bytes) return refuse(c, 431, "the request head is too large");
+            return 1;
         }
         if (end > limits->max_head_bytes) return refuse(c, 431, "the request head is too large");
         struct rg_parse_error error;
@@ -164,13 +167,13 @@ void rg_connection_process(struct rg_http_connection *c) {
                                        &consumed, &error);
         if (scan == RG_PARSE_ERROR) return refuse(c, error.status, error.message);
         if (scan == RG_PARSE_INCOMPLETE) {
-            if (in->length >= rg_connection_input_limit(c)) refuse(c, 413, "the body is too large");
-            return;
+            if (in->length >= rg_connection_input_limit(c)) return refuse(c, 413, "the body is too large");
+            return 1;
         }
         c->request.body_length = rg_http_join_chunks(in->bytes + head, consumed);
         c->request_bytes = head + consumed;
     } else {
-        if (in->length - head < c->request.body_length) return;
+        if (in->length - head < c->request.body_length) return 1;
         c->request_bytes = head + (size_t)c->request.body_length;
     }
     // The block may have moved since the head was parsed.
@@ -183,7 +186,9 @@ void rg_connection_process(struct rg_http_connection *c) {
     c->head_parsed = 0;
     c->head_scanned = 0;
     c->first_byte = 0;
+    c->dispatching = 1;
     c->server->callbacks.request(c, &c->request, c->server->context);
+    return rg_connection_dispatched(c);
 }
 
 void rg_connection_consume_request(struct rg_http_connection *c) {
