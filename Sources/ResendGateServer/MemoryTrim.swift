@@ -7,7 +7,7 @@ import CLibevent
 /// peak). `malloc_trim(0)` releases every whole free page of every arena. It walks and
 /// locks the arenas, so a worker calls it from its 200 ms housekeeping timer (never on
 /// a request), at most once a second, and only after at least `minimumDrop` of its
-/// connections closed since its peak, or what libevent holds for them fell by
+/// connections closed since its peak, or what they hold fell by
 /// `minimumHeldDrop` (a crowd that was shed as it came never raised the count: 3 000
 /// clients each holding 170 KB of parsed headers, 40 open at a time, left RSS 16 MB
 /// up). Loop-confined.
@@ -20,7 +20,7 @@ struct MemoryTrim {
     private var peakHeld = 0
     private var lastTrim = ContinuousClock.now
 
-    /// Called with the worker's open connections now and what libevent holds for them
+    /// Called with the worker's open connections now and what they hold
     /// (bytes); trims when enough have left.
     mutating func check(openConnections: Int64, held: Int) {
         peak = max(peak, openConnections)

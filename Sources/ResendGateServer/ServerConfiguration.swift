@@ -17,9 +17,9 @@ public struct ServerConfiguration: Sendable {
     public var insecureNoAuth: Bool
     public var maxBodyBytes: Int
     public var maxHeaderBytes: Int
-    /// How long a connection may stay silent: while sending its request, reading
-    /// its response, or idle between requests (libevent 2.1 has one timeout for all).
-    /// It pauses while the request is served (each Redis step bounded by Redis's timeout).
+    /// How long a request may take to arrive (from its first byte), a connection stay
+    /// idle between requests, and an answer go unread. It does not run while the request
+    /// is served (each Redis step bounded by Redis's timeout).
     public var connectionTimeout: Duration
     /// Open connections per worker; past it the oldest idle one is closed to make room.
     /// By default the lower of what the open-file limit and the connection memory budget

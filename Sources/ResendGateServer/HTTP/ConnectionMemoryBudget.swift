@@ -1,6 +1,6 @@
 /// What every worker's client connections may make the server hold in memory, together:
-/// every byte libevent keeps for them (connection and request state, parsed headers,
-/// bodies, unread input, unsent answers and stream frames), counted as it is allocated.
+/// every byte kept for them (connection state, request buffers with their header table,
+/// unsent answers and stream frames, libevent's events), counted as it is allocated.
 /// One connection is bounded on its own (64 KiB ahead, one answer unsent), but headers
 /// and bodies that are read and not yet served are not: 1 500 header lines of 5 bytes
 /// take about 170 KB, so 2 000 slow clients took 300 MB. Each worker gets an even share;
@@ -28,8 +28,9 @@ public struct ConnectionMemoryBudget: Sendable, Equatable {
     /// Where closing stops: room for new clients before the next shedding.
     public var lowWater: Int { perWorker / 4 * 3 }
 
-    /// What an idle connection costs libevent (its connection, bufferevent, buffers and
-    /// events): measured 2.1 KB each with 3 000 open, about what RSS grew by.
+    /// What an idle connection is reckoned to cost: measured 2.1 KB each with 3 000 open on
+    /// evhttp; the gate's own framing holds about 0.6 KB (its state and two events, no
+    /// buffer while idle), so the figure is headroom for what connections hold.
     public static let idleConnectionBytes = 2 << 10
 
     /// The most connections a worker holds by default: half its share for connections

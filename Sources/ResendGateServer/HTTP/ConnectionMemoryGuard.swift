@@ -36,7 +36,7 @@ final class ConnectionMemoryGuard {
         rg_memory_watch(pressure, Int64(budget.perWorker))
     }
 
-    /// What libevent holds for this worker now, in bytes.
+    /// What this worker's connections hold now, in bytes.
     var held: Int { Int(rg_memory_thread_bytes()) }
 
     /// From the worker's housekeeping timer.
@@ -46,7 +46,7 @@ final class ConnectionMemoryGuard {
         if now > budget.perWorker { relieve() } else { rg_memory_rearm() }
     }
 
-    /// Stops watching; call on the loop before the loop or evhttp is freed.
+    /// Stops watching; call on the loop before the loop or the connections are freed.
     func detach() {
         guard let pressure else { return }
         rg_memory_watch(nil, 0)

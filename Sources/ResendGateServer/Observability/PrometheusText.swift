@@ -53,7 +53,7 @@ enum PrometheusText {
         metric("resendgate_http_connections_shed_total", "counter", "Connections closed because a worker's connections held more than its share of the connection memory budget.", [
             ("", "\(sum(.shedConnections))"),
         ])
-        metric("resendgate_http_connection_memory_bytes", "gauge", "What libevent holds for client connections (state, headers, bodies, buffers), sampled every 200 ms.", [
+        metric("resendgate_http_connection_memory_bytes", "gauge", "What client connections hold (connection state, request buffers, unsent answers and stream frames), sampled every 200 ms.", [
             ("", "\(sum(.connectionMemoryBytes))"),
         ])
         metric("resendgate_http_accept_failures_total", "counter", "accept() calls that failed (out of file descriptors): each paused the listener for a moment.", [

@@ -11,7 +11,7 @@ final class WorkerMetrics: Sendable {
         case openConnections, evictedConnections
         /// Connections closed because the worker's connections held more than its memory budget.
         case shedConnections
-        /// What libevent holds for the worker's connections, in bytes (set every 200 ms).
+        /// What the worker's connections hold (their buffers, unsent answers, libevent's events), in bytes (set every 200 ms).
         case connectionMemoryBytes
         /// accept() calls that failed (out of descriptors): each paused the listener.
         case acceptPauses

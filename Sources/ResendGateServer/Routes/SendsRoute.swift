@@ -82,7 +82,7 @@ extension Worker {
         return contentType.withUTF8 { isJSON($0) }
     }
 
-    /// The same over the header's bytes, as libevent holds them (no String made).
+    /// The same over the header's bytes, as the connection holds them (no String made).
     static func isJSON(_ contentType: UnsafeBufferPointer<UInt8>) -> Bool {
         var mediaType = contentType.prefix { $0 != UInt8(ascii: ";") }
         while let first = mediaType.first, first == 0x20 || first == 0x09 { mediaType = mediaType.dropFirst() }
