@@ -155,7 +155,7 @@ static int read_framing(const uint8_t *bytes, struct rg_http_request *request, s
     return RG_PARSE_DONE;
 }
 
-int rg_http_parse_head(uint8_t *bytes, size_t length, struct rg_http_request *request,
+int rg_http_parse_head(const uint8_t *bytes, size_t length, struct rg_http_request *request,
                        struct rg_http_header *headers, size_t max_headers, struct rg_parse_error *error) {
     memset(request, 0, sizeof *request);
     request->head = bytes;
@@ -173,22 +173,10 @@ int rg_http_parse_head(uint8_t *bytes, size_t length, struct rg_http_request *re
         size_t end = content_end(bytes, start, lf);
         if (end == start) break;  // the blank line
         if (bytes[start] == ' ' || bytes[start] == '\t') {
-            // obs-fold: the line continues the value before it. RFC 9112 §5.2 lets a
-            // server replace the fold with spaces: the line break becomes part of that
-            // value, which then never names a field of its own (` Transfer-Encoding:`).
-            if (request->header_count == 0) return refuse(error, 400, "a header field is folded over lines (obs-fold)");
-            struct rg_http_header *last = &headers[request->header_count - 1];
-            for (size_t i = last->value + last->value_length; i < start; i++) bytes[i] = ' ';
-            size_t value_end = end;
-            while (value_end > start && (bytes[value_end - 1] == ' ' || bytes[value_end - 1] == '\t')) value_end--;
-            if (last->value_length == 0) {
-                size_t value = start;
-                while (value < value_end && (bytes[value] == ' ' || bytes[value] == '\t')) value++;
-                last->value = (uint16_t)value;
-            }
-            last->value_length = (uint16_t)(value_end > last->value ? value_end - last->value : 0);
-            start = lf + 1;
-            continue;
+            // obs-fold. RFC 9112 §5.2 lets a server refuse it or unfold it; a proxy in front
+            // that strips the leading space would read ` Transfer-Encoding: chunked` as a
+            // field of its own where unfolding makes it part of the value before: refused.
+            return refuse(error, 400, "a header field is folded over lines (obs-fold)");
         }
         size_t colon = start;
         while (colon < end && bytes[colon] != ':') colon++;

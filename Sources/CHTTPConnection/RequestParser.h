@@ -32,8 +32,8 @@ int rg_http_check_start(const uint8_t *bytes, size_t length, struct rg_parse_err
 /// framing a proxy in front could read otherwise (request smuggling): RG_PARSE_DONE, or
 /// RG_PARSE_ERROR with `error` set. `request->body_length` is the Content-Length (or
 /// UINT64_MAX past 19 digits); `request->chunked` tells chunked framing. A folded header
-/// line (obs-fold) is unfolded in place: its line break becomes spaces.
-int rg_http_parse_head(uint8_t *bytes, size_t length, struct rg_http_request *request,
+/// line (obs-fold) is refused.
+int rg_http_parse_head(const uint8_t *bytes, size_t length, struct rg_http_request *request,
                        struct rg_http_header *headers, size_t max_headers, struct rg_parse_error *error);
 
 /// Where a chunked body's scan stands, so that more bytes resume it.

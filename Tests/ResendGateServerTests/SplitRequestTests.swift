@@ -70,7 +70,7 @@ struct SplitRequestTests {
         head += "Connection: close" + end
         for field in 0..<random.next(below: 4) {
             head += "X-Padding-\(field): \(String(repeating: "p", count: random.next(below: 200)))" + end
-            if random.next(below: 3) == 0 { head += " folded onto the line before" + end }
+            if random.next(below: 8) == 0 { head += " folded onto the line before (refused)" + end }
         }
         guard !body.isEmpty else { return Array((head + end).utf8) }
         if random.next(below: 2) == 0 {
