@@ -66,7 +66,6 @@ struct rg_http_server {
     struct rg_http_connection *oldest, *newest;
     size_t count;
     struct event *sweep;
-    uint64_t sweep_nanoseconds;
     /// Connections with a pipelined request to parse, on the next loop pass (after new
     /// I/O is polled: a client that pipelines thousands must not hold the loop).
     struct event *resume;
@@ -114,6 +113,9 @@ size_t rg_response_head(char *buffer, size_t capacity, int status, const char *r
                         const uint8_t *extra, size_t extra_length);
 
 // Memory (ConnectionMemory.c): libevent's and the connections' blocks, counted per thread.
+/// Makes libevent allocate through the counting wrappers (once per process, before the
+/// first server allocates anything).
+void rg_memory_count_libevent(void);
 void *rg_counted_malloc(size_t size);
 void *rg_counted_realloc(void *block, size_t size);
 void rg_counted_free(void *block);

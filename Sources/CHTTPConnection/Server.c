@@ -133,7 +133,6 @@ struct rg_http_server *rg_http_server_new(struct event_base *base, struct evconn
     uint64_t quarter = limits.timeout_nanoseconds / 4;
     if (quarter < 50000000u) quarter = 50000000u;
     if (quarter > 1000000000u) quarter = 1000000000u;
-    server->sweep_nanoseconds = quarter;
     server->sweep = event_new(base, -1, EV_PERSIST, sweep, server);
     struct timeval interval = {(time_t)(quarter / 1000000000u), (suseconds_t)(quarter % 1000000000u / 1000)};
     if (!server->sweep || event_add(server->sweep, &interval) != 0) {

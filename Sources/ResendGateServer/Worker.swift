@@ -1,5 +1,4 @@
 import CHTTPConnection
-import CLibevent
 import GateEventLoop
 import RedisClient
 import ResendGate

@@ -21,14 +21,11 @@ typedef void (*rg_accept_failure_handler)(int error, void *context);
 void rg_listener_on_accept_failure(struct evconnlistener *listener, rg_accept_failure_handler handler,
                                    void *context);
 
-/// Makes libevent, and the server's connections, allocate through counting wrappers of
-/// malloc, realloc and free (once per process; call before serving). From then on each
-/// thread knows how many bytes its connections hold: on a worker's loop thread,
-/// everything its clients make it keep (connections, request buffers, unsent answers and
-/// stream frames, libevent's events).
-void rg_memory_count_libevent(void);
-
-/// What the calling thread's connections and libevent hold, in bytes.
+/// What the calling thread's connections and libevent hold, in bytes: on a worker's loop
+/// thread, everything its clients make it keep (connections, request buffers, unsent
+/// answers and stream frames, libevent's events). Counted from the first
+/// rg_http_server_new on, which makes libevent allocate through the same counting
+/// wrappers of malloc, realloc and free as the connections.
 int64_t rg_memory_thread_bytes(void);
 
 /// On the calling thread: once what is held passes `limit` bytes, `pressure` is

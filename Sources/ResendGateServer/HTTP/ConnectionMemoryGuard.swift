@@ -28,7 +28,6 @@ final class ConnectionMemoryGuard {
         self.connections = connections
         self.metrics = metrics
         self.log = log
-        rg_memory_count_libevent()
         pressure = event_new(loop.base, -1, 0, { _, _, context in
             Unmanaged<ConnectionMemoryGuard>.fromOpaque(context!).takeUnretainedValue().relieve()
         }, Unmanaged.passUnretained(self).toOpaque())

@@ -1,5 +1,4 @@
 import CHTTPConnection
-import CLibevent
 import ResendGate
 
 /// A worker's client connections, served by the HTTP framing of `CHTTPConnection`: what

@@ -1,7 +1,4 @@
 import CHTTPConnection
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// One request as the server's framing parsed it: a view of its connection's buffer,
 /// valid until the answer is sent; confined to the worker's loop.
@@ -81,9 +78,6 @@ struct HTTPRequest {
     func hasHeader(_ name: String) -> Bool {
         withHeader(name) { _ in true } ?? false
     }
-
-    /// The body length in bytes.
-    var bodyLength: Int { Int(parsed.pointee.body_length) }
 
     /// Copies the body into `buffer` (reused between requests).
     func readBody(into buffer: inout [UInt8]) {

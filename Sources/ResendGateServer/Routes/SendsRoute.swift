@@ -56,15 +56,11 @@ extension Worker {
         }
     }
 
-    /// Reads a POST's JSON body into `bodyBuffer`, or answers 413 (over `maxBodyBytes`) or
-    /// 415 (not sent as `application/json`) and returns false.
+    /// Reads a POST's JSON body into `bodyBuffer`, or answers 415 (not sent as
+    /// `application/json`) and returns false. A body over `maxBodyBytes` never gets here:
+    /// the framing refuses it (413, `Worker.refused`) before it is read.
     func readJSONBody(_ exchange: Exchange) -> Bool {
         let request = exchange.request
-        guard request.bodyLength <= configuration.maxBodyBytes else {
-            respond(exchange, error: .bodyTooLarge(
-                "the body may be at most \(configuration.maxBodyBytes) bytes"), headers: [("Connection", "close")])
-            return false
-        }
         // No Content-Type is refused too: a page can POST a Blob without one (no-cors).
         guard request.withHeader("Content-Type", Self.isJSON) == true else {
             respond(exchange, error: .unsupportedMediaType("send the body as JSON with the header Content-Type: application/json"))
