@@ -5,7 +5,7 @@ import PhoneNumbers
 /// At most `limit` allowed sends in a sliding `window`, counted over many numbers: a
 /// region's budget (`country_limit`) or the total one (`global_limit`). Only allowed sends
 /// count: a send takes a share before its number is decided and gives it back when the
-/// number refuses it (GateWorker+Budgets.swift).
+/// number refuses it (SendBudgets.swift).
 ///
 /// In Redis a budget is `shardCount` sorted sets (fewer when `limit` is smaller), each
 /// with a hash tag of its own, holding `limit / shards` of the allowance (the remainder

@@ -5,7 +5,7 @@ import ResendGateTestSupport
 import Testing
 
 /// The default policy is decided by `SET <cooldown> <nonce> NX PX <ms> GET` and `PTTL`
-/// (GateWorker+Cooldown.swift) instead of the `reserve` script. Both run here on a real
+/// (Cooldowns.swift) instead of the `reserve` script. Both run here on a real
 /// Redis from the same starting state, and must give the same answer and leave the same
 /// keys behind.
 @Suite("Plain cooldown: SET NX PX GET and PTTL answer as the reserve script", .ownThread)

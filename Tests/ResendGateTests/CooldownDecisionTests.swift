@@ -3,7 +3,7 @@
 import Testing
 
 /// The default policy's answer from the reply of `SET … NX PX … GET`, and of `PTTL` when
-/// the running value's deadline cannot be trusted (GateWorker+Cooldown.swift), for every
+/// the running value's deadline cannot be trusted (Rules/Cooldowns.swift), for every
 /// reply Redis can give.
 @Suite("Plain cooldown: the decision its replies make")
 struct CooldownDecisionTests {
@@ -17,7 +17,7 @@ struct CooldownDecisionTests {
     ) throws -> Result<Decision, GateError>? {
         let request = SendRequest(phone: try PhoneNumber(parsing: "+8613800138000"), purpose: .default)
         var repairs = 0
-        let outcome = GateWorker.cooldownDecision(
+        let outcome = Cooldowns.decision(
             set: set, pttl: pttl, now: now, request: request, milliseconds: 60_000, nonce: nonce,
             token: { cipher.seal(purpose: .default, number: "+8613800138000", nonce: $0) }, repair: { repairs += 1 })
         repaired = repairs == 1

@@ -100,7 +100,7 @@ struct PumpingPolicyTests {
         // On a cluster the key lives in the slot its calls are routed by.
         #expect(ClusterSlot.of(keys.pumping(purpose: signup, prefix: PrefixKey(uk, digits: 4)))
             == ClusterSlot.of(keys.prefixSlotKey(purpose: signup, prefix: PrefixKey(uk, digits: 4))))
-        #expect(GateWorker.registryMember(purpose: signup, prefix: PrefixKey(uk, digits: 4)) == "signup:+447911:44")
+        #expect(PrefixRegistry.member(purpose: signup, prefix: PrefixKey(uk, digits: 4)) == "signup:+447911:44")
         // A registry member that does not name a prefix of its calling code is no prefix.
         #expect(PrefixKey(text: "+447911", callingCode: 86) == nil)
         #expect(PrefixKey(text: "447911", callingCode: 44) == nil)

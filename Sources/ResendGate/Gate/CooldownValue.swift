@@ -4,7 +4,7 @@ import RedisClient
 /// its nonce, then the cooldown's deadline in 12 hex digits of milliseconds since 1970 by
 /// the clock of the gate that allowed the send; 28 characters, which Redis keeps in the
 /// same 48-byte allocation as the nonce alone. A refused `SET … NX GET` returns it, so a
-/// refusal's wait needs no second command (`GateWorker+Cooldown.swift`).
+/// refusal's wait needs no second command (`Cooldowns.swift`).
 ///
 /// Keys the reserve script writes hold the same, by Redis's clock, and then, for a send
 /// with an idempotency record, a space and the record's name (so a refund can void it);

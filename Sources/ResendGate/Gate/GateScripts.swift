@@ -9,7 +9,7 @@ import RedisClient
 /// Keys of one number and purpose share a hash tag (one cluster slot); per-IP and
 /// idempotency keys have slots of their own, so on Redis Cluster they take steps of
 /// their own (see GateWorker+Cluster.swift). The default policy needs no script
-/// (GateWorker+Cooldown.swift), and countdown tokens no key (CountdownTokenCipher).
+/// (Cooldowns.swift), and countdown tokens no key (CountdownTokenCipher).
 package enum GateScripts {
     // The general decision, `reserve.lua`, is one script per policy: `ReserveScripts`.
     /// A number's wait now, never writing (`peek.lua`).
@@ -28,7 +28,7 @@ package enum GateScripts {
 
     /// A share of each send budget, from the first of its shards with room (`budget-take.lua`):
     /// its own step before the number's; on one Redis every budget in one call, on a cluster
-    /// one call a shard (GateWorker+Budgets.swift).
+    /// one call a shard (SendBudgets.swift).
     static let budgetTake = script(EmbeddedFiles.budgetTake)
 
     /// The SMS-pumping guard of a destination prefix, in the prefix's slot (`pumping.lua`).

@@ -16,24 +16,24 @@ extension GateWorker {
             }
         }
         guard let contents = cipher.open(token) else { return completion(.success(nil)) }
-        let keys = self.keys
-        store.evaluate(GateScripts.countdownOfCooldown, slotKey: keys.slotKey(purpose: contents.purpose, number: contents.number), { args in
+        let keys = context.keys
+        context.store.evaluate(GateScripts.countdownOfCooldown, slotKey: keys.slotKey(purpose: contents.purpose, number: contents.number), { args in
             args.append(2)
             keys.append(.cooldown, purpose: contents.purpose, number: contents.number, to: &args)
             keys.append(.window, purpose: contents.purpose, number: contents.number, to: &args)
             args.append(contents.cooldownValue)
             args.appendRedisNow()
         }, completion: { result in
-            completion(Self.decode(result, Self.reading))
+            completion(GateContext.decode(result, Self.reading))
         })
     }
 
     /// `{remaining ms, Redis time ms, the cooldown's value}` as a reading; nil for `{-2, ...}`.
     static func reading(_ reply: RedisReply) throws(GateError) -> CountdownReading? {
         guard case .array(let items) = reply, items.count >= 2,
-              let pttl = items[0].integer, let now = items[1].integer else { throw Self.unexpected(reply) }
+              let pttl = items[0].integer, let now = items[1].integer else { throw GateContext.unexpected(reply) }
         guard pttl > 0 else { return nil }
-        guard items.count == 3, let value = items[2].string else { throw Self.unexpected(reply) }
+        guard items.count == 3, let value = items[2].string else { throw GateContext.unexpected(reply) }
         return CountdownReading(
             retryAfterMilliseconds: Int64(pttl), serverTimeMilliseconds: Int64(now), cooldownIdentity: value)
     }
@@ -43,12 +43,12 @@ extension GateWorker {
     public func peek(
         _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<CooldownStatus, GateError>) -> Void
     ) {
-        let number = numberHasher.keyText(for: phone.e164)
-        let keys = self.keys
+        let number = context.number(phone)
+        let keys = context.keys
         let policy: CompiledPolicy
-        do { policy = try self.policy(for: purpose) } catch { return completion(.failure(error)) }
+        do { policy = try context.policy(for: purpose) } catch { return completion(.failure(error)) }
         let firstStep = policy.ladderMilliseconds[0]
-        store.evaluate(GateScripts.peek, slotKey: keys.slotKey(purpose: purpose, number: number), { args in
+        context.store.evaluate(GateScripts.peek, slotKey: keys.slotKey(purpose: purpose, number: number), { args in
             args.append(2)
             keys.append(.cooldown, purpose: purpose, number: number, to: &args)
             keys.append(.window, purpose: purpose, number: number, to: &args)
@@ -56,9 +56,9 @@ extension GateWorker {
             args.append(policy.rules.maxSends ?? 0)
             args.appendRedisNow()
         }, completion: { result in
-            completion(Self.decode(result) { reply throws(GateError) in
+            completion(GateContext.decode(result) { reply throws(GateError) in
                 guard case .array(let items) = reply, items.count == 2,
-                      let pttl = items[0].integer, let now = items[1].integer else { throw Self.unexpected(reply) }
+                      let pttl = items[0].integer, let now = items[1].integer else { throw GateContext.unexpected(reply) }
                 // -2: no cooldown. -1: a key without expiry (never written by us): the
                 // next reserve gives it the first step, so report that much.
                 let remaining = pttl == -1 ? firstStep : max(0, Int64(pttl))

@@ -1,3 +1,5 @@
+import RedisClient
+
 /// A reserve decision as text: what the reserve script answers, and what an idempotency
 /// record holds (`reserve.lua`, `idempotency-put.lua`): "allowed reason wait sends next
 /// now nonce observed", fields separated by one space (reason, nonce and observed may be
@@ -72,5 +74,58 @@ struct ReserveAnswer {
             allowed: fields[0] == "1", reason: Decision.Reason(rawValue: String(fields[1])), waitMilliseconds: wait,
             sends: sends, nextMilliseconds: next, nowMilliseconds: now, nonce: fields[6],
             observed: observed.split(separator: ",").compactMap { Decision.Reason(rawValue: String($0)) })
+    }
+}
+
+/// A reserve script's reply read as the request's decision.
+extension ReserveAnswer {
+    /// A reserve script's reply as a decision, with the nonce its token names ("" : none):
+    /// the answer's text, or `{record}` when an idempotency record was already stored
+    /// (replayed when it holds `fingerprint`, else the key was reused: 422).
+    static func decision(
+        from reply: RedisReply, fingerprint: String?, request: SendRequest, policy: CompiledPolicy, number: String,
+        cipher: CountdownTokenCipher
+    ) throws(GateError) -> (decision: Decision, nonce: Substring) {
+        switch reply {
+        case .bulk(let bytes):
+            guard let answer = ReserveAnswer(answer: String(decoding: bytes, as: UTF8.self)) else { throw GateContext.unexpected(reply) }
+            return (decision(answer, replayed: false, request: request, policy: policy, number: number, cipher: cipher), answer.nonce)
+        case .array(let items) where items.count == 1:
+            guard case .bulk(let record) = items[0], let fingerprint else { throw GateContext.unexpected(reply) }
+            return try stored(record, fingerprint: fingerprint, request: request, policy: policy, number: number, cipher: cipher)
+        default:
+            throw GateContext.unexpected(reply)
+        }
+    }
+
+    /// A stored idempotency record as the decision to replay, when it holds `fingerprint`;
+    /// another request's record (or one that cannot be read) is a reused key: 422.
+    static func stored(
+        _ record: [UInt8], fingerprint: String, request: SendRequest, policy: CompiledPolicy, number: String,
+        cipher: CountdownTokenCipher
+    ) throws(GateError) -> (decision: Decision, nonce: Substring) {
+        switch ReserveAnswer.record(String(decoding: record, as: UTF8.self), fingerprint: fingerprint) {
+        case .answer(let answer):
+            return (decision(answer, replayed: true, request: request, policy: policy, number: number, cipher: cipher), answer.nonce)
+        case .otherRequest, .unreadable:
+            throw .idempotencyKeyReused
+        }
+    }
+
+    /// A reserve answer as the request's decision; its countdown token seals the nonce.
+    static func decision(
+        _ answer: ReserveAnswer, replayed: Bool, request: SendRequest, policy: CompiledPolicy, number: String,
+        cipher: CountdownTokenCipher
+    ) -> Decision {
+        var decision = Decision(
+            allowed: answer.allowed, reason: answer.reason, phone: request.phone, purpose: request.purpose,
+            retryAfterMilliseconds: answer.waitMilliseconds, serverTimeMilliseconds: answer.nowMilliseconds,
+            sendsInWindow: answer.sends, sendsLeft: policy.rules.maxSends.map { max(0, $0 - answer.sends) },
+            nextRetryAfterMilliseconds: answer.nextMilliseconds, replayed: replayed,
+            countdownToken: (CooldownValue(text: answer.nonce)?.nonce).map {
+                cipher.seal(purpose: request.purpose, number: number, nonce: $0)
+            })
+        decision.observed = answer.observed
+        return decision
     }
 }

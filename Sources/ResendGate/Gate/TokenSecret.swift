@@ -41,7 +41,7 @@ final class TokenSecret {
                 switch result {
                 case .success(.null): outcome = .success(CountdownTokenCipher(secret: Array(candidate.utf8)))
                 case .success(.bulk(let stored)) where !stored.isEmpty: outcome = .success(CountdownTokenCipher(secret: stored))
-                case .success(let reply): outcome = .failure(GateWorker.unexpected(reply))
+                case .success(let reply): outcome = .failure(GateContext.unexpected(reply))
                 case .failure(let error): outcome = .failure(.storeUnavailable(error.description))
                 }
                 if case .success(let cipher) = outcome { self?.cipher = cipher }

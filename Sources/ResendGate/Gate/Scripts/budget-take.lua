@@ -1,6 +1,6 @@
 -- KEYS: 1 a shard of a send budget (a sorted set of allowed sends' members, scored by Redis
 -- time in ms), in a slot of its own: on a Redis Cluster a send tries a budget's shards one
--- call each (GateWorker+Budgets.swift). On one Redis the reserve script decides budgets
+-- call each (SendBudgets.swift). On one Redis the reserve script decides budgets
 -- itself (fraud-guard.lua).
 -- ARGV: 1 now, Redis's clock in ms as the gate's connection reckons it ('': the script asks
 -- TIME), 2 member (a nonce of the send's own), 3 the budget's window in ms, 4 the shard's

@@ -4,7 +4,7 @@
 -- NAME.lua for each line `-- include: NAME`: every rule of a send in one call,
 -- atomically, so nothing is held while another step decides and nothing is given back.
 -- On a Redis Cluster a budget's shards and a prefix live in slots of their own: there
--- they are steps of their own (budget-take.lua, pumping.lua; GateWorker+Budgets.swift).
+-- they are steps of their own (budget-take.lua, pumping.lua; SendBudgets.swift).
 -- KEYS, after reserve.lua's four: with the guard on, 5 the number's `trusted` mark and
 -- 6 the prefix's counts; then, from KEYS[firstBudgetKey], for each budget the send must
 -- fit in, the shard the send tries first (its other shards' names are that one's with

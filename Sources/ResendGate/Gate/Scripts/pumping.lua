@@ -3,7 +3,7 @@
 --       million, 6 (mode 'give') the field a 'take' counted in, 7 now: Redis's clock in ms
 --       as the gate's connection reckons it ('' or none: the script asks TIME).
 -- The SMS-pumping guard of one prefix in a step of its own: on a Redis Cluster, where the
--- prefix has a slot of its own (GateWorker+Pumping.swift), for the listing of blocked
+-- prefix has a slot of its own (PrefixGuard.swift), for the listing of blocked
 -- prefixes, and for verified outcomes. On one Redis a send's guard is part of its reserve
 -- script (fraud-guard.lua). Modes:
 --   take     judge the prefix; when it is not blocked, count this send.

@@ -7,27 +7,35 @@ import RedisClient
 /// any purpose and to the `blockedPrefixCapacity` newest members, so it stays bounded
 /// whatever an attack does. The listing reads each member's figures again and keeps those
 /// still blocked.
-extension GateWorker {
+final class PrefixRegistry {
     /// The most prefixes the registry keeps (the newest ones) and the listing returns.
-    public static let blockedPrefixCapacity = 1000
+    static let capacity = 1000
 
-    /// `purpose:+447911:44`: a registry member (purpose, prefix, calling code).
-    static func registryMember(purpose: Purpose, prefix: PrefixKey) -> String {
-        purpose.name + ":" + prefix.text + ":" + String(prefix.callingCode)
+    private let context: GateContext
+    /// The listing being read, shared by the callers meanwhile.
+    private let listing = SharedRead<[PrefixFigures]>(limit: 65_536, overflow: .storeUnavailable("too many listings waiting"))
+    /// The longest pumping window of the purposes whose guard is on.
+    private let longestWindowMilliseconds: Int64
+
+    init(context: GateContext) {
+        self.context = context
+        longestWindowMilliseconds = context.compiled.values.filter { $0.rules.pumping.isOn }
+            .map { $0.rules.pumping.window.wholeMilliseconds }.max() ?? 0
     }
 
-    /// The longest pumping window of the purposes whose guard is on.
-    var longestPumpingWindowMilliseconds: Int64 {
-        compiled.values.filter { $0.rules.pumping.isOn }.map { $0.rules.pumping.window.wholeMilliseconds }.max() ?? 0
+    /// `purpose:+447911:44`: a registry member (purpose, prefix, calling code).
+    static func member(purpose: Purpose, prefix: PrefixKey) -> String {
+        purpose.name + ":" + prefix.text + ":" + String(prefix.callingCode)
     }
 
     /// Puts a blocked prefix in the registry and trims it; not awaited (the listing is
     /// a report: a lost write costs one entry until the next bucket).
-    func registerBlocked(purpose: Purpose, prefix: PrefixKey, now: Int64) {
-        let key = keys.blockedPrefixes
-        let member = Self.registryMember(purpose: purpose, prefix: prefix)
-        let oldest = now - longestPumpingWindowMilliseconds
-        let capacity = Self.blockedPrefixCapacity
+    func register(purpose: Purpose, prefix: PrefixKey, now: Int64) {
+        let store = context.store
+        let key = context.keys.blockedPrefixes
+        let member = Self.member(purpose: purpose, prefix: prefix)
+        let oldest = now - longestWindowMilliseconds
+        let capacity = Self.capacity
         store.send(slotKey: key, { args in
             args.append("ZADD")
             args.append(key)
@@ -50,31 +58,31 @@ extension GateWorker {
 
     /// The prefixes the guard blocks now, of every purpose whose guard is on, sorted by
     /// purpose and prefix: the registry's members read again (one `read` of `pumping.lua`
-    /// each, on each prefix's slot), at most `blockedPrefixCapacity`. A listing asked while
+    /// each, on each prefix's slot), at most `capacity`. A listing asked while
     /// another is being read gets that one's answer: one read in flight per worker, so a
     /// burst of listings cannot multiply the registry's up to 1 000 reads.
-    public func blockedPrefixes(completion: @escaping (Result<[PrefixFigures], GateError>) -> Void) {
-        listing.run(completion) { [unowned self] answer in self.readBlockedPrefixes(completion: answer) }
+    func blocked(completion: @escaping (Result<[PrefixFigures], GateError>) -> Void) {
+        listing.run(completion) { [unowned self] answer in self.read(completion: answer) }
     }
 
-    private func readBlockedPrefixes(completion: @escaping (Result<[PrefixFigures], GateError>) -> Void) {
-        let key = keys.blockedPrefixes
-        store.send(slotKey: key, { args in
+    private func read(completion: @escaping (Result<[PrefixFigures], GateError>) -> Void) {
+        let key = context.keys.blockedPrefixes
+        context.store.send(slotKey: key, { args in
             args.append("ZREVRANGE")
             args.append(key)
             args.append(0)
-            args.append(Self.blockedPrefixCapacity - 1)
+            args.append(Self.capacity - 1)
         }, completion: { [unowned self] result in
             let members: [(Purpose, PrefixKey, PumpingGuard)]
             switch result {
             case .success(.array(let items)): members = items.compactMap { self.registryEntry($0.string) }
-            case .success(let reply): return completion(.failure(Self.unexpected(reply)))
+            case .success(let reply): return completion(.failure(GateContext.unexpected(reply)))
             case .failure(let error): return completion(.failure(.storeUnavailable(error.description)))
             }
             guard !members.isEmpty else { return completion(.success([])) }
             let gathered = Gathered(expected: members.count)
             for (purpose, prefix, rules) in members {
-                self.pumpingStep("read", purpose: purpose, prefix: prefix, rules: rules) { step in
+                PrefixGuard.step("read", context: self.context, purpose: purpose, prefix: prefix, rules: rules) { step in
                     gathered.add(step.map(\.figures))
                     guard gathered.isComplete else { return }
                     if let error = gathered.failure { return completion(.failure(error)) }
@@ -89,7 +97,7 @@ extension GateWorker {
     /// A registry member of a purpose whose guard is on, with that guard; nil otherwise.
     private func registryEntry(_ member: String?) -> (Purpose, PrefixKey, PumpingGuard)? {
         guard let parts = member?.split(separator: ":", omittingEmptySubsequences: false), parts.count == 3,
-              let purpose = try? Purpose(String(parts[0])), let policy = compiled[purpose.name], policy.rules.pumping.isOn,
+              let purpose = try? Purpose(String(parts[0])), let policy = context.compiled[purpose.name], policy.rules.pumping.isOn,
               let code = Int(parts[2]), let prefix = PrefixKey(text: String(parts[1]), callingCode: code)
         else { return nil }
         return (purpose, prefix, policy.rules.pumping)

@@ -18,44 +18,58 @@ import RedisClient
 ///    `suspected_pumping` in its decision's `observed`.
 ///
 /// A purpose whose guard is off takes none of these steps: not one command more.
-extension GateWorker {
-    func reserveGuarded(
-        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
+///
+/// A `verified` outcome counts in the prefix too (`countVerified`), and a prefix found
+/// blocked goes into the registry that `GET /v1/prefixes` lists (`PrefixRegistry`).
+final class PrefixGuard {
+    private let context: GateContext
+    private let idempotency: IdempotencyRecords
+    let registry: PrefixRegistry
+
+    init(context: GateContext, idempotency: IdempotencyRecords) {
+        self.context = context
+        self.idempotency = idempotency
+        registry = PrefixRegistry(context: context)
+    }
+
+    /// Steps 1-3 around `next`, the number's own step.
+    func reserve(
+        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, next: @escaping NextStep,
         completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
         let rules = policy.rules.pumping
         let prefix = PrefixKey(request.phone, digits: rules.prefixDigits)
-        pumpingStep("take", purpose: request.purpose, prefix: prefix, rules: rules) { [unowned self] result in
+        step("take", purpose: request.purpose, prefix: prefix, rules: rules) { [unowned self] result in
             let step: PumpingStep
             switch result {
             case .success(let value): step = value
             case .failure(let error): return completion(.failure(error))
             }
             guard step.figures.blocked else {
-                return self.reserveNumber(request, policy: policy, cipher: cipher) { outcome in
+                return next { outcome in
                     if case .success(let decision) = outcome, decision.allowed, !decision.replayed {} else {
-                        self.pumpingStep("give", purpose: request.purpose, prefix: prefix, rules: rules, field: step.countedField) { _ in }
+                        self.step("give", purpose: request.purpose, prefix: prefix, rules: rules, field: step.countedField) { _ in }
                     }
                     completion(outcome)
                 }
             }
             // A replay of an answer given before the prefix was blocked is that answer.
-            self.storedAnswer(request, policy: policy, cipher: cipher) { stored in
+            self.idempotency.storedAnswer(request, policy: policy, cipher: cipher) { stored in
                 if let stored { return completion(stored) }
-                self.pumpingRefusal(step.figures, request: request, policy: policy) { verdict in
+                self.refusal(step.figures, request: request, policy: policy) { verdict in
                     switch verdict {
                     case .failure(let error): completion(.failure(error))
                     case .success(let refusal?) where !policy.rules.observes(.suspectedPumping): completion(.success(refusal))
                     // Observe mode: the refusal is reported, and the send goes on as a trusted one's.
                     case .success(.some):
-                        self.reserveThenCount(request, policy: policy, cipher: cipher, prefix: prefix) { outcome in
+                        self.reserveThenCount(request, policy: policy, prefix: prefix, next: next) { outcome in
                             completion(outcome.map { decision in
                                 var reported = decision
                                 if !decision.replayed { reported.observed.append(.suspectedPumping) }
                                 return reported
                             })
                         }
-                    case .success(nil): self.reserveThenCount(request, policy: policy, cipher: cipher, prefix: prefix, completion: completion)
+                    case .success(nil): self.reserveThenCount(request, policy: policy, prefix: prefix, next: next, completion: completion)
                     }
                 }
             }
@@ -67,7 +81,7 @@ extension GateWorker {
     /// is free again), or nil for a number trusted within `trustedFor` (its key is read
     /// only here, so it costs nothing while the prefix is not blocked). Observe mode reports
     /// the refusal and goes on as for a trusted number (`reserveThenCount`).
-    func pumpingRefusal(
+    private func refusal(
         _ figures: PrefixFigures, request: SendRequest, policy: CompiledPolicy,
         completion: @escaping (Result<Decision?, GateError>) -> Void
     ) {
@@ -81,13 +95,13 @@ extension GateWorker {
 
     /// The number's own step for a send the guard lets through although its prefix is
     /// blocked; an allowed send is counted in the prefix all the same.
-    func reserveThenCount(
-        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, prefix: PrefixKey,
+    private func reserveThenCount(
+        _ request: SendRequest, policy: CompiledPolicy, prefix: PrefixKey, next: NextStep,
         completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
-        reserveNumber(request, policy: policy, cipher: cipher) { [unowned self] outcome in
+        next { [unowned self] outcome in
             if case .success(let decision) = outcome, decision.allowed, !decision.replayed {
-                self.pumpingStep("force", purpose: request.purpose, prefix: prefix, rules: policy.rules.pumping) { _ in }
+                self.step("force", purpose: request.purpose, prefix: prefix, rules: policy.rules.pumping) { _ in }
             }
             completion(outcome)
         }
@@ -95,27 +109,48 @@ extension GateWorker {
 
     /// Whether the number verified within the guard's `trustedFor` (its `trusted` key).
     private func isTrusted(_ request: SendRequest, completion: @escaping (Result<Bool, GateError>) -> Void) {
-        let number = numberHasher.keyText(for: request.phone.e164)
-        let keys = self.keys
-        store.send(slotKey: keys.slotKey(purpose: request.purpose, number: number), { args in
+        let number = context.number(request.phone)
+        let keys = context.keys
+        context.store.send(slotKey: keys.slotKey(purpose: request.purpose, number: number), { args in
             args.append("EXISTS")
             keys.append(.trusted, purpose: request.purpose, number: number, to: &args)
         }, completion: { result in
-            completion(Self.decode(result) { reply throws(GateError) in
-                guard let count = reply.integer else { throw Self.unexpected(reply) }
+            completion(GateContext.decode(result) { reply throws(GateError) in
+                guard let count = reply.integer else { throw GateContext.unexpected(reply) }
                 return count > 0
             })
         })
     }
 
+    /// Counts a `verified` outcome in the number's prefix, once Redis has it (so a send
+    /// after this answer sees the conversion).
+    func countVerified(_ phone: PhoneNumber, purpose: Purpose, rules: PumpingGuard, completion: @escaping (Result<Void, GateError>) -> Void) {
+        step("verified", purpose: purpose, prefix: PrefixKey(phone, digits: rules.prefixDigits), rules: rules) { counted in
+            completion(counted.map { _ in () })
+        }
+    }
+
     /// One call of `pumping.lua` on the prefix's slot; a `take` or `force` that found the
     /// prefix blocked and asked for it puts it in the registry of blocked prefixes.
-    func pumpingStep(
+    private func step(
         _ mode: String, purpose: Purpose, prefix: PrefixKey, rules: PumpingGuard, field: String = "",
         completion: @escaping (Result<PumpingStep, GateError>) -> Void
     ) {
-        let keys = self.keys
-        store.evaluate(GateScripts.pumping, slotKey: keys.prefixSlotKey(purpose: purpose, prefix: prefix), { args in
+        Self.step(mode, context: context, purpose: purpose, prefix: prefix, rules: rules, field: field) { [unowned self] step in
+            if case .success(let value) = step, value.register {
+                self.registry.register(purpose: purpose, prefix: prefix, now: value.figures.serverTimeMilliseconds)
+            }
+            completion(step)
+        }
+    }
+
+    /// One call of `pumping.lua` on the prefix's slot, its reply read.
+    static func step(
+        _ mode: String, context: GateContext, purpose: Purpose, prefix: PrefixKey, rules: PumpingGuard, field: String = "",
+        completion: @escaping (Result<PumpingStep, GateError>) -> Void
+    ) {
+        let keys = context.keys
+        context.store.evaluate(GateScripts.pumping, slotKey: keys.prefixSlotKey(purpose: purpose, prefix: prefix), { args in
             args.append(1)
             keys.appendPumping(purpose: purpose, prefix: prefix, to: &args)
             args.append(mode)
@@ -125,26 +160,24 @@ extension GateWorker {
             args.append(rules.minConversionPartsPerMillion)
             args.append(field)
             args.appendRedisNow()
-        }, completion: { [unowned self] result in
-            let step = Self.decode(result) { reply throws(GateError) in try Self.pumpingStep(reply, purpose: purpose, prefix: prefix) }
-            if case .success(let value) = step, value.register {
-                self.registerBlocked(purpose: purpose, prefix: prefix, now: value.figures.serverTimeMilliseconds)
-            }
-            completion(step)
+        }, completion: { result in
+            completion(GateContext.decode(result) { reply throws(GateError) in try PumpingStep(reply, purpose: purpose, prefix: prefix) })
         })
     }
+}
 
+extension PumpingStep {
     /// `pumping.lua`'s reply.
-    static func pumpingStep(_ reply: RedisReply, purpose: Purpose, prefix: PrefixKey) throws(GateError) -> PumpingStep {
+    init(_ reply: RedisReply, purpose: Purpose, prefix: PrefixKey) throws(GateError) {
         guard case .array(let items) = reply, items.count == 8, let blocked = items[0].integer, let sends = items[1].integer,
               let verified = items[2].integer, let wait = items[3].integer, let since = items[4].integer,
               let now = items[5].integer, let register = items[6].integer
-        else { throw Self.unexpected(reply) }
+        else { throw GateContext.unexpected(reply) }
         let figures = PrefixFigures(
             purpose: purpose, prefix: prefix, blocked: blocked == 1, sends: sends, verifications: verified,
             retryAfterMilliseconds: Int64(wait), blockedSinceMilliseconds: since > 0 ? Int64(since) : nil,
             serverTimeMilliseconds: Int64(now))
-        return PumpingStep(figures: figures, register: register == 1, countedField: items[7].string ?? "")
+        self.init(figures: figures, register: register == 1, countedField: items[7].string ?? "")
     }
 }
 

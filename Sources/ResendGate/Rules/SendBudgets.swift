@@ -20,7 +20,15 @@ import RedisClient
 /// concurrent send find the budget full; a number's requests wait for each other
 /// (`SameNumberQueue`), so one number holds at most one share at a time. They never let more sends through than the
 /// budget: each shard admits at most its allowance, and the allowances add up to it.
-extension GateWorker {
+final class SendBudgets {
+    private let context: GateContext
+    private let idempotency: IdempotencyRecords
+
+    init(context: GateContext, idempotency: IdempotencyRecords) {
+        self.context = context
+        self.idempotency = idempotency
+    }
+
     /// What the budgets made of one send.
     enum BudgetOutcome {
         /// Every budget that is not observed gave a share (`taken`: which shard of each);
@@ -31,20 +39,21 @@ extension GateWorker {
         case full(BudgetCheck, wait: Int64, now: Int64, taken: [(BudgetCheck, Int)], observed: [Decision.Reason])
     }
 
-    func reserveWithinBudgets(
-        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
+    /// Steps 1, 2 and 4 around `next`, the rest of the decision (step 3).
+    func reserve(
+        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, next: @escaping NextStep,
         completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
         let checks = BudgetCheck.checks(for: request.phone, policy: policy.rules)
-        guard !checks.isEmpty else { return reserveWithinBudget(request, policy: policy, cipher: cipher, completion: completion) }
-        let member = tokens.next()
+        guard !checks.isEmpty else { return next(completion) }
+        let member = context.tokens.next()
         // A replay is answered from its record alone, taking no share (`storedAnswer`).
-        storedAnswer(request, policy: policy, cipher: cipher) { [unowned self] stored in
+        idempotency.storedAnswer(request, policy: policy, cipher: cipher) { [unowned self] stored in
             if let stored { return completion(stored) }
             self.walkBudgets(checks, policy: policy, member: member, next: 0, taken: [], observed: []) { [unowned self] result in
                 switch result {
                 case .success(.fits(let taken, let observed)):
-                    self.reserveWithinBudget(request, policy: policy, cipher: cipher) { [unowned self] outcome in
+                    next { [unowned self] outcome in
                         var outcome = outcome
                         if case .success(var decision) = outcome, !decision.replayed {
                             decision.observed += observed
@@ -109,8 +118,8 @@ extension GateWorker {
             return completion(.success(.full(wait: earliest?.wait ?? 1, now: earliest?.now ?? 0)))
         }
         let shard = (start + tried) % budget.shards
-        let key = check.key(keys, shard: shard)
-        store.evaluate(GateScripts.budgetTake, slotKey: key, { args in
+        let key = check.key(context.keys, shard: shard)
+        context.store.evaluate(GateScripts.budgetTake, slotKey: key, { args in
             args.append(1)
             args.append(key)
             args.appendRedisNow()
@@ -119,11 +128,11 @@ extension GateWorker {
             args.append(budget.allowance(ofShard: shard))
         }, completion: { [unowned self] result in
             // `{1, 0, now}`: taken there; `{0, wait, now}`: full for a while.
-            let step = Self.decode(result) { reply throws(GateError) in
+            let step = GateContext.decode(result) { reply throws(GateError) in
                 guard case .array(let items) = reply, items.count == 3, let taken = items[0].integer,
                       let wait = items[1].integer, let now = items[2].integer,
                       taken == 1 ? wait == 0 : taken == 0 && wait >= 1
-                else { throw Self.unexpected(reply) }
+                else { throw GateContext.unexpected(reply) }
                 return (taken, Int64(wait), Int64(now))
             }
             switch step {
@@ -146,8 +155,8 @@ extension GateWorker {
     /// failed. Unanswered: a share a failed `ZREM` leaves counts until its window ends.
     private func giveBack(_ taken: [(BudgetCheck, Int)], member: CooldownNonce) {
         for (check, shard) in taken {
-            let key = check.key(keys, shard: shard)
-            store.send(slotKey: key, { args in
+            let key = check.key(context.keys, shard: shard)
+            context.store.send(slotKey: key, { args in
                 args.append("ZREM")
                 args.append(key)
                 args.append(member.text)

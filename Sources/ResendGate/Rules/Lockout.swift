@@ -1,7 +1,11 @@
 import RedisClient
 
-/// Verification outcomes and the wrong-code lockout (`verify.lua`).
-extension GateWorker {
+/// Verification outcomes and the wrong-code lockout (`verify.lua`); a `verified` also
+/// makes the number trusted by the pumping guard and counts in its prefix (`PrefixGuard`).
+struct Lockout {
+    let context: GateContext
+    let prefixGuard: PrefixGuard
+
     /// Records the outcome of a code the back end checked for `phone`: `verified` clears
     /// its wrong codes; `failed` counts one against the code the number was sent last (none
     /// in the policy's window: `no_code_sent`, nothing counted) and, at `maxFailedChecks`,
@@ -14,21 +18,22 @@ extension GateWorker {
     /// `verified` also marks the number trusted for `trustedFor` (same script) and is
     /// counted in its destination prefix (a second step, on the prefix's slot), at most
     /// once per number and guard window.
-    public func verify(
+    func verify(
         _ phone: PhoneNumber, purpose: Purpose, outcome: VerificationOutcome,
         completion: @escaping (Result<VerificationResult, GateError>) -> Void
     ) {
         let policy: CompiledPolicy
-        do { policy = try self.policy(for: purpose) } catch { return completion(.failure(error)) }
+        do { policy = try context.policy(for: purpose) } catch { return completion(.failure(error)) }
         let limit = policy.rules.maxFailedChecks
         let pumping = policy.rules.pumping
         let trusts = outcome == .verified && pumping.isOn
-        guard limit > 0 || trusts, !configuration.testNumbers.contains(phone.e164) else {
+        guard limit > 0 || trusts, !context.configuration.testNumbers.contains(phone.e164) else {
             return completion(.success(VerificationResult(outcome: outcome, phone: phone, purpose: purpose, attemptsLeft: nil)))
         }
-        let number = numberHasher.keyText(for: phone.e164)
-        let keys = self.keys
-        store.evaluate(GateScripts.verify, slotKey: keys.slotKey(purpose: purpose, number: number), { args in
+        let number = context.number(phone)
+        let keys = context.keys
+        let prefixGuard = self.prefixGuard
+        context.store.evaluate(GateScripts.verify, slotKey: keys.slotKey(purpose: purpose, number: number), { args in
             args.append(4)
             keys.append(.cooldown, purpose: purpose, number: number, to: &args)
             keys.append(.failedChecks, purpose: purpose, number: number, to: &args)
@@ -42,11 +47,11 @@ extension GateWorker {
             args.append(Int(pumping.window.wholeMilliseconds))
             args.appendRedisNow()
             args.append(policy.rules.lockoutScope.rawValue)
-        }, completion: { [unowned self] result in
+        }, completion: { result in
             var counts = false
-            let verification = Self.decode(result) { reply throws(GateError) -> VerificationResult in
+            let verification = GateContext.decode(result) { reply throws(GateError) -> VerificationResult in
                 guard case .array(let items) = reply, items.count == 2, let code = items[0].integer, let value = items[1].integer
-                else { throw Self.unexpected(reply) }
+                else { throw GateContext.unexpected(reply) }
                 switch code {
                 case -1: throw .locked(retryAfterMilliseconds: Int64(max(1, value)))
                 case -2: throw .noCodeSent
@@ -60,8 +65,7 @@ extension GateWorker {
             // A number's `verified` counts toward its prefix at most once per guard window.
             guard trusts, counts, case .success = verification else { return completion(verification) }
             // Counted once Redis has it, so a send after this answer sees the conversion.
-            let prefix = PrefixKey(phone, digits: pumping.prefixDigits)
-            self.pumpingStep("verified", purpose: purpose, prefix: prefix, rules: pumping) { counted in
+            prefixGuard.countVerified(phone, purpose: purpose, rules: pumping) { counted in
                 switch counted {
                 case .success: completion(verification)
                 case .failure(let error): completion(.failure(error))

@@ -4,7 +4,7 @@ import RedisClient
 /// Redis or Sentinel (`fraud-guard.lua`): every rule in one call, atomically, so a send
 /// holds no share while another step decides and nothing is given back. On a Redis
 /// Cluster, where a budget's shards and a prefix have slots of their own, they are steps
-/// of their own instead (GateWorker+Budgets.swift, GateWorker+Pumping.swift).
+/// of their own instead (SendBudgets.swift, PrefixGuard.swift).
 struct FraudGuard {
     let checks: [BudgetCheck]
     /// The destination prefix, when the purpose's guard is on.
@@ -51,13 +51,13 @@ struct FraudGuard {
             return Reply(refusal: nil, rest: reply, register: false)
         }
         if items.count == 2 {
-            guard items[1].integer == 1, prefix != nil else { throw GateWorker.unexpected(reply) }
+            guard items[1].integer == 1, prefix != nil else { throw GateContext.unexpected(reply) }
             return Reply(refusal: nil, rest: items[0], register: true)
         }
         guard let which = items[0].integer, let wait = items[1].integer, let now = items[2].integer,
               let observedText = items[3].string, let register = items[4].integer,
               which >= 0, which <= checks.count, which > 0 || prefix != nil, wait >= 1
-        else { throw GateWorker.unexpected(reply) }
+        else { throw GateContext.unexpected(reply) }
         let observed = observedText.split(separator: ",").compactMap { Decision.Reason(rawValue: String($0)) }
         let refusal = which > 0
             ? checks[which - 1].refusal(request, wait: Int64(wait), now: Int64(now), observed: observed)

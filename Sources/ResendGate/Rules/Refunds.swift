@@ -1,7 +1,14 @@
 import RedisClient
 
-/// Refunds: `DELETE /v1/cooldowns/{phone}` and `resendgate release`.
-extension GateWorker {
+/// Refunds: `DELETE /v1/cooldowns/{phone}` and `resendgate release`, and the channel
+/// on which every gate hears them (the event streams of a refunded cooldown end).
+final class Refunds {
+    private let context: GateContext
+    /// Releases announced by any gate, once `follow` was called.
+    private var releases: (any ChannelFollowing)?
+
+    init(context: GateContext) { self.context = context }
+
     /// Ends the number's running cooldown and refunds its send (the SMS never left: the
     /// send leaves the window, so the ladder step and the count go back by one), at most
     /// the policy's `maxRefunds` times per window; each refund is recorded in the window.
@@ -19,18 +26,19 @@ extension GateWorker {
     /// still be answered with the refunded send's "allowed"; and a send whose record the
     /// gate had not yet stored when the refund ran (the record is written after the
     /// number's script on a cluster) keeps its record.
-    public func release(
+    func release(
         _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<Bool, GateError>) -> Void
     ) {
         let policy: CompiledPolicy
-        do { policy = try self.policy(for: purpose) } catch { return completion(.failure(error)) }
+        do { policy = try context.policy(for: purpose) } catch { return completion(.failure(error)) }
         let maxRefunds = policy.rules.maxRefunds
         guard maxRefunds > 0 else { return completion(.failure(.refundsDisabled)) }
-        let number = numberHasher.keyText(for: phone.e164)
-        let keys = self.keys
+        let number = context.number(phone)
+        let store = context.store
+        let keys = context.keys
         let onCluster = store.isCluster
         let slotKey = keys.slotKey(purpose: purpose, number: number)
-        let channel = releaseChannel
+        let channel = keys.releasedChannel
         store.evaluate(GateScripts.release, slotKey: slotKey, { args in
             args.append(3)
             keys.append(.cooldown, purpose: purpose, number: number, to: &args)
@@ -41,17 +49,17 @@ extension GateWorker {
             args.append(onCluster ? 0 : 1)
             args.append(channel)
             args.appendRedisNow()
-        }, completion: { [unowned self] result in
-            let outcome = Self.decode(result) { reply throws(GateError) -> (Bool, String) in
+        }, completion: { result in
+            let outcome = GateContext.decode(result) { reply throws(GateError) -> (Bool, String) in
                 guard case .array(let items) = reply, items.count == 3,
-                      let code = items[0].integer, let wait = items[1].integer else { throw Self.unexpected(reply) }
+                      let code = items[0].integer, let wait = items[1].integer else { throw GateContext.unexpected(reply) }
                 if code == -1 { throw .refundLimit(retryAfterMilliseconds: Int64(wait), maxRefunds: maxRefunds) }
                 if code == -2 { throw .locked(retryAfterMilliseconds: Int64(max(1, wait))) }
                 return (code == 1, items[2].string ?? "")
             }
             switch outcome {
             case .success((true, let record)) where onCluster && !record.isEmpty:
-                self.store.send(slotKey: record, { args in
+                store.send(slotKey: record, { args in
                     args.append("DEL")
                     args.append(record)
                 }, completion: { _ in completion(.success(true)) })
@@ -63,9 +71,6 @@ extension GateWorker {
         })
     }
 
-    /// The pub/sub channel every release publishes on: `<prefix>:released`.
-    public var releaseChannel: String { keys.releasedChannel }
-
     /// Follows the releases of every gate on this Redis: `onRelease` gets the nonce each
     /// released cooldown key held (``CountdownReading/cooldownIdentity``), on this
     /// worker's loop, through one subscriber connection of the worker's own (reconnected
@@ -73,10 +78,12 @@ extension GateWorker {
     /// subscription is (again) in place: releases published while it was down are not
     /// seen, so the caller re-checks what it follows then. Idempotent: the first call's
     /// handlers stay.
-    public func followReleases(onRelease: @escaping (String) -> Void, onSubscribed: @escaping () -> Void) {
+    func follow(onRelease: @escaping (String) -> Void, onSubscribed: @escaping () -> Void) {
         guard releases == nil else { return }
-        releases = store.follow(
-            channel: releaseChannel, onMessage: { onRelease(String(decoding: $0, as: UTF8.self)) },
+        releases = context.store.follow(
+            channel: context.keys.releasedChannel, onMessage: { onRelease(String(decoding: $0, as: UTF8.self)) },
             onSubscribed: onSubscribed)
     }
+
+    func close() { releases?.close() }
 }

@@ -40,3 +40,16 @@ final class RequestLimiter {
 
     private static let origin = ContinuousClock.now
 }
+
+extension Decision {
+    /// The refusal of a request over `--ip-max-requests`: decided in memory, so its
+    /// `server_time` is the gate's clock; no countdown token (no cooldown was met).
+    static func tooManyRequests(_ request: SendRequest, _ policy: CompiledPolicy, wait: Int64, quota: Int?) -> Decision {
+        var decision = Decision(
+            allowed: false, reason: .tooManyRequests, phone: request.phone, purpose: request.purpose,
+            retryAfterMilliseconds: max(1, wait), serverTimeMilliseconds: wallClockMilliseconds(), sendsInWindow: 0,
+            nextRetryAfterMilliseconds: policy.ladderMilliseconds[0])
+        decision.budgetLimit = quota
+        return decision
+    }
+}

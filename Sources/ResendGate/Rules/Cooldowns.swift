@@ -3,6 +3,7 @@ import Glibc
 #else
 import Darwin
 #endif
+import GateEventLoop
 import RedisClient
 
 /// The default policy (one cooldown, nothing counted) in one command, without a script:
@@ -18,18 +19,59 @@ import RedisClient
 /// value without one: a lock, a key an older version wrote) is not trusted: then a `PTTL`
 /// asks Redis, as a second command. `server_time` is the gate's clock too:
 /// Redis's `TIME` was only a stamp there, it never decided.
-extension GateWorker {
+///
+/// The rule owns where gates keep cooldowns (`WindowCooldowns`): a purpose's policy with a
+/// window keeps them in its window key, read by the reserve script, once that is safe.
+final class Cooldowns {
     /// How far another gate's clock may be ahead or behind before its deadlines are not trusted.
     static let clockSkewAllowance: Int64 = 1_000
 
-    func reserveCooldown(
-        _ request: SendRequest, policy: CompiledPolicy, number: String, nonce: CooldownNonce, milliseconds: Int64,
+    private let context: GateContext
+    private let windows: WindowCooldowns
+
+    init(loop: EventLoop, context: GateContext) {
+        self.context = context
+        let configuration = context.configuration
+        windows = WindowCooldowns(
+            loop: loop, store: context.store, key: context.keys.windowCooldowns, period: configuration.windowCooldownsPeriod,
+            windowed: configuration.cooldownsInWindows
+                ? context.compiled.filter { $0.value.windowMilliseconds > 0 }.map { ($0.key, $0.value.longestHoldMilliseconds) } : [])
+        // At once, not at the first decision: the warm-up of a gate with a window runs from
+        // here, for every worker of a server alike.
+        windows.start()
+    }
+
+    /// Whether this gate's reserve scripts keep running cooldowns in window keys now.
+    var inWindows: Bool { windows.keepsCooldownsInWindows() }
+
+    func close() { windows.close() }
+
+    /// Decides the request with one `SET NX` when its policy is one plain cooldown and no
+    /// gate keeps the purpose's cooldowns in windows (then true); false when the reserve
+    /// script must decide. Before the registry's first read the request waits for it and
+    /// `retry` runs once it is answered (then true too).
+    func reservePlainly(
+        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, retry: @escaping () -> Void,
+        completion: @escaping (Result<Decision, GateError>) -> Void
+    ) -> Bool {
+        guard let milliseconds = policy.plainCooldownMilliseconds else { return false }
+        if !windows.firstReadAnswered, windows.waitForFirstRead(retry) { return true }
+        guard windows.plainDecisionIsSafe(for: request.purpose.name) else { return false }
+        reserve(request, number: context.number(request.phone), milliseconds: milliseconds, cipher: cipher, completion: completion)
+        return true
+    }
+
+    private func reserve(
+        _ request: SendRequest, number: String, milliseconds: Int64,
         cipher: CountdownTokenCipher, completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
         let purpose = request.purpose
-        let keys = self.keys
+        let context = self.context
+        let store = context.store
+        let keys = context.keys
+        let nonce = context.tokens.next()
         let slotKey = keys.slotKey(purpose: purpose, number: number)
-        let now = Self.wallClockMilliseconds()
+        let now = Decision.wallClockMilliseconds()
         let value = CooldownValue(nonce: nonce, deadlineMilliseconds: now + milliseconds)
         let token = { (nonce: CooldownNonce) in cipher.seal(purpose: purpose, number: number, nonce: nonce) }
         store.send(slotKey: slotKey, { args in
@@ -40,14 +82,14 @@ extension GateWorker {
             args.append("PX")
             args.append(Int(milliseconds))
             args.append("GET")
-        }, completion: { [unowned self] set in
+        }, completion: { set in
             let decide = { (pttl: Result<RedisReply, RedisError>?) in
-                Self.cooldownDecision(
+                Self.decision(
                     set: set, pttl: pttl, now: now, request: request, milliseconds: milliseconds, nonce: nonce, token: token
                 ) {
                     // A cooldown key without an expiry (never written so by the gate): give it
                     // the policy's cooldown, as the script did, unless it has one by now.
-                    self.store.send(slotKey: slotKey, { args in
+                    store.send(slotKey: slotKey, { args in
                         args.append("PEXPIRE")
                         keys.append(.cooldown, purpose: purpose, number: number, to: &args)
                         args.append(Int(milliseconds))
@@ -55,13 +97,13 @@ extension GateWorker {
                     }, completion: { _ in })
                 }
             }
-            if let outcome = decide(nil) { return self.awaitReplicas(for: outcome, slotKey: slotKey, completion: completion) }
-            self.store.send(slotKey: slotKey, { args in
+            if let outcome = decide(nil) { return context.awaitReplicas(for: outcome, slotKey: slotKey, completion: completion) }
+            store.send(slotKey: slotKey, { args in
                 args.append("PTTL")
                 keys.append(.cooldown, purpose: purpose, number: number, to: &args)
             }, completion: { pttl in
                 // `decide` with a PTTL reply always decides.
-                self.awaitReplicas(for: decide(pttl) ?? .failure(.storeUnavailable("no decision")), slotKey: slotKey, completion: completion)
+                context.awaitReplicas(for: decide(pttl) ?? .failure(.storeUnavailable("no decision")), slotKey: slotKey, completion: completion)
             })
         })
     }
@@ -70,7 +112,7 @@ extension GateWorker {
     /// when it is needed (`pttl` nil and the running value carries no deadline to trust).
     /// `now` is this gate's clock when the SET was sent. A refused SET (Redis out of memory,
     /// a read-only replica, a lost connection) is never an allowed send.
-    static func cooldownDecision(
+    static func decision(
         set: Result<RedisReply, RedisError>, pttl: Result<RedisReply, RedisError>?, now: Int64, request: SendRequest,
         milliseconds: Int64, nonce: CooldownNonce, token: (CooldownNonce) -> CountdownToken?, repair: () -> Void
     ) -> Result<Decision, GateError>? {
@@ -87,7 +129,7 @@ extension GateWorker {
             // `locked` (verify.lua): wrong codes lock the number in place of its cooldown.
             locked = bytes.starts(with: "locked".utf8)
             running = CooldownValue(text: Substring(String(decoding: bytes, as: UTF8.self)))
-        case .success(let reply): return .failure(unexpected(reply))
+        case .success(let reply): return .failure(GateContext.unexpected(reply))
         }
         let remaining: Int64
         if let deadline = running?.deadlineMilliseconds, deadline - now > 0,
@@ -103,7 +145,7 @@ extension GateWorker {
                 remaining = milliseconds
             // The cooldown ended between the SET and the PTTL: a send may go in a moment.
             case .success(.integer)?: remaining = 1
-            case .success(let reply)?: return .failure(unexpected(reply))
+            case .success(let reply)?: return .failure(GateContext.unexpected(reply))
             }
         }
         return .success(Decision(
@@ -111,7 +153,9 @@ extension GateWorker {
             retryAfterMilliseconds: remaining, serverTimeMilliseconds: now, sendsInWindow: 0,
             sendsLeft: nil, nextRetryAfterMilliseconds: milliseconds, countdownToken: running.flatMap { token($0.nonce) }))
     }
+}
 
+extension Decision {
     /// This machine's wall clock in ms since 1970 (`server_time` and deadlines of a plain cooldown).
     static func wallClockMilliseconds() -> Int64 {
         var now = timespec()

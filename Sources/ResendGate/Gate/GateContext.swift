@@ -1,0 +1,88 @@
+import RedisClient
+
+/// What every rule of one worker shares: the store, how keys are spelled, a number's text
+/// in its keys, fresh nonces, and the configured purposes' policies. The rules own the rest
+/// of their state. Confined to the worker's loop.
+final class GateContext {
+    let store: any GateStore
+    let configuration: GateConfiguration
+    let keys: GateKeys
+    /// A number's text in its keys: the number, or its HMAC under `keySecret`.
+    let numberHasher: NumberKeyHasher
+    let tokens = CountdownTokenSource()
+    /// The policy of every configured purpose, and of no other (`PolicySet`).
+    let compiled: [String: CompiledPolicy]
+
+    init(store: any GateStore, configuration: GateConfiguration, keys: GateKeys, numberHasher: NumberKeyHasher, compiled: [String: CompiledPolicy]) {
+        self.store = store
+        self.configuration = configuration
+        self.keys = keys
+        self.numberHasher = numberHasher
+        self.compiled = compiled
+    }
+
+    /// The policy of a configured purpose; `invalid_purpose` for any other, so a made-up
+    /// purpose never gets limits (and Redis keys) of its own.
+    func policy(for purpose: Purpose) throws(GateError) -> CompiledPolicy {
+        guard let policy = compiled[purpose.name] else { throw .unconfiguredPurpose(purpose) }
+        return policy
+    }
+
+    /// The number's text in its keys.
+    func number(_ phone: PhoneNumber) -> String { numberHasher.keyText(for: phone.e164) }
+
+    /// The client's address as keys and records name it: the address, or its HMAC.
+    func addressKeyText(_ request: SendRequest) -> String? {
+        request.clientAddress.map { numberHasher.keyText(forAddress: $0.text) }
+    }
+
+    /// What identifies a request for its `Idempotency-Key`; with a caller, its name too
+    /// (the record's key already names it: this makes the record say whose it is). The
+    /// number and the client's address as their keys name them (HMACs under `keySecret`).
+    func fingerprint(_ request: SendRequest, number: String) -> String {
+        let base = "\(number)|\(request.purpose.name)|\(addressKeyText(request) ?? "")"
+        return request.caller.isEmpty ? base : base + "|" + request.caller
+    }
+
+    /// With `waitReplicas`: an allowed reservation is answered only once that many
+    /// replicas have it (`WAIT`); fewer in time is a store failure, never an allowed send.
+    func awaitReplicas(
+        for outcome: Result<Decision, GateError>, slotKey: @autoclosure () -> String,
+        completion: @escaping (Result<Decision, GateError>) -> Void
+    ) {
+        let wanted = configuration.waitReplicas
+        guard wanted > 0, case .success(let decision) = outcome, decision.allowed, !decision.replayed else {
+            return completion(outcome)
+        }
+        let timeout = max(1, configuration.redis.commandTimeout.wholeMilliseconds / 2)
+        store.send(slotKey: slotKey(), { args in
+            args.append("WAIT")
+            args.append(wanted)
+            args.append(Int(timeout))
+        }, completion: { result in
+            completion(Self.decode(result) { reply throws(GateError) in
+                guard let acknowledged = reply.integer else { throw Self.unexpected(reply) }
+                guard acknowledged >= wanted else {
+                    throw .storeUnavailable("only \(acknowledged) of \(wanted) replicas acknowledged the reservation within \(timeout) ms")
+                }
+                return decision
+            })
+        })
+    }
+
+    /// A store's reply read by `body`; a failed call is a store failure.
+    static func decode<T>(
+        _ result: Result<RedisReply, RedisError>, _ body: (RedisReply) throws(GateError) -> T
+    ) -> Result<T, GateError> {
+        switch result {
+        case .success(let reply):
+            do { return .success(try body(reply)) } catch { return .failure(error) }
+        case .failure(let error):
+            return .failure(.storeUnavailable(error.description))
+        }
+    }
+
+    static func unexpected(_ reply: RedisReply) -> GateError {
+        .storeUnavailable("unexpected reply from Redis: \(reply)")
+    }
+}

@@ -1,0 +1,67 @@
+import RedisClient
+
+/// The per-IP cap (`--ip-max-sends`, `--ip-window`): one sorted set of an IP's allowed
+/// sends for every purpose that caps IPs, kept by the longest IP window of any. On one
+/// Redis the reserve script counts it in the number's call (`reserve.lua`); on a Redis
+/// Cluster, where the IP's set has a slot of its own, `take` is a step before the
+/// number's, and `giveBack` undoes it when the number refuses.
+struct IPCap {
+    let context: GateContext
+    /// The longest IP window of the purposes that cap IPs: how long an IP's set is kept.
+    let longestWindowMilliseconds: Int64
+
+    init(context: GateContext) {
+        self.context = context
+        longestWindowMilliseconds = Self.longestWindow(of: context.compiled)
+    }
+
+    /// The longest IP window of `policies` that cap IPs (0: none does).
+    static func longestWindow(of policies: [String: CompiledPolicy]) -> Int64 {
+        policies.values.filter { $0.rules.ipMaxSends != nil }.map(\.ipWindowMilliseconds).max() ?? 0
+    }
+
+    /// What the IP's cap said before the number is decided.
+    enum Step {
+        /// No cap applies.
+        case none
+        /// A share was taken under `member`; `waitAfter` is the IP's wait once it counts.
+        case taken(key: String, member: CooldownNonce, waitAfter: Int64)
+        /// The cap refuses for `wait` ms.
+        case refused(wait: Int64)
+    }
+
+    /// On a cluster: takes a share of the IP's cap on its own slot (`ip-take.lua`) under a
+    /// member of its own (not the send's nonce: the IP's set cannot be joined to the
+    /// number's keys); `.none` when the policy caps no IP or the request has no address.
+    func take(_ request: SendRequest, policy: CompiledPolicy, completion: @escaping (Result<Step, GateError>) -> Void) {
+        guard let cap = policy.rules.ipMaxSends, let address = context.addressKeyText(request) else { return completion(.success(.none)) }
+        let key = context.keys.ipSends(address: address)
+        let member = context.tokens.next()
+        let keep = longestWindowMilliseconds
+        context.store.evaluate(GateScripts.ipTake, slotKey: key, { args in
+            args.append(1)
+            args.append(key)
+            args.append(cap)
+            args.append(Int(policy.ipWindowMilliseconds))
+            args.append(member.text)
+            args.append(Int(keep))
+            args.appendRedisNow()
+        }, completion: { result in
+            completion(GateContext.decode(result) { reply throws(GateError) in
+                guard case .array(let items) = reply, items.count == 2, let taken = items[0].integer, let wait = items[1].integer
+                else { throw GateContext.unexpected(reply) }
+                return taken == 1 ? .taken(key: key, member: member, waitAfter: Int64(wait)) : .refused(wait: Int64(wait))
+            })
+        })
+    }
+
+    /// Gives a taken share back (the number refused, or Redis failed); not awaited.
+    func giveBack(_ step: Step) {
+        guard case .taken(let key, let member, _) = step else { return }
+        context.store.send(slotKey: key, { args in
+            args.append("ZREM")
+            args.append(key)
+            args.append(member.text)
+        }, completion: { _ in })
+    }
+}

@@ -1,0 +1,74 @@
+import RedisClient
+
+/// Idempotency records (`Idempotency-Key`): a retry of a decided request gets the first
+/// answer again without consuming anything; the same key on another request is 422. On one
+/// Redis the reserve script writes and checks the record in the number's call
+/// (`reserve.lua`); the steps taken around the number's (a cluster's budgets and IP share,
+/// the pumping guard's refusal) read it here first, and a cluster stores it here after.
+struct IdempotencyRecords {
+    /// How long a denied answer stays replayable at most (`reserve.lua` has the same).
+    static let deniedAnswerLifetime: Int64 = 60_000
+
+    let context: GateContext
+
+    /// The record's key of a request with an `Idempotency-Key`.
+    func recordKey(_ request: SendRequest) -> String? {
+        request.idempotencyKey.map { context.keys.idempotencyRecord(idempotencyKey: $0, caller: request.caller) }
+    }
+
+    /// The answer stored under the request's `Idempotency-Key` (a `GET` in the record's
+    /// own slot, read by `ReserveAnswer`), or nil when the request has no key or no answer
+    /// is stored. A replay answered from it consumes nothing, is never refused by a step the
+    /// first answer passed, and never reaches the number's step (where a record that ran
+    /// out in between would let it decide afresh).
+    func storedAnswer(
+        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
+        completion: @escaping (Result<Decision, GateError>?) -> Void
+    ) {
+        guard let recordKey = recordKey(request) else { return completion(nil) }
+        let number = context.number(request.phone)
+        let fingerprint = context.fingerprint(request, number: number)
+        context.store.send(slotKey: recordKey, { args in
+            args.append("GET")
+            args.append(recordKey)
+        }, completion: { result in
+            switch result {
+            case .success(.null):
+                completion(nil)
+            case .success(.bulk(let record)):
+                completion(Result { () throws(GateError) in
+                    try ReserveAnswer.stored(
+                        record, fingerprint: fingerprint, request: request, policy: policy, number: number, cipher: cipher
+                    ).decision
+                })
+            case .success(let reply):
+                completion(.failure(GateContext.unexpected(reply)))
+            case .failure(let error):
+                completion(.failure(.storeUnavailable(error.description)))
+            }
+        })
+    }
+
+    /// On a cluster: keeps the first answer under its `Idempotency-Key`, with the
+    /// cooldown's nonce, of which a replay makes the same countdown token again.
+    func store(_ decision: Decision, cooldownValue: String, idempotency: (key: String, fingerprint: String)?) {
+        guard let idempotency else { return }
+        // A denial is kept for its wait, at most a minute, as the reserve script keeps it.
+        var lifetime = context.configuration.idempotencyLifetime.wholeMilliseconds
+        if !decision.allowed { lifetime = max(1, min(lifetime, decision.retryAfterMilliseconds, Self.deniedAnswerLifetime)) }
+        context.store.evaluate(GateScripts.idempotencyPut, slotKey: idempotency.key, { args in
+            args.append(1)
+            args.append(idempotency.key)
+            args.append(idempotency.fingerprint)
+            args.append(Int(lifetime))
+            args.append(decision.allowed ? 1 : 0)
+            args.append(decision.reason?.rawValue ?? "")
+            args.append(Int(decision.retryAfterMilliseconds))
+            args.append(decision.sendsInWindow)
+            args.append(Int(decision.nextRetryAfterMilliseconds))
+            args.append(Int(decision.serverTimeMilliseconds))
+            args.append(cooldownValue)
+            args.append(decision.observed.map(\.rawValue).joined(separator: ","))
+        }, completion: { _ in })
+    }
+}

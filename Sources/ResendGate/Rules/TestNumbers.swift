@@ -1,0 +1,13 @@
+/// Test numbers (`GateConfiguration.testNumbers`): answered without asking Redis.
+extension Decision {
+    /// Allowed, with the cooldown the policy's first step would start (for the client's
+    /// display only), no token, nothing recorded: no cooldown, no count, no idempotency
+    /// record. `server_time` is the gate's clock, as for any answer Redis did not stamp.
+    static func testNumber(_ request: SendRequest, _ policy: CompiledPolicy) -> Decision {
+        let step = policy.ladderMilliseconds[0]
+        return Decision(
+            allowed: true, reason: nil, phone: request.phone, purpose: request.purpose, retryAfterMilliseconds: step,
+            serverTimeMilliseconds: wallClockMilliseconds(), sendsInWindow: 0, sendsLeft: nil,
+            nextRetryAfterMilliseconds: step, testNumber: true)
+    }
+}
