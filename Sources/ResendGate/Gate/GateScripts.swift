@@ -79,6 +79,11 @@ package enum GateScripts {
         "prefix-count": EmbeddedFiles.prefixCount,
         "guard-check": EmbeddedFiles.guardCheck, "guard-count": EmbeddedFiles.guardCount,
         "budget-policy": EmbeddedFiles.budgetPolicy,
+        "window-read": EmbeddedFiles.windowRead, "cooldown-check": EmbeddedFiles.cooldownCheck,
+        "max-sends-check": EmbeddedFiles.maxSendsCheck, "ip-check": EmbeddedFiles.ipCheck,
+        "ladder-hold": EmbeddedFiles.ladderHold, "max-sends-hold": EmbeddedFiles.maxSendsHold, "ip-hold": EmbeddedFiles.ipHold,
+        "idempotency-record": EmbeddedFiles.idempotencyRecord, "cooldown-write": EmbeddedFiles.cooldownWrite,
+        "ip-count": EmbeddedFiles.ipCount,
     ]
 
     /// The text of a script made of `prelude.lua` (unless `prelude` is false) and `files`,
