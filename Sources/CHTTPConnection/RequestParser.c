@@ -9,12 +9,6 @@ static int is_token_byte(uint8_t byte) {
     return byte != 0 && strchr("!#$%&'*+-.^_`|~", byte) != NULL;
 }
 
-// A field value's bytes: visible ASCII, space, tab, and obs-text (0x80-0xFF); never a
-// control (NUL, a bare CR).
-static int is_value_byte(uint8_t byte) {
-    return byte == '\t' || (byte >= 0x20 && byte != 0x7F);
-}
-
 size_t rg_http_find_head_end(const uint8_t *bytes, size_t length, size_t from) {
     // A line ends with LF (CRLF, or a bare LF, which RFC 9112 §2.2 lets a server
     // accept); the head ends with an empty line.
@@ -33,7 +27,7 @@ static size_t line_end(const uint8_t *bytes, size_t at, size_t length, int *bad)
     for (size_t i = at; i < length; i++) {
         if (bytes[i] == '\n') return i;
         if (bytes[i] == '\r' && i + 1 < length && bytes[i + 1] == '\n') continue;
-        if (!is_value_byte(bytes[i])) break;
+        if (!rg_http_is_value_byte(bytes[i])) break;
     }
     *bad = 1;
     return length;
@@ -56,17 +50,11 @@ static enum rg_http_method method_of(const uint8_t *text, size_t length) {
     return RG_HTTP_OTHER;
 }
 
-static int refuse(struct rg_parse_error *error, int status, const char *message) {
-    error->status = status;
-    error->message = message;
-    return RG_PARSE_ERROR;
-}
-
 int rg_http_check_start(const uint8_t *bytes, size_t length, struct rg_parse_error *error) {
     size_t i = 0;
     while (i < length && i <= 32 && is_token_byte(bytes[i])) i++;
     if (i == length) return RG_PARSE_DONE;
-    if (i == 0 || i > 32 || bytes[i] != ' ') return refuse(error, 400, "the request line is not METHOD target HTTP/1.1");
+    if (i == 0 || i > 32 || bytes[i] != ' ') return rg_http_refuse(error, 400, "the request line is not METHOD target HTTP/1.1");
     return RG_PARSE_DONE;
 }
 
@@ -74,18 +62,18 @@ static int parse_request_line(const uint8_t *bytes, size_t end, struct rg_http_r
                               struct rg_parse_error *error) {
     size_t i = 0;
     while (i < end && is_token_byte(bytes[i])) i++;
-    if (i == 0 || i > 32 || i >= end || bytes[i] != ' ') return refuse(error, 400, "the request line is not METHOD target HTTP/1.1");
+    if (i == 0 || i > 32 || i >= end || bytes[i] != ' ') return rg_http_refuse(error, 400, "the request line is not METHOD target HTTP/1.1");
     request->method_offset = 0;
     request->method_length = (uint16_t)i;
     request->method = method_of(bytes, i);
     size_t target = ++i;
     while (i < end && bytes[i] > 0x20 && bytes[i] != 0x7F) i++;
-    if (i == target || i >= end || bytes[i] != ' ') return refuse(error, 400, "the request line is not METHOD target HTTP/1.1");
+    if (i == target || i >= end || bytes[i] != ' ') return rg_http_refuse(error, 400, "the request line is not METHOD target HTTP/1.1");
     request->target_offset = (uint16_t)target;
     request->target_length = (uint16_t)(i - target);
     i++;
     if (end - i != 8 || memcmp(bytes + i, "HTTP/1.", 7) != 0 || (bytes[i + 7] != '0' && bytes[i + 7] != '1')) {
-        return refuse(error, 400, "only HTTP/1.0 and HTTP/1.1 are served");
+        return rg_http_refuse(error, 400, "only HTTP/1.0 and HTTP/1.1 are served");
     }
     request->minor_version = bytes[i + 7] - '0';
     return RG_PARSE_DONE;
@@ -122,16 +110,16 @@ static int read_framing(const uint8_t *bytes, struct rg_http_request *request, s
         const uint8_t *name = bytes + field->name, *value = bytes + field->value;
         if (equals_ignoring_case(name, field->name_length, "Content-Length")) {
             lengths++;
-            if (field->value_length == 0) return refuse(error, 400, "Content-Length must be decimal digits only");
+            if (field->value_length == 0) return rg_http_refuse(error, 400, "Content-Length must be decimal digits only");
             body_length = 0;
             for (size_t i = 0; i < field->value_length; i++) {
-                if (value[i] < '0' || value[i] > '9') return refuse(error, 400, "Content-Length must be decimal digits only");
+                if (value[i] < '0' || value[i] > '9') return rg_http_refuse(error, 400, "Content-Length must be decimal digits only");
                 body_length = body_length > UINT64_MAX / 100 ? UINT64_MAX : body_length * 10 + (uint64_t)(value[i] - '0');
             }
         } else if (equals_ignoring_case(name, field->name_length, "Transfer-Encoding")) {
             encodings++;
             if (!equals_ignoring_case(value, field->value_length, "chunked")) {
-                return refuse(error, 400, "the only transfer coding accepted is chunked");
+                return rg_http_refuse(error, 400, "the only transfer coding accepted is chunked");
             }
         } else if (equals_ignoring_case(name, field->name_length, "Host")) {
             hosts++;
@@ -141,13 +129,13 @@ static int read_framing(const uint8_t *bytes, struct rg_http_request *request, s
         }
     }
     // RFC 9112 §3.2: a request naming its Host twice is refused.
-    if (hosts > 1) return refuse(error, 400, "the request names its Host more than once");
+    if (hosts > 1) return rg_http_refuse(error, 400, "the request names its Host more than once");
     if (lengths > 1 || encodings > 1 || (lengths > 0 && encodings > 0)) {
-        return refuse(error, 400, "ambiguous message framing: send one Content-Length or chunked encoding, not both");
+        return rg_http_refuse(error, 400, "ambiguous message framing: send one Content-Length or chunked encoding, not both");
     }
     int has_body = encodings > 0 || body_length > 0;
     if (has_body && (request->method == RG_HTTP_HEAD || request->method == RG_HTTP_TRACE || request->method == RG_HTTP_OTHER)) {
-        return refuse(error, 400, "this method's request has no body");
+        return rg_http_refuse(error, 400, "this method's request has no body");
     }
     request->chunked = encodings > 0;
     request->body_length = body_length;
@@ -161,131 +149,41 @@ int rg_http_parse_head(const uint8_t *bytes, size_t length, struct rg_http_reque
     request->head = bytes;
     request->head_length = length;
     request->headers = headers;
-    if (length > UINT16_MAX) return refuse(error, 431, "the request head is too large");
+    if (length > UINT16_MAX) return rg_http_refuse(error, 431, "the request head is too large");
     int bad = 0;
     size_t lf = line_end(bytes, 0, length, &bad);
-    if (bad) return refuse(error, 400, "the request line has a control character");
+    if (bad) return rg_http_refuse(error, 400, "the request line has a control character");
     if (parse_request_line(bytes, content_end(bytes, 0, lf), request, error) != RG_PARSE_DONE) return RG_PARSE_ERROR;
     size_t start = lf + 1;
     for (;;) {
         lf = line_end(bytes, start, length, &bad);
-        if (bad) return refuse(error, 400, "a header field has a control character (a bare CR, NUL)");
+        if (bad) return rg_http_refuse(error, 400, "a header field has a control character (a bare CR, NUL)");
         size_t end = content_end(bytes, start, lf);
         if (end == start) break;  // the blank line
         if (bytes[start] == ' ' || bytes[start] == '\t') {
             // obs-fold. RFC 9112 §5.2 lets a server refuse it or unfold it; a proxy in front
             // that strips the leading space would read ` Transfer-Encoding: chunked` as a
             // field of its own where unfolding makes it part of the value before: refused.
-            return refuse(error, 400, "a header field is folded over lines (obs-fold)");
+            return rg_http_refuse(error, 400, "a header field is folded over lines (obs-fold)");
         }
         size_t colon = start;
         while (colon < end && bytes[colon] != ':') colon++;
-        if (colon == end) return refuse(error, 400, "a header field has no colon");
+        if (colon == end) return rg_http_refuse(error, 400, "a header field has no colon");
         for (size_t i = start; i < colon; i++) {
             if (!is_token_byte(bytes[i])) {
-                return refuse(error, 400, "a header name is not a token (no spaces, controls or separators)");
+                return rg_http_refuse(error, 400, "a header name is not a token (no spaces, controls or separators)");
             }
         }
-        if (colon == start) return refuse(error, 400, "a header name is not a token (no spaces, controls or separators)");
+        if (colon == start) return rg_http_refuse(error, 400, "a header name is not a token (no spaces, controls or separators)");
         size_t value = colon + 1, value_end = end;
         while (value < value_end && (bytes[value] == ' ' || bytes[value] == '\t')) value++;
         while (value_end > value && (bytes[value_end - 1] == ' ' || bytes[value_end - 1] == '\t')) value_end--;
-        if (request->header_count == max_headers) return refuse(error, 431, "the request has too many header fields");
+        if (request->header_count == max_headers) return rg_http_refuse(error, 431, "the request has too many header fields");
         headers[request->header_count++] = (struct rg_http_header){
             (uint16_t)start, (uint16_t)(colon - start), (uint16_t)value, (uint16_t)(value_end - value)};
         start = lf + 1;
     }
     return read_framing(bytes, request, error);
-}
-
-// The longest chunk size line (with its extension) or trailer line: past it, refused, so
-// that a line trickled a byte at a time is never rescanned for long.
-#define MAX_SIZE_LINE 1024
-
-static int hex_value(uint8_t byte) {
-    if (byte >= '0' && byte <= '9') return byte - '0';
-    if (byte >= 'a' && byte <= 'f') return byte - 'a' + 10;
-    if (byte >= 'A' && byte <= 'F') return byte - 'A' + 10;
-    return -1;
-}
-
-// A chunk's size line at `at`: 1 to 16 hex digits, an optional extension, CRLF. Sets
-// `*size` and `*data` (where the data starts).
-static int read_size_line(const uint8_t *bytes, size_t length, size_t at, uint64_t *size, size_t *data,
-                          struct rg_parse_error *error) {
-    size_t i = at;
-    uint64_t value = 0;
-    while (i < length && hex_value(bytes[i]) >= 0) {
-        if (i - at == 16) return refuse(error, 400, "a chunk size is not 1 to 16 hex digits");
-        value = value << 4 | (uint64_t)hex_value(bytes[i]);
-        i++;
-    }
-    if (i == length) return RG_PARSE_INCOMPLETE;
-    if (i == at) return refuse(error, 400, "a chunk size is not 1 to 16 hex digits");
-    if (bytes[i] == ';') {  // a chunk extension, ignored
-        while (i < length && i - at <= MAX_SIZE_LINE && bytes[i] != '\r' && is_value_byte(bytes[i])) i++;
-        if (i - at > MAX_SIZE_LINE) return refuse(error, 400, "a chunk size line is too long");
-        if (i == length) return RG_PARSE_INCOMPLETE;
-    }
-    if (bytes[i] != '\r') return refuse(error, 400, "a chunk size line does not end with CRLF");
-    if (i + 1 == length) return RG_PARSE_INCOMPLETE;
-    if (bytes[i + 1] != '\n') return refuse(error, 400, "a chunk size line does not end with CRLF");
-    *size = value;
-    *data = i + 2;
-    return RG_PARSE_DONE;
-}
-
-int rg_http_scan_chunks(const uint8_t *bytes, size_t length, size_t max_body, struct rg_chunk_scan *scan,
-                        size_t *consumed, struct rg_parse_error *error) {
-    while (!scan->in_trailer) {
-        uint64_t size = 0;
-        size_t data = 0;
-        int line = read_size_line(bytes, length, scan->offset, &size, &data, error);
-        if (line != RG_PARSE_DONE) return line;
-        if (size > max_body - scan->body_length) return refuse(error, 413, "the body is too large");
-        if (size == 0) {
-            scan->in_trailer = 1;
-            scan->offset = data;
-            break;
-        }
-        if (length - data < size + 2) return RG_PARSE_INCOMPLETE;
-        if (bytes[data + size] != '\r' || bytes[data + size + 1] != '\n') {
-            return refuse(error, 400, "a chunk's data does not end with CRLF");
-        }
-        scan->body_length += size;
-        scan->offset = data + size + 2;
-    }
-    // The trailer: field lines (ignored) up to an empty line; each is scanned once.
-    for (;;) {
-        size_t at = scan->offset, i = at;
-        while (i < length && bytes[i] != '\r') {
-            if (!is_value_byte(bytes[i])) return refuse(error, 400, "a chunked trailer has a control character");
-            i++;
-        }
-        if (i - at > MAX_SIZE_LINE) return refuse(error, 400, "a chunked trailer line is too long");
-        if (i + 1 >= length) return RG_PARSE_INCOMPLETE;
-        if (bytes[i + 1] != '\n') return refuse(error, 400, "a chunked trailer line does not end with CRLF");
-        if (i == at) {
-            *consumed = i + 2;
-            return RG_PARSE_DONE;
-        }
-        scan->offset = i + 2;
-    }
-}
-
-size_t rg_http_join_chunks(uint8_t *bytes, size_t encoded_length) {
-    size_t read = 0, written = 0;
-    struct rg_parse_error ignored;
-    for (;;) {
-        uint64_t size = 0;
-        size_t data = 0;
-        if (read_size_line(bytes, encoded_length, read, &size, &data, &ignored) != RG_PARSE_DONE || size == 0) {
-            return written;
-        }
-        memmove(bytes + written, bytes + data, size);
-        written += size;
-        read = data + size + 2;
-    }
 }
 
 int rg_http_parse_whole(uint8_t *bytes, size_t length, size_t max_head, size_t max_body,

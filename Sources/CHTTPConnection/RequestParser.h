@@ -18,6 +18,19 @@ struct rg_parse_error {
     const char *message;
 };
 
+/// A field value's bytes: visible ASCII, space, tab, and obs-text (0x80-0xFF); never a
+/// control (NUL, a bare CR).
+static inline int rg_http_is_value_byte(uint8_t byte) {
+    return byte == '\t' || (byte >= 0x20 && byte != 0x7F);
+}
+
+/// Sets `error` and returns RG_PARSE_ERROR.
+static inline int rg_http_refuse(struct rg_parse_error *error, int status, const char *message) {
+    error->status = status;
+    error->message = message;
+    return RG_PARSE_ERROR;
+}
+
 /// The offset just past the blank line that ends a request head in `bytes`, or 0 when it
 /// has not arrived. `from` is where the last search stopped (bytes before it held no
 /// end), so a head trickled a byte at a time is searched once in all.

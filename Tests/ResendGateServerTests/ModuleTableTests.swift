@@ -98,4 +98,18 @@ struct ModuleTableTests {
         #expect(dependencies["Policies"]?.contains("PhoneNumbers") == true)
         #expect(dependencies["GateEventLoop"]?.contains("CLibevent") == true)
     }
+
+    /// Small files: no source file in Sources (Swift, C, C++, Lua) is over 300 lines, so
+    /// a file holds one concern a reader can take in whole.
+    @Test func noSourceFileIsOver300Lines() throws {
+        let sources = Self.root.appendingPathComponent("Sources")
+        let walker = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil))
+        var read = 0
+        for case let file as URL in walker where ["swift", "c", "h", "cpp", "lua"].contains(file.pathExtension) {
+            let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).count - 1
+            #expect(lines <= 300, "\(file.path) has \(lines) lines")
+            read += 1
+        }
+        #expect(read > 100)
+    }
 }
