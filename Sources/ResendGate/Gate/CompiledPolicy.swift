@@ -12,7 +12,7 @@ struct CompiledPolicy {
     /// are not.
     let policyWindowMilliseconds: Int64
     /// The cooldown of a policy that is one cooldown, counts nothing and does not observe
-    /// it: the requests without a client IP to cap or an idempotency key take `reserveCooldown`.
+    /// it: the requests without a client IP to cap or an idempotency key take the plain `SET NX` (`Cooldowns`).
     let plainCooldownMilliseconds: Int64?
 
     init(_ rules: Policy) {

@@ -6,8 +6,8 @@ import RedisClient
 ///
 /// 1. with an `Idempotency-Key`: read the record on its own slot (`storedAnswer`: a stored
 ///    answer is replayed, another request's is 422);
-/// 2. with a per-IP cap: take a share of the IP's cap on the IP's slot (its member is
-///    the send's own nonce, so no two sends share one);
+/// 2. with a per-IP cap: take a share of the IP's cap on the IP's slot (`IPCap`; its
+///    member is a nonce of its own, so no two sends share one);
 /// 3. decide the number (cooldown, ladder, max-sends) on its slot; when the IP's cap
 ///    refused in step 2, the number is still asked, without reserving, so the answer
 ///    gives the longest wait of both (with `ip_limit` in observe mode, the number decides

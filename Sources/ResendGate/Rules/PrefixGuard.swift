@@ -7,10 +7,10 @@ import RedisClient
 ///
 /// 1. `take` on the prefix's slot: judge the prefix and, when it is not blocked, count
 ///    this send at once (so concurrent sends see each other);
-/// 2. not blocked: the number's step decides (`reserveNumber`); when it refuses (or Redis
+/// 2. not blocked: the number's step decides (`next`); when it refuses (or Redis
 ///    fails, or it is a replay), the counted send is given back (`give`, not awaited);
 /// 3. blocked: a replay is answered from its record (`storedAnswer`); otherwise
-///    `pumpingRefusal` (the one place that decides a refusal) reads the number's
+///    `refusal` (the one place that decides a refusal) reads the number's
 ///    `trusted` key (`EXISTS`, its slot), only then: a number that verified within
 ///    `trustedFor` goes on to its own step, and its allowed send is counted (`force`, not
 ///    awaited); any other is refused with `suspected_pumping`, or, with the guard in observe

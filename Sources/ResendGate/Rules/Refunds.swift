@@ -13,9 +13,8 @@ final class Refunds {
     /// send leaves the window, so the ladder step and the count go back by one), at most
     /// the policy's `maxRefunds` times per window; each refund is recorded in the window.
     /// The idempotency record of the refunded send is voided, so a retry with its key is
-    /// decided afresh. The script also publishes the value the cooldown key held on
-    /// ``releaseChannel``, so the event streams following it end on every gate
-    /// (``followReleases(onRelease:onSubscribed:)``).
+    /// decided afresh. The script also publishes the value the cooldown key held on the
+    /// release channel, so the event streams following it end on every gate (`follow`).
     /// `true` when a cooldown was running and was refunded, `false` when
     /// none ran (nothing is consumed). Fails with `refund_limit` past the limit and
     /// `forbidden` when the policy allows no refunds; then nothing changes.
