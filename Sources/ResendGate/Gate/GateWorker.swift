@@ -172,9 +172,12 @@ public final class GateWorker {
         let ip = policy.rules.ipMaxSends != nil ? address : nil
         // One slot only: the same two commands on one Redis and on a cluster; unless a gate
         // keeps this purpose's cooldowns in window keys (`WindowCooldowns`): then the script.
-        if ip == nil, request.idempotencyKey == nil, fraudGuard == nil, cooldowns.reservePlainly(request, policy: policy, cipher: cipher, retry: {
-            [unowned self] in self.reserveNumber(request, policy: policy, cipher: cipher, completion: completion)
-        }, completion: completion) { return }
+        if ip == nil, request.idempotencyKey == nil, fraudGuard == nil, policy.plainCooldownMilliseconds != nil {
+            if !cooldowns.registryRead, cooldowns.waitForRegistry({ [unowned self] in
+                self.reserveNumber(request, policy: policy, cipher: cipher, completion: completion)
+            }) { return }
+            if cooldowns.reservePlainly(request, policy: policy, cipher: cipher, completion: completion) { return }
+        }
         if store.isCluster { return reserveOnCluster(request, policy: policy, cipher: cipher, completion: completion) }
         let number = context.number(request.phone)
         let tokens = context.tokens

@@ -46,17 +46,22 @@ final class Cooldowns {
 
     func close() { windows.close() }
 
+    /// Whether the registry of where gates keep cooldowns was read once: before that, a
+    /// plain decision waits for it (`waitForRegistry`).
+    var registryRead: Bool { windows.firstReadAnswered }
+
+    /// Runs `body` once the registry's first read is answered; false (and `body` dropped)
+    /// when too many wait, so the caller takes the script.
+    func waitForRegistry(_ body: @escaping () -> Void) -> Bool { windows.waitForFirstRead(body) }
+
     /// Decides the request with one `SET NX` when its policy is one plain cooldown and no
     /// gate keeps the purpose's cooldowns in windows (then true); false when the reserve
-    /// script must decide. Before the registry's first read the request waits for it and
-    /// `retry` runs once it is answered (then true too).
+    /// script must decide.
     func reservePlainly(
-        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, retry: @escaping () -> Void,
+        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
         completion: @escaping (Result<Decision, GateError>) -> Void
     ) -> Bool {
-        guard let milliseconds = policy.plainCooldownMilliseconds else { return false }
-        if !windows.firstReadAnswered, windows.waitForFirstRead(retry) { return true }
-        guard windows.plainDecisionIsSafe(for: request.purpose.name) else { return false }
+        guard let milliseconds = policy.plainCooldownMilliseconds, windows.plainDecisionIsSafe(for: request.purpose.name) else { return false }
         reserve(request, number: context.number(request.phone), milliseconds: milliseconds, cipher: cipher, completion: completion)
         return true
     }
