@@ -80,15 +80,21 @@ final class PrefixRegistry {
             case .failure(let error): return completion(.failure(.storeUnavailable(error.description)))
             }
             guard !members.isEmpty else { return completion(.success([])) }
-            let gathered = Gathered(expected: members.count)
+            // The replies as they arrive, on the worker's loop: the blocked ones, or the first failure.
+            var waiting = members.count
+            var found: [PrefixFigures] = []
+            var failure: GateError?
             for (purpose, prefix, rules) in members {
                 PrefixGuard.step("read", context: self.context, purpose: purpose, prefix: prefix, rules: rules) { step in
-                    gathered.add(step.map(\.figures))
-                    guard gathered.isComplete else { return }
-                    if let error = gathered.failure { return completion(.failure(error)) }
-                    completion(.success(gathered.found.sorted {
-                        ($0.purpose.name, $0.prefix.text) < ($1.purpose.name, $1.prefix.text)
-                    }))
+                    switch step {
+                    case .success(let read) where read.figures.blocked: found.append(read.figures)
+                    case .success: break
+                    case .failure(let error): failure = failure ?? error
+                    }
+                    waiting -= 1
+                    guard waiting == 0 else { return }
+                    if let failure { return completion(.failure(failure)) }
+                    completion(.success(found.sorted { ($0.purpose.name, $0.prefix.text) < ($1.purpose.name, $1.prefix.text) }))
                 }
             }
         })
@@ -101,26 +107,5 @@ final class PrefixRegistry {
               let code = Int(parts[2]), let prefix = PrefixKey(text: String(parts[1]), callingCode: code)
         else { return nil }
         return (purpose, prefix, policy.rules.pumping)
-    }
-}
-
-/// The listing's replies as they arrive, on the worker's loop.
-private final class Gathered {
-    let expected: Int
-    private(set) var received = 0
-    private(set) var found: [PrefixFigures] = []
-    private(set) var failure: GateError?
-
-    init(expected: Int) { self.expected = expected }
-
-    var isComplete: Bool { received == expected }
-
-    func add(_ result: Result<PrefixFigures, GateError>) {
-        received += 1
-        switch result {
-        case .success(let figures) where figures.blocked: found.append(figures)
-        case .success: break
-        case .failure(let error): failure = failure ?? error
-        }
     }
 }
