@@ -29,16 +29,6 @@ final class SendBudgets {
         self.idempotency = idempotency
     }
 
-    /// What the budgets made of one send.
-    enum BudgetOutcome {
-        /// Every budget that is not observed gave a share (`taken`: which shard of each);
-        /// `observed`: the reasons of the observed budgets that were full.
-        case fits(taken: [(BudgetCheck, Int)], observed: [Decision.Reason])
-        /// `check`'s budget is full for `wait` ms more (Redis's clock said `now`). `taken`:
-        /// the shares a cluster took before it, to give back.
-        case full(BudgetCheck, wait: Int64, now: Int64, taken: [(BudgetCheck, Int)], observed: [Decision.Reason])
-    }
-
     /// Steps 1, 2 and 4 around `next`, the rest of the decision (step 3).
     func reserve(
         _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, next: @escaping NextStep,
@@ -50,21 +40,22 @@ final class SendBudgets {
         // A replay is answered from its record alone, taking no share (`storedAnswer`).
         idempotency.storedAnswer(request, policy: policy, cipher: cipher) { [unowned self] stored in
             if let stored { return completion(stored) }
-            self.walkBudgets(checks, policy: policy, member: member, next: 0, taken: [], observed: []) { [unowned self] result in
+            self.walk(Walk(checks: checks, member: member), policy: policy) { [unowned self] result in
                 switch result {
-                case .success(.fits(let taken, let observed)):
+                case .success(let walk) where walk.full == nil:
                     next { [unowned self] outcome in
                         var outcome = outcome
                         if case .success(var decision) = outcome, !decision.replayed {
-                            decision.observed += observed
+                            decision.observed += walk.observed
                             outcome = .success(decision)
                         }
-                        if (try? outcome.get()).map({ !$0.allowed || $0.replayed }) ?? true { self.giveBack(taken, member: member) }
+                        if (try? outcome.get()).map({ !$0.allowed || $0.replayed }) ?? true { self.giveBack(walk) }
                         completion(outcome)
                     }
-                case .success(.full(let check, let wait, let now, let taken, let observed)):
-                    self.giveBack(taken, member: member)
-                    completion(.success(check.refusal(request, wait: wait, now: now, observed: observed)))
+                case .success(let walk):
+                    self.giveBack(walk)
+                    let (check, wait, now) = walk.full!
+                    completion(.success(check.refusal(request, wait: wait, now: now, observed: walk.observed)))
                 case .failure(let error):
                     completion(.failure(error))
                 }
@@ -72,53 +63,52 @@ final class SendBudgets {
         }
     }
 
-    /// A cluster's budgets, one after the other.
-    private func walkBudgets(
-        _ checks: [BudgetCheck], policy: CompiledPolicy, member: CooldownNonce, next: Int, taken: [(BudgetCheck, Int)],
-        observed: [Decision.Reason], completion: @escaping (Result<BudgetOutcome, GateError>) -> Void
-    ) {
-        guard next < checks.count else { return completion(.success(.fits(taken: taken, observed: observed))) }
-        let check = checks[next]
-        let start = check.firstShard(member: member)
-        walkShards(of: check, member: member, start: start, tried: 0, earliest: nil) { [unowned self] result in
-            switch result {
-            case .success(.taken(let shard)):
-                self.walkBudgets(
-                    checks, policy: policy, member: member, next: next + 1, taken: taken + [(check, shard)],
-                    observed: observed, completion: completion)
-            case .success(.full) where policy.rules.observes(check.reason):
-                self.walkBudgets(
-                    checks, policy: policy, member: member, next: next + 1, taken: taken,
-                    observed: observed + [check.reason], completion: completion)
-            case .success(.full(let wait, let now)):
-                completion(.success(.full(check, wait: wait, now: now, taken: taken, observed: observed)))
-            case .failure(let error):
-                self.giveBack(taken, member: member)
-                completion(.failure(error))
+    /// Where a cluster's walk over a send's budgets stands: a budget at a time, each
+    /// shard from the send's first one until one has room.
+    private struct Walk {
+        let checks: [BudgetCheck]
+        let member: CooldownNonce
+        /// The budget being asked, and how many of its shards were.
+        var budget = 0, tried = 0
+        /// Its soonest full shard's wait, counted from the first answer (Redis's clock said `now`).
+        var earliest: (wait: Int64, now: Int64)?
+        /// The shares taken (which shard of each budget), to give back if the send goes no further.
+        var taken: [(BudgetCheck, Int)] = []
+        /// The observed budgets that were full.
+        var observed: [Decision.Reason] = []
+        /// The budget that refuses the send, with its wait and Redis's clock; nil while none does.
+        var full: (BudgetCheck, wait: Int64, now: Int64)?
+
+        init(checks: [BudgetCheck], member: CooldownNonce) {
+            self.checks = checks
+            self.member = member
+        }
+
+        mutating func nextBudget() {
+            budget += 1
+            tried = 0
+            earliest = nil
+        }
+    }
+
+    /// Asks the shards one call each (`budget-take.lua`) until every budget gave a share,
+    /// an observed full one was passed, or one is full; a failed call gives back what was taken.
+    private func walk(_ walk: Walk, policy: CompiledPolicy, completion: @escaping (Result<Walk, GateError>) -> Void) {
+        var walk = walk
+        guard walk.budget < walk.checks.count else { return completion(.success(walk)) }
+        let check = walk.checks[walk.budget], budget = check.budget
+        guard walk.tried < budget.shards else {
+            guard policy.rules.observes(check.reason) else {
+                walk.full = (check, walk.earliest?.wait ?? 1, walk.earliest?.now ?? 0)
+                return completion(.success(walk))
             }
+            walk.observed.append(check.reason)
+            walk.nextBudget()
+            return self.walk(walk, policy: policy, completion: completion)
         }
-    }
-
-    /// One budget's answer on a cluster.
-    private enum ShardStep {
-        /// A share was taken in shard `shard`.
-        case taken(shard: Int)
-        /// Every shard is full for `wait` ms more (Redis's clock said `now`).
-        case full(wait: Int64, now: Int64)
-    }
-
-    /// A cluster's walk over one budget's shards: shard `start + tried`, then the next,
-    /// keeping the earliest wait.
-    private func walkShards(
-        of check: BudgetCheck, member: CooldownNonce, start: Int, tried: Int, earliest: (wait: Int64, now: Int64)?,
-        completion: @escaping (Result<ShardStep, GateError>) -> Void
-    ) {
-        let budget = check.budget
-        guard tried < budget.shards else {
-            return completion(.success(.full(wait: earliest?.wait ?? 1, now: earliest?.now ?? 0)))
-        }
-        let shard = (start + tried) % budget.shards
+        let shard = (check.firstShard(member: walk.member) + walk.tried) % budget.shards
         let key = check.key(context.keys, shard: shard)
+        let member = walk.member
         context.store.evaluate(GateScripts.budgetTake, slotKey: key, { args in
             args.append(1)
             args.append(key)
@@ -133,28 +123,30 @@ final class SendBudgets {
                       let wait = items[1].integer, let now = items[2].integer,
                       taken == 1 ? wait == 0 : taken == 0 && wait >= 1
                 else { throw GateContext.unexpected(reply) }
-                return (taken, Int64(wait), Int64(now))
+                return (taken == 1, Int64(wait), Int64(now))
             }
             switch step {
-            case .success(let (taken, _, _)) where taken == 1:
-                completion(.success(.taken(shard: shard)))
-            case .success(let (_, wait, now)):
+            case .success(let (true, _, _)):
+                walk.taken.append((check, shard))
+                walk.nextBudget()
+            case .success(let (false, wait, now)):
                 // Shards are asked one after the other: the wait counts from the first answer.
-                let waitFromFirst = earliest.map { wait + now - $0.now } ?? wait
-                let soonest = earliest.map { min($0.wait, waitFromFirst) } ?? wait
-                self.walkShards(
-                    of: check, member: member, start: start, tried: tried + 1,
-                    earliest: (soonest, earliest?.now ?? now), completion: completion)
+                let soonest = walk.earliest.map { min($0.wait, wait + now - $0.now) } ?? wait
+                walk.earliest = (soonest, walk.earliest?.now ?? now)
+                walk.tried += 1
             case .failure(let error):
-                completion(.failure(error))
+                self.giveBack(walk)
+                return completion(.failure(error))
             }
+            self.walk(walk, policy: policy, completion: completion)
         })
     }
 
     /// Gives the shares back (`ZREM` of the send's nonce): its number refused it, or Redis
     /// failed. Unanswered: a share a failed `ZREM` leaves counts until its window ends.
-    private func giveBack(_ taken: [(BudgetCheck, Int)], member: CooldownNonce) {
-        for (check, shard) in taken {
+    private func giveBack(_ walk: Walk) {
+        let member = walk.member
+        for (check, shard) in walk.taken {
             let key = check.key(context.keys, shard: shard)
             context.store.send(slotKey: key, { args in
                 args.append("ZREM")
