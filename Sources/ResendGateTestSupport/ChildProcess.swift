@@ -38,21 +38,27 @@ final class ChildProcess: Sendable {
     private let exitLatch = DispatchSemaphore(value: 0)
     let pid: Int32
 
-    /// Launches `executable`. Output goes to the given files (never pipes: a chatty child
-    /// cannot fill a pipe buffer and stall).
+    /// Launches `executable` with our environment less every `RESENDGATE_*` variable (a
+    /// developer's shell must not change a test's outcome), plus `environment`. It reads the
+    /// file `inputPath` (else nothing) and writes to the file `outputPath` (created or
+    /// truncated), its errors to `errorPath` or the same file: never to pipes, so a chatty
+    /// child cannot fill a pipe buffer and stall.
     init(
-        executable: String, arguments: [String], environment: [String: String],
-        workingDirectory: String? = nil, standardInput: FileHandle?, standardOutput: FileHandle,
-        standardError: FileHandle
+        executable: String, arguments: [String], environment: [String: String] = [:], inputPath: String? = nil,
+        outputPath: String, errorPath: String? = nil
     ) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.environment = environment
-        if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory) }
-        process.standardInput = standardInput ?? FileHandle.nullDevice
-        process.standardOutput = standardOutput
-        process.standardError = standardError
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RESENDGATE_") }
+            .merging(environment) { _, new in new }
+        let output = try outputFile(outputPath)
+        let errors = try errorPath.map(outputFile) ?? output
+        let input = inputPath.flatMap(FileHandle.init(forReadingAtPath:))
+        defer { [input, output, errors].forEach { try? $0?.close() } }
+        process.standardInput = input ?? FileHandle.nullDevice
+        process.standardOutput = output
+        process.standardError = errors
         let latch = exitLatch
         process.terminationHandler = { _ in latch.signal() }
         do {
@@ -134,7 +140,7 @@ enum TemporaryDirectory {
 }
 
 /// Opens (creating or truncating) a file for a child's output.
-func outputFile(_ path: String) throws -> FileHandle {
+private func outputFile(_ path: String) throws -> FileHandle {
     guard FileManager.default.createFile(atPath: path, contents: nil),
         let handle = FileHandle(forWritingAtPath: path)
     else { throw TestSupportError.processFailed.with("cannot create \(path)") }
@@ -149,14 +155,6 @@ func readText(_ path: String) -> String {
 /// The last `count` lines of a text.
 func tail(_ text: String, lines count: Int) -> String {
     text.split(separator: "\n", omittingEmptySubsequences: false).suffix(count).joined(separator: "\n")
-}
-
-/// The environment for a child: ours without `RESENDGATE_*` (so a developer's shell cannot
-/// change a test's outcome), plus `extra`.
-func childEnvironment(inherit: Bool, extra: [String: String]) -> [String: String] {
-    var environment = inherit ? ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RESENDGATE_") } : [:]
-    environment.merge(extra) { _, new in new }
-    return environment
 }
 
 /// Blocks the calling thread briefly; used only inside loops bounded by a deadline.

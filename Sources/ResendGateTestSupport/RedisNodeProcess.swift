@@ -86,12 +86,9 @@ final class RedisNodeProcess: Sendable {
     func launch(startupTimeout: Duration) throws {
         try state.withLock { state in
             if let child = state.child, child.exitStatus == nil { return }
-            let console = try outputFile(directory + "/redis.console")
-            defer { try? console.close() }
             let child = try ChildProcess(
                 executable: executable, arguments: [directory + "/redis.conf"] + extraArguments,
-                environment: childEnvironment(inherit: true, extra: [:]), standardInput: nil,
-                standardOutput: console, standardError: console)
+                outputPath: directory + "/redis.console")
             let deadline = PatientDeadline(startupTimeout)  // a frozen test process is given its time
             var lastProblem = "no answer yet"
             while deadline.hasTimeLeft {

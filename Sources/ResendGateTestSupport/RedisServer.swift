@@ -160,12 +160,7 @@ public final class RedisServer: Sendable {
         } catch {
             throw TestSupportError.processFailed.with("cannot write \(configPath): \(error)")
         }
-        let consolePath = directory + "/redis.console"
-        let console = try outputFile(consolePath)
-        defer { try? console.close() }
-        let child = try ChildProcess(
-            executable: executable, arguments: [configPath], environment: childEnvironment(inherit: true, extra: [:]),
-            standardInput: nil, standardOutput: console, standardError: console)
+        let child = try ChildProcess(executable: executable, arguments: [configPath], outputPath: directory + "/redis.console")
 
         let deadline = PatientDeadline(options.startupTimeout)  // a frozen test process is given its time
         var lastProblem = "no answer yet"
