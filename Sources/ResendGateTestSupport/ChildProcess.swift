@@ -157,7 +157,7 @@ func tail(_ text: String, lines count: Int) -> String {
     text.split(separator: "\n", omittingEmptySubsequences: false).suffix(count).joined(separator: "\n")
 }
 
-/// Blocks the calling thread briefly; used only inside loops bounded by a deadline.
+/// Blocks the calling thread for `duration`: a poll's pause, or `migrateSlot`'s between steps.
 func pauseBriefly(_ duration: Duration = .milliseconds(10)) {
     let microseconds = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
     usleep(UInt32(max(1, microseconds)))
