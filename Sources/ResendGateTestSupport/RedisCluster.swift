@@ -114,16 +114,12 @@ public final class RedisCluster: Sendable {
         do {
             var used = Set<Int>()
             for _ in 0..<(Self.masters * (1 + Self.replicasPerMaster)) {
-                let (node, busPorts) = try RedisProcess.start(
-                    executable: executable, root: directory,
-                    choosePorts: {
-                        let ports = try RedisNodes.freePorts(2, excluding: used)
-                        return (ports[0], [ports[1]])
-                    },
-                    configuration: { port, extra, nodeDirectory in
-                        Self.configuration(port: port, busPort: extra[0], directory: nodeDirectory, major: major)
+                let (node, ports) = try RedisProcess.start(
+                    executable: executable, root: directory, extraPorts: 1, excluding: used,
+                    configuration: { ports, nodeDirectory in
+                        Self.configuration(port: ports[0], busPort: ports[1], directory: nodeDirectory, major: major)
                     })
-                used.formUnion([node.port] + busPorts)
+                used.formUnion(ports)
                 nodes.append(node)
             }
             let create = try CommandRunner.run(

@@ -25,37 +25,48 @@ final class RedisProcess: Sendable {
     /// How long a process may take to answer `PING`.
     static let startupTimeout: Duration = .seconds(10)
 
-    /// Starts a process in `<root>/<port>` and waits for `PING`. `configuration` receives the
-    /// port, the extra ports and the directory and returns the whole redis.conf. Ports are
-    /// chosen by `choosePorts` (called again when one turns out to be taken between probe
-    /// and bind).
+    /// Starts a process in `<root>/<port>` and waits for `PING`. Its port and `extraPorts`
+    /// more are free loopback ports, none in `excluding` (chosen again when one turns out to
+    /// be taken between probe and bind); `configuration` receives them all, the process's
+    /// first, and the directory, and returns the whole redis.conf.
     static func start(
-        executable: String, root: String, extraArguments: [String] = [], password: String? = nil,
-        choosePorts: () throws -> (port: Int, extra: [Int]),
-        configuration: (_ port: Int, _ extra: [Int], _ directory: String) -> String
-    ) throws -> (process: RedisProcess, extraPorts: [Int]) {
+        executable: String, root: String, extraArguments: [String] = [], password: String? = nil, extraPorts: Int = 0,
+        excluding: Set<Int> = [], configuration: (_ ports: [Int], _ directory: String) -> String
+    ) throws -> (process: RedisProcess, ports: [Int]) {
         var lastError: Error?
         for _ in 1...5 {
-            let (port, extra) = try choosePorts()
-            let directory = "\(root)/\(port)"
+            let ports = try freePorts(1 + extraPorts, excluding: excluding)
+            let directory = "\(root)/\(ports[0])"
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-                try configuration(port, extra, directory).write(
-                    toFile: directory + "/redis.conf", atomically: true, encoding: .utf8)
+                try configuration(ports, directory).write(toFile: directory + "/redis.conf", atomically: true, encoding: .utf8)
             } catch {
                 throw TestSupportError.processFailed.with("cannot prepare \(directory): \(error)")
             }
             let process = RedisProcess(
-                executable: executable, port: port, directory: directory, extraArguments: extraArguments, password: password)
+                executable: executable, port: ports[0], directory: directory, extraArguments: extraArguments, password: password)
             do {
                 try process.launch()
-                return (process, extra)
+                return (process, ports)
             } catch let error as TestSupportError where error.message.contains("Address already in use") {
                 lastError = error  // another process took a port between probe and bind: try others
                 TemporaryDirectory.remove(directory)
             }
         }
         throw lastError!
+    }
+
+    /// `count` free loopback ports, all different from each other and from `excluding`.
+    private static func freePorts(_ count: Int, excluding: Set<Int>) throws -> [Int] {
+        var chosen: [Int] = []
+        var attempts = 0
+        while chosen.count < count {
+            attempts += 1
+            guard attempts < 100 else { throw TestSupportError.connection.with("cannot find \(count) free loopback ports") }
+            let port = try LoopbackPort.free()
+            if !excluding.contains(port) && !chosen.contains(port) { chosen.append(port) }
+        }
+        return chosen
     }
 
     private init(executable: String, port: Int, directory: String, extraArguments: [String], password: String?) {
@@ -156,19 +167,6 @@ final class RedisProcess: Sendable {
 // MARK: - Shared helpers of the Redis setups
 
 enum RedisNodes {
-    /// Free loopback ports, all different from each other and from `excluding`.
-    static func freePorts(_ count: Int, excluding: Set<Int>) throws -> [Int] {
-        var chosen: [Int] = []
-        var attempts = 0
-        while chosen.count < count {
-            attempts += 1
-            guard attempts < 100 else { throw TestSupportError.connection.with("cannot find \(count) free loopback ports") }
-            let port = try LoopbackPort.free()
-            if !excluding.contains(port) && !chosen.contains(port) { chosen.append(port) }
-        }
-        return chosen
-    }
-
     /// `redis-server` (`$RESENDGATE_REDIS_SERVER`, else on `PATH`, else in the usual places)
     /// and its major version from `--version` ("Redis server v=7.0.15 ..."; 0 if unknown),
     /// looked up once.

@@ -49,9 +49,8 @@ public final class RedisSentinelSet: Sendable {
         var used = Set<Int>()
         func launch(extraArguments: [String] = [], configuration: (_ port: Int, _ directory: String) -> String) throws -> RedisProcess {
             let (process, _) = try RedisProcess.start(
-                executable: executable, root: directory, extraArguments: extraArguments,
-                choosePorts: { (try RedisNodes.freePorts(1, excluding: used)[0], []) },
-                configuration: { port, _, processDirectory in configuration(port, processDirectory) })
+                executable: executable, root: directory, extraArguments: extraArguments, excluding: used,
+                configuration: { ports, processDirectory in configuration(ports[0], processDirectory) })
             used.insert(process.port)
             return process
         }

@@ -35,9 +35,8 @@ public final class RedisServer: Sendable {
         do {
             (process, _) = try RedisProcess.start(
                 executable: executable, root: root, password: options.password,
-                choosePorts: { (try LoopbackPort.free(), []) },
-                configuration: { port, _, directory in
-                    options.configuration(port: port, directory: directory, redisMajorVersion: major)
+                configuration: { ports, directory in
+                    options.configuration(port: ports[0], directory: directory, redisMajorVersion: major)
                 })
         } catch {
             TemporaryDirectory.remove(root)
