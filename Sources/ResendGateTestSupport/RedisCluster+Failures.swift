@@ -1,12 +1,3 @@
-import Foundation
-import ResendGate
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Crashes, restarts and slot moves of a running cluster.
 extension RedisCluster {
     // MARK: Failures

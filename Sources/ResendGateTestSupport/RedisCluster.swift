@@ -1,13 +1,6 @@
 import Foundation
 import RedisClient
-import ResendGate
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A real Redis Cluster for one test: 3 masters with a replica each, every node a
 /// `redis-server` on its own free loopback port, all in one temp directory

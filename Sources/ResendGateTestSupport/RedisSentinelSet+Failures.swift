@@ -1,11 +1,3 @@
-import Foundation
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Crashes, stalls and failovers of a running master-replica set.
 extension RedisSentinelSet {
     // MARK: Failures

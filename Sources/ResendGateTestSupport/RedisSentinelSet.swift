@@ -1,12 +1,6 @@
 import Foundation
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// One Redis master, its replica and three Sentinels watching it, for one test, all on free
 /// loopback ports in one temp directory (`<tmp>/resendgate-sentinel-XXXXXX/<port>`).
 ///
