@@ -81,9 +81,8 @@ final class ChildProcess: Sendable {
         // In slices, charging only the time this process ran: a process frozen past
         // `timeout` (CI) may not have heard an exit that came meanwhile.
         let deadline = PatientDeadline(timeout)
-        let slice = min(timeout, .milliseconds(50))
-        let nanoseconds = max(0, slice.components.seconds * 1_000_000_000 + slice.components.attoseconds / 1_000_000_000)
-        while exitLatch.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) != .success {
+        let slice = DispatchTimeInterval.nanoseconds(max(0, Int(min(timeout, .milliseconds(50)) / .nanoseconds(1))))
+        while exitLatch.wait(timeout: .now() + slice) != .success {
             guard deadline.hasTimeLeft else { return nil }
         }
         exitLatch.signal()  // keep the latch open for later callers
@@ -159,6 +158,5 @@ func tail(_ text: String, lines count: Int) -> String {
 
 /// Blocks the calling thread for `duration`: a poll's pause, or `migrateSlot`'s between steps.
 func pauseBriefly(_ duration: Duration = .milliseconds(10)) {
-    let microseconds = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
-    usleep(UInt32(max(1, microseconds)))
+    usleep(UInt32(max(1, duration / .microseconds(1))))
 }
