@@ -38,30 +38,22 @@ final class BlockingSocket {
 
     deinit { close() }
 
-    /// Connects to `host:port` (an IPv4 literal). `receiveBuffer` and `sendBuffer` shrink the
-    /// socket's buffers (so the window a peer may fill) to about that many bytes.
+    /// Connects to `127.0.0.1:port`. `receiveBuffer` and `sendBuffer` shrink the socket's
+    /// buffers (so the window a peer may fill) to about that many bytes.
     static func open(
-        host: String = "127.0.0.1", port: Int, timeout: Duration, receiveBuffer: Int32? = nil, sendBuffer: Int32? = nil
+        port: Int, timeout: Duration, receiveBuffer: Int32? = nil, sendBuffer: Int32? = nil
     ) -> Result<BlockingSocket, SocketFailure> {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { return .failure(SocketFailure(call: "inet_pton(\(host))", code: EINVAL)) }
-        return open(family: AF_INET, timeout: timeout, receiveBuffer: receiveBuffer, sendBuffer: sendBuffer) { fd in
-            withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-        }
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        return open(family: AF_INET, address: address, timeout: timeout, receiveBuffer: receiveBuffer, sendBuffer: sendBuffer)
     }
 
-    /// Connects to `host:port`, or throws `TestSupportError.connection`.
-    static func connect(host: String, port: Int, timeout: Duration) throws -> BlockingSocket {
-        switch open(host: host, port: port, timeout: timeout) {
-        case .success(let socket): return socket
-        case .failure(let failure): throw TestSupportError.connection.with("cannot connect to \(host):\(port): \(failure)")
-        }
+    /// Connects to `127.0.0.1:port`, or throws `TestSupportError.connection`.
+    static func connect(port: Int, timeout: Duration) throws -> BlockingSocket {
+        try open(port: port, timeout: timeout)
+            .mapError { TestSupportError.connection.with("cannot connect to 127.0.0.1:\(port): \($0)") }.get()
     }
 
     /// Connects to a unix domain socket.
@@ -77,21 +69,13 @@ final class BlockingSocket {
             raw.copyBytes(from: bytes)
             raw[bytes.count] = 0
         }
-        let opened = open(family: AF_UNIX, timeout: timeout, receiveBuffer: nil, sendBuffer: nil) { fd in
-            withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
-        }
-        switch opened {
-        case .success(let socket): return socket
-        case .failure(let failure): throw TestSupportError.connection.with("cannot connect to unix:\(path): \(failure)")
-        }
+        return try open(family: AF_UNIX, address: address, timeout: timeout, receiveBuffer: nil, sendBuffer: nil)
+            .mapError { TestSupportError.connection.with("cannot connect to unix:\(path): \($0)") }.get()
     }
 
-    private static func open(
-        family: Int32, timeout: Duration, receiveBuffer: Int32?, sendBuffer: Int32?, connect: (Int32) -> Int32
+    /// Connects to `address` (a `sockaddr_in` or `sockaddr_un` of `family`).
+    private static func open<Address>(
+        family: Int32, address: Address, timeout: Duration, receiveBuffer: Int32?, sendBuffer: Int32?
     ) -> Result<BlockingSocket, SocketFailure> {
         let fd = socket(family, streamType, 0)
         guard fd >= 0 else { return .failure(SocketFailure(call: "socket()", code: errno)) }
@@ -106,17 +90,17 @@ final class BlockingSocket {
                 return .failure(SocketFailure(call: "setsockopt(buffer size)", code: errno))
             }
         }
-        // The connect gets at least `minimumConnectTimeout`, whatever the I/O timeout: a test
-        // that gives reads and writes 2 ms does not mean its connects (on a loaded machine a
-        // full accept queue holds a SYN for longer, and connect() fails with EINPROGRESS).
-        socket.setTimeout(max(timeout, Self.minimumConnectTimeout))
-        guard connect(fd) == 0 else { return .failure(SocketFailure(call: "connect()", code: errno)) }
+        // The connect gets at least 5 s, whatever the I/O timeout: a test that gives reads and
+        // writes 2 ms does not mean its connects (on a loaded machine a full accept queue holds
+        // a SYN for longer, and connect() fails with EINPROGRESS).
+        socket.setTimeout(max(timeout, .seconds(5)))
+        let connected = withUnsafePointer(to: address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(fd, $0, socklen_t(MemoryLayout<Address>.size)) }
+        }
+        guard connected == 0 else { return .failure(SocketFailure(call: "connect()", code: errno)) }
         socket.setTimeout(timeout)
         return .success(socket)
     }
-
-    /// The least time a connect is given (`open`).
-    static let minimumConnectTimeout: Duration = .seconds(5)
 
     /// Sets the send, receive (and, on Linux, connect) deadline.
     func setTimeout(_ timeout: Duration) {

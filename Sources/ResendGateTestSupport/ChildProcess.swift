@@ -38,21 +38,27 @@ final class ChildProcess: Sendable {
     private let exitLatch = DispatchSemaphore(value: 0)
     let pid: Int32
 
-    /// Launches `executable`. Output goes to the given files (never pipes: a chatty child
-    /// cannot fill a pipe buffer and stall).
+    /// Launches `executable` with our environment less every `RESENDGATE_*` variable (a
+    /// developer's shell must not change a test's outcome), plus `environment`. It reads the
+    /// file `inputPath` (else nothing) and writes to the file `outputPath` (created or
+    /// truncated), its errors to `errorPath` or the same file: never to pipes, so a chatty
+    /// child cannot fill a pipe buffer and stall.
     init(
-        executable: String, arguments: [String], environment: [String: String],
-        workingDirectory: String? = nil, standardInput: FileHandle?, standardOutput: FileHandle,
-        standardError: FileHandle
+        executable: String, arguments: [String], environment: [String: String] = [:], inputPath: String? = nil,
+        outputPath: String, errorPath: String? = nil
     ) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.environment = environment
-        if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory) }
-        process.standardInput = standardInput ?? FileHandle.nullDevice
-        process.standardOutput = standardOutput
-        process.standardError = standardError
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RESENDGATE_") }
+            .merging(environment) { _, new in new }
+        let output = try outputFile(outputPath)
+        let errors = try errorPath.map(outputFile) ?? output
+        let input = inputPath.flatMap(FileHandle.init(forReadingAtPath:))
+        defer { [input, output, errors].forEach { try? $0?.close() } }
+        process.standardInput = input ?? FileHandle.nullDevice
+        process.standardOutput = output
+        process.standardError = errors
         let latch = exitLatch
         process.terminationHandler = { _ in latch.signal() }
         do {
@@ -75,9 +81,8 @@ final class ChildProcess: Sendable {
         // In slices, charging only the time this process ran: a process frozen past
         // `timeout` (CI) may not have heard an exit that came meanwhile.
         let deadline = PatientDeadline(timeout)
-        let slice = min(timeout, .milliseconds(50))
-        let nanoseconds = max(0, slice.components.seconds * 1_000_000_000 + slice.components.attoseconds / 1_000_000_000)
-        while exitLatch.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) != .success {
+        let slice = DispatchTimeInterval.nanoseconds(max(0, Int(min(timeout, .milliseconds(50)) / .nanoseconds(1))))
+        while exitLatch.wait(timeout: .now() + slice) != .success {
             guard deadline.hasTimeLeft else { return nil }
         }
         exitLatch.signal()  // keep the latch open for later callers
@@ -134,7 +139,7 @@ enum TemporaryDirectory {
 }
 
 /// Opens (creating or truncating) a file for a child's output.
-func outputFile(_ path: String) throws -> FileHandle {
+private func outputFile(_ path: String) throws -> FileHandle {
     guard FileManager.default.createFile(atPath: path, contents: nil),
         let handle = FileHandle(forWritingAtPath: path)
     else { throw TestSupportError.processFailed.with("cannot create \(path)") }
@@ -151,16 +156,7 @@ func tail(_ text: String, lines count: Int) -> String {
     text.split(separator: "\n", omittingEmptySubsequences: false).suffix(count).joined(separator: "\n")
 }
 
-/// The environment for a child: ours without `RESENDGATE_*` (so a developer's shell cannot
-/// change a test's outcome), plus `extra`.
-func childEnvironment(inherit: Bool, extra: [String: String]) -> [String: String] {
-    var environment = inherit ? ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("RESENDGATE_") } : [:]
-    environment.merge(extra) { _, new in new }
-    return environment
-}
-
-/// Blocks the calling thread briefly; used only inside loops bounded by a deadline.
+/// Blocks the calling thread for `duration`: a poll's pause, or `migrateSlot`'s between steps.
 func pauseBriefly(_ duration: Duration = .milliseconds(10)) {
-    let microseconds = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
-    usleep(UInt32(max(1, microseconds)))
+    usleep(UInt32(max(1, duration / .microseconds(1))))
 }

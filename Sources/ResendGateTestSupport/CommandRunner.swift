@@ -21,11 +21,8 @@ public struct CommandResult: Sendable, CustomStringConvertible {
     }
 }
 
-/// Runs an executable to completion, for end-to-end tests of the command line.
-///
-/// The child gets our environment minus every `RESENDGATE_*` variable (a developer's shell
-/// must not change a test's outcome), plus `environment`. Output goes through temp files,
-/// so a chatty child cannot block on a full pipe.
+/// Runs an executable to completion, for end-to-end tests of the command line: a
+/// `ServerProcess` (its environment rules, its output through temp files) waited for.
 public enum CommandRunner {
     /// Runs `executable` with `arguments`, feeding it `input`, and returns its exit status and
     /// output. Past `timeout` it gets SIGTERM, then SIGKILL 2 s later, and `timedOut` is true.
@@ -33,42 +30,13 @@ public enum CommandRunner {
         _ executable: String,
         _ arguments: [String] = [],
         environment: [String: String] = [:],
-        inheritEnvironment: Bool = true,
         input: String? = nil,
-        workingDirectory: String? = nil,
         timeout: Duration = .seconds(30)
     ) throws -> CommandResult {
-        let folder = try TemporaryDirectory.make(prefix: "resendgate-run-")
-        defer { TemporaryDirectory.remove(folder) }
-        var standardInput: FileHandle?
-        if let input {
-            let inputPath = folder + "/stdin"
-            try Data(input.utf8).write(to: URL(fileURLWithPath: inputPath))
-            standardInput = FileHandle(forReadingAtPath: inputPath)
-        }
-        let stdout = try outputFile(folder + "/stdout")
-        let stderr = try outputFile(folder + "/stderr")
-        let started = ContinuousClock.now
-        let child = try ChildProcess(
-            executable: executable, arguments: arguments,
-            environment: childEnvironment(inherit: inheritEnvironment, extra: environment),
-            workingDirectory: workingDirectory, standardInput: standardInput, standardOutput: stdout,
-            standardError: stderr)
-        try? stdout.close()
-        try? stderr.close()
-        try? standardInput?.close()
-
-        var timedOut = false
-        var status = child.waitForExit(timeout: timeout)
-        if status == nil {
-            timedOut = true
-            status = child.terminate(grace: .seconds(2))
-        }
-        return CommandResult(
-            status: status ?? .signaled(SIGKILL),
-            stdout: readText(folder + "/stdout"),
-            stderr: readText(folder + "/stderr"),
-            timedOut: timedOut,
-            duration: ContinuousClock.now - started)
+        let process = try ServerProcess(executable, arguments, environment: environment, input: input)
+        if let finished = process.waitForExit(timeout: timeout) { return finished }
+        var result = process.stop(grace: .seconds(2))
+        result.timedOut = true
+        return result
     }
 }

@@ -32,6 +32,6 @@ public enum LoopbackPort {
 
     /// Whether something accepts TCP connections on `127.0.0.1:port` right now.
     public static func isAccepting(_ port: Int) -> Bool {
-        (try? BlockingSocket.connect(host: "127.0.0.1", port: port, timeout: .milliseconds(500))) != nil
+        (try? BlockingSocket.connect(port: port, timeout: .milliseconds(500))) != nil
     }
 }

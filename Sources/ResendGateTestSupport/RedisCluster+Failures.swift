@@ -1,12 +1,3 @@
-import Foundation
-import ResendGate
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Crashes, restarts and slot moves of a running cluster.
 extension RedisCluster {
     // MARK: Failures
@@ -16,7 +7,7 @@ extension RedisCluster {
     public func kill(port: Int) {
         guard let node = node(port) else { return }
         if let before = try? topology().first(where: { $0.port == port }), before.isMaster {
-            state.withLock { $0.killed[port] = before }
+            killed.withLock { $0[port] = before }
         }
         node.kill()
     }
@@ -27,8 +18,8 @@ extension RedisCluster {
     @discardableResult
     public func waitForFailover(of port: Int, timeout: Duration = .seconds(15)) throws -> Int {
         let old: Node
-        if let killed = state.withLock({ $0.killed[port] }) {
-            old = killed
+        if let before = killed.withLock({ $0[port] }) {
+            old = before
         } else if let seen = try topology().first(where: { $0.port == port }), seen.isMaster, !seen.slots.isEmpty {
             old = seen
         } else {
@@ -62,8 +53,8 @@ extension RedisCluster {
     /// master whose slots went to its replica comes back as that replica's replica.
     public func restart(port: Int, timeout: Duration = .seconds(15)) throws {
         guard let node = node(port) else { throw TestSupportError.invalidState.with("no node on port \(port)") }
-        try node.launch(startupTimeout: .seconds(10))
-        state.withLock { _ = $0.killed.removeValue(forKey: port) }
+        try node.launch()
+        killed.withLock { _ = $0.removeValue(forKey: port) }
         _ = try RedisNodes.waitUntil("node \(port) rejoining", timeout: timeout) { () -> (Bool?, String) in
             for running in nodes where running.isRunning {
                 let client = try running.client(timeout: .seconds(1))
@@ -96,8 +87,8 @@ extension RedisCluster {
                     return (nil, "\(node.port) sees \(failing)")
                 }
                 let replicas = running.filter { !$0.isMaster }
-                let expected = state.withLock { $0.killed.isEmpty } ? options.masters * options.replicasPerMaster : replicas.count
-                guard running.filter({ $0.isMaster && !$0.slots.isEmpty }).count == options.masters,
+                let expected = killed.withLock { $0.isEmpty } ? Self.masters * Self.replicasPerMaster : replicas.count
+                guard running.filter({ $0.isMaster && !$0.slots.isEmpty }).count == Self.masters,
                     replicas.count == expected
                 else { return (nil, "\(node.port) sees \(view)") }
                 if view.first(where: { $0.flags.contains("myself") })?.isMaster == false {
@@ -130,7 +121,7 @@ extension RedisCluster {
         let targetID = try Self.expectString(targetClient.command("CLUSTER", "MYID"), "CLUSTER MYID at \(target)")
         let step: (MigrationStep) throws -> Void = { done in
             try onStep?(done)
-            sleepBlocking(pause)
+            if pause > .zero { pauseBriefly(pause) }
         }
 
         try Self.expectOK(targetClient.command("CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", sourceID), "IMPORTING at \(target)")

@@ -1,7 +1,4 @@
-import Foundation
 import RedisClient
-import ResendGate
-import Synchronization
 
 /// What a running cluster looks like: its nodes, their roles and the slots they own.
 extension RedisCluster {

@@ -1,17 +1,10 @@
 import Foundation
 import RedisClient
-import ResendGate
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// A real Redis Cluster for one test: `masters` masters with `replicasPerMaster` replicas each
-/// (default 3 + 3), every node a `redis-server` on its own free loopback port, all in one temp
-/// directory (`<tmp>/resendgate-cluster-XXXXXX/<port>`).
+/// A real Redis Cluster for one test: 3 masters with a replica each, every node a
+/// `redis-server` on its own free loopback port, all in one temp directory
+/// (`<tmp>/resendgate-cluster-XXXXXX/<port>`).
 ///
 /// ```swift
 /// let cluster = try RedisCluster()
@@ -25,7 +18,7 @@ import Darwin
 /// `cluster_state:ok` with all 16 384 slots served, every node knows every other, and every
 /// replica's link to its master is up (so `WAIT 1` works at once).
 ///
-/// Node settings, and why (see `Options` for the knobs):
+/// Node settings, and why:
 /// - `cluster-node-timeout 1000` (ms): a dead master is flagged PFAIL after 1 s, FAIL once a
 ///   majority of masters agree, and its replica is elected about 1 s later, so a failover
 ///   takes 2 to 3 s instead of the 15+ s of the default 15 000.
@@ -47,37 +40,12 @@ import Darwin
 ///
 /// Redis 7 or later (`cluster-port`, `shutdown-timeout`). The calls block the calling thread.
 public final class RedisCluster: Sendable {
-    /// How to start the cluster.
-    public struct Options: Sendable {
-        /// Masters, each owning an even share of the 16 384 slots (at least 3: Redis's minimum).
-        public var masters: Int
-        /// Replicas of each master.
-        public var replicasPerMaster: Int
-        /// `cluster-node-timeout`: how long a node may be unreachable before it counts as failing.
-        public var nodeTimeout: Duration
-        /// `appendfsync` on every node.
-        public var appendFsync: RedisServer.Options.AppendFsync
-        /// Path of `redis-server`; nil searches like `RedisServer` does.
-        public var executable: String?
-        /// How long the whole cluster may take to come up.
-        public var startupTimeout: Duration
-        /// Extra `redis.conf` lines for every node.
-        public var extraConfiguration: [String]
-
-        public init(
-            masters: Int = 3, replicasPerMaster: Int = 1, nodeTimeout: Duration = .milliseconds(1000),
-            appendFsync: RedisServer.Options.AppendFsync = .always, executable: String? = nil,
-            startupTimeout: Duration = .seconds(30), extraConfiguration: [String] = []
-        ) {
-            self.masters = masters
-            self.replicasPerMaster = replicasPerMaster
-            self.nodeTimeout = nodeTimeout
-            self.appendFsync = appendFsync
-            self.executable = executable
-            self.startupTimeout = startupTimeout
-            self.extraConfiguration = extraConfiguration
-        }
-    }
+    /// Masters, each owning an even share of the 16 384 slots (3: Redis's minimum).
+    static let masters = 3
+    /// Replicas of each master.
+    static let replicasPerMaster = 1
+    /// How long the whole cluster may take to come up.
+    static let startupTimeout: Duration = .seconds(30)
 
     /// One node as `CLUSTER NODES` describes it.
     public struct Node: Sendable, Hashable, CustomStringConvertible {
@@ -118,66 +86,51 @@ public final class RedisCluster: Sendable {
         case assigned
     }
 
-    struct State: Sendable {
-        /// How each killed master looked just before the kill (for `waitForFailover`).
-        var killed: [Int: Node] = [:]
-        var stopped = false
-    }
-
     /// The temp folder holding every node's directory.
     public let directory: String
-    /// The options it was started with.
-    public let options: Options
-    let nodes: [RedisNodeProcess]
-    let state = Mutex(State())
+    let nodes: [RedisProcess]
+    /// How each killed master looked just before the kill (for `waitForFailover`).
+    let killed = Mutex<[Int: Node]>([:])
+    private let stopped = Atomic(false)
 
     /// Starts the nodes, creates the cluster and waits until it is fully up.
     /// Throws `TestSupportError.executableNotFound`, `.didNotStart` or `.timeout` (with what it saw).
-    public init(_ options: Options = Options()) throws {
-        precondition(options.masters >= 3, "Redis Cluster needs at least 3 masters")
-        precondition(options.replicasPerMaster >= 0)
-        let executable = try RedisServer.locateExecutable(options.executable)
-        let major = RedisServer.majorVersion(of: executable)
+    public init() throws {
+        let (executable, major) = try RedisNodes.server.get()
         guard major >= 7 else {
             throw TestSupportError.didNotStart.with("RedisCluster needs Redis 7 or later (cluster-port); \(executable) is v\(major)")
         }
         let cli = try RedisNodes.locateCLI(nextTo: executable)
         let directory = try TemporaryDirectory.make(prefix: "resendgate-cluster-")
         let started = ContinuousClock.now
-        var nodes: [RedisNodeProcess] = []
+        var nodes: [RedisProcess] = []
         do {
             var used = Set<Int>()
-            for _ in 0..<(options.masters * (1 + options.replicasPerMaster)) {
-                let (node, busPorts) = try RedisNodeProcess.start(
-                    executable: executable, root: directory, startupTimeout: .seconds(10),
-                    choosePorts: {
-                        let ports = try RedisNodes.freePorts(2, excluding: used)
-                        return (ports[0], [ports[1]])
-                    },
-                    configuration: { port, extra, nodeDirectory in
-                        Self.configuration(port: port, busPort: extra[0], directory: nodeDirectory, options: options, major: major)
+            for _ in 0..<(Self.masters * (1 + Self.replicasPerMaster)) {
+                let (node, ports) = try RedisProcess.start(
+                    executable: executable, root: directory, extraPorts: 1, excluding: used,
+                    configuration: { ports, nodeDirectory in
+                        Self.configuration(port: ports[0], busPort: ports[1], directory: nodeDirectory, major: major)
                     })
-                used.formUnion([node.port] + busPorts)
+                used.formUnion(ports)
                 nodes.append(node)
             }
             let create = try CommandRunner.run(
                 cli, ["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" }
-                    + ["--cluster-replicas", "\(options.replicasPerMaster)", "--cluster-yes"],
-                timeout: options.startupTimeout)
+                    + ["--cluster-replicas", "\(Self.replicasPerMaster)", "--cluster-yes"],
+                timeout: Self.startupTimeout)
             guard create.exitCode == 0, !create.timedOut else {
                 throw TestSupportError.didNotStart.with("redis-cli --cluster create failed: \(create)")
             }
         } catch {
-            nodes.forEach { $0.beginTermination() }
-            nodes.forEach { $0.terminate() }
+            RedisProcess.terminateAll(nodes)
             TemporaryDirectory.remove(directory)
             throw error
         }
         self.directory = directory
-        self.options = options
         self.nodes = nodes
         do {
-            let remaining = options.startupTimeout - (ContinuousClock.now - started)
+            let remaining = Self.startupTimeout - (ContinuousClock.now - started)
             try waitUntilHealthy(timeout: max(remaining, .seconds(1)))
         } catch {
             stop()
@@ -213,49 +166,37 @@ public final class RedisCluster: Sendable {
         try client(port: masterPort(forSlot: Self.slot(forKey: key)), timeout: timeout)
     }
 
-    /// The last lines of the log of the node on `port`.
-    public func logTail(port: Int, lines: Int = 20) -> String {
-        node(port)?.logTail(lines: lines) ?? "(no node on port \(port))"
-    }
-
     // MARK: Lifecycle
 
     /// Stops every node (SIGTERM to all at once, SIGKILL after 5 s) and removes the directory. Idempotent.
     public func stop() {
-        let first = state.withLock { state -> Bool in
-            defer { state.stopped = true }
-            return !state.stopped
-        }
-        guard first else { return }
-        nodes.forEach { $0.beginTermination() }
-        nodes.forEach { $0.terminate() }
+        guard !stopped.exchange(true, ordering: .relaxed) else { return }
+        RedisProcess.terminateAll(nodes)
         TemporaryDirectory.remove(directory)
     }
 
     // MARK: Helpers
 
-    func node(_ port: Int) -> RedisNodeProcess? {
+    func node(_ port: Int) -> RedisProcess? {
         nodes.first { $0.port == port }
     }
 
-    static func configuration(port: Int, busPort: Int, directory: String, options: Options, major: Int) -> String {
-        let milliseconds = options.nodeTimeout.components.seconds * 1000
-            + options.nodeTimeout.components.attoseconds / 1_000_000_000_000_000
+    static func configuration(port: Int, busPort: Int, directory: String, major: Int) -> String {
         let base = RedisServer.Options(
-            appendOnly: true, appendFsync: options.appendFsync,
+            appendOnly: true, appendFsync: .always,
             extraConfiguration: [
                 "# Redis Cluster node (ResendGateTestSupport.RedisCluster)",
                 "cluster-enabled yes",
                 "cluster-config-file nodes.conf",
                 "cluster-port \(busPort)",
-                "cluster-node-timeout \(max(milliseconds, 100))",
+                "cluster-node-timeout 1000",
                 "cluster-replica-validity-factor 0",
                 "cluster-allow-replica-migration no",
                 "cluster-require-full-coverage yes",
                 "repl-diskless-sync-delay 0",
                 "shutdown-timeout 0",
-            ] + options.extraConfiguration)
-        return base.configuration(port: port, directory: directory, unixSocketPath: nil, redisMajorVersion: major)
+            ])
+        return base.configuration(port: port, directory: directory, redisMajorVersion: major)
     }
 
     /// Parses `CLUSTER NODES`: `<id> <ip:port@cport[,hostname]> <flags> <master|-> <ping> <pong>

@@ -1,11 +1,3 @@
-import Foundation
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Crashes, stalls and failovers of a running master-replica set.
 extension RedisSentinelSet {
     // MARK: Failures
@@ -27,7 +19,7 @@ extension RedisSentinelSet {
     /// back, and the Sentinels turn it into a replica of the new one).
     public func restart(port: Int) throws {
         guard let node = node(port) else { throw TestSupportError.invalidState.with("no process on port \(port)") }
-        try node.launch(startupTimeout: .seconds(10))
+        try node.launch()
     }
 
     /// Waits until every running Sentinel names another running data node as the master and
@@ -45,7 +37,7 @@ extension RedisSentinelSet {
             let role = try RedisNodes.info(client(port: port, timeout: .seconds(1)), "replication")["role"]
             return role == "master" ? (port, "") : (nil, "\(port) has role \(role ?? "?")")
         }
-        state.withLock { $0.masterPort = new }
+        currentMaster.store(new, ordering: .relaxed)
         return new
     }
 
@@ -63,7 +55,7 @@ extension RedisSentinelSet {
                 let fields = Dictionary(
                     stride(from: 0, to: pairs.count, by: 2).map { (pairs[$0], pairs[$0 + 1]) }, uniquingKeysWith: { a, _ in a })
                 guard fields["port"] == "\(master)", fields["flags"] == "master",
-                    fields["num-slaves"] == "\(options.replicas)", fields["num-other-sentinels"] == "\(others)"
+                    fields["num-slaves"] == "\(replicaPorts.count)", fields["num-other-sentinels"] == "\(others)"
                 else {
                     return (nil, "\(sentinel.port): port \(fields["port"] ?? "?") flags \(fields["flags"] ?? "?") "
                         + "replicas \(fields["num-slaves"] ?? "?") other sentinels \(fields["num-other-sentinels"] ?? "?")")

@@ -19,10 +19,6 @@ extension RedisServer {
         public var unixSocket: Bool
         /// `requirepass`: clients must `AUTH` with it.
         public var password: String?
-        /// Path of `redis-server`; nil searches `RESENDGATE_REDIS_SERVER`, `PATH`, then the usual places.
-        public var executable: String?
-        /// How long Redis may take to answer `PING` before `start` fails.
-        public var startupTimeout: Duration
         /// Extra `redis.conf` lines appended verbatim (for example `"maxmemory 10mb"`).
         public var extraConfiguration: [String]
 
@@ -31,16 +27,12 @@ extension RedisServer {
             appendFsync: AppendFsync = .everysec,
             unixSocket: Bool = false,
             password: String? = nil,
-            executable: String? = nil,
-            startupTimeout: Duration = .seconds(5),
             extraConfiguration: [String] = []
         ) {
             self.appendOnly = appendOnly
             self.appendFsync = appendFsync
             self.unixSocket = unixSocket
             self.password = password
-            self.executable = executable
-            self.startupTimeout = startupTimeout
             self.extraConfiguration = extraConfiguration
         }
     }
@@ -50,7 +42,7 @@ extension RedisServer {
 
 extension RedisServer.Options {
     /// The configuration file for a server on `port` in `directory`.
-    func configuration(port: Int, directory: String, unixSocketPath: String?, redisMajorVersion: Int) -> String {
+    func configuration(port: Int, directory: String, redisMajorVersion: Int) -> String {
         var lines = [
             "# written by ResendGateTestSupport.RedisServer",
             "bind 127.0.0.1",
@@ -70,8 +62,8 @@ extension RedisServer.Options {
         if redisMajorVersion >= 7 {
             lines.append("enable-debug-command local")  // DEBUG SLEEP for timeout tests; off by default since 7.0
         }
-        if let unixSocketPath {
-            lines += ["unixsocket \(quoted(unixSocketPath))", "unixsocketperm 700"]
+        if unixSocket {
+            lines += ["unixsocket \(quoted(directory + "/redis.sock"))", "unixsocketperm 700"]
         }
         if let password {
             lines.append("requirepass \(quoted(password))")

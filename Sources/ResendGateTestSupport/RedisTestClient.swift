@@ -16,12 +16,10 @@ public final class RedisTestClient: Sendable {
     /// Where the client is connected, for messages.
     public let endpoint: String
 
-    /// Connects over TCP and, when `password` is given, sends `AUTH`.
-    public convenience init(
-        host: String = "127.0.0.1", port: Int, password: String? = nil, timeout: Duration = .seconds(5)
-    ) throws {
-        let socket = try BlockingSocket.connect(host: host, port: port, timeout: timeout)
-        try self.init(socket: socket, endpoint: "\(host):\(port)", password: password)
+    /// Connects to `127.0.0.1:port` and, when `password` is given, sends `AUTH`.
+    public convenience init(port: Int, password: String? = nil, timeout: Duration = .seconds(5)) throws {
+        let socket = try BlockingSocket.connect(port: port, timeout: timeout)
+        try self.init(socket: socket, endpoint: "127.0.0.1:\(port)", password: password)
     }
 
     /// Connects over a unix domain socket and, when `password` is given, sends `AUTH`.

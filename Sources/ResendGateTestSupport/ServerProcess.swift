@@ -1,37 +1,26 @@
 import Foundation
 import Synchronization
 
-/// A long-running executable under test (for example `resendgate serve`): start it, wait for
-/// a line in its output, signal it, stop it and read what it printed.
+/// An executable under test, for example `resendgate serve`: start it, wait for a line in
+/// its output, signal it, stop it and read what it printed (`CommandRunner` runs one to its end).
 ///
-/// Environment rules are those of `CommandRunner`. Output is kept in a temp folder that is
-/// removed by `stop()`.
+/// The child gets our environment less every `RESENDGATE_*` variable, plus `environment`.
+/// Output is kept in a temp folder that is removed by `stop()`.
 public final class ServerProcess: Sendable {
     private let child: ChildProcess
     private let folder: String
     private let stopped = Mutex<CommandResult?>(nil)
     private let started = ContinuousClock.now
 
-    /// Launches `executable` without waiting for anything.
-    public init(
-        _ executable: String,
-        _ arguments: [String] = [],
-        environment: [String: String] = [:],
-        inheritEnvironment: Bool = true,
-        workingDirectory: String? = nil
-    ) throws {
-        let folder = try TemporaryDirectory.make(prefix: "resendgate-server-")
+    /// Launches `executable` without waiting for anything; it reads `input`, if given, on
+    /// standard input.
+    public init(_ executable: String, _ arguments: [String] = [], environment: [String: String] = [:], input: String? = nil) throws {
+        let folder = try TemporaryDirectory.make(prefix: "resendgate-process-")
         do {
-            let stdout = try outputFile(folder + "/stdout")
-            let stderr = try outputFile(folder + "/stderr")
-            defer {
-                try? stdout.close()
-                try? stderr.close()
-            }
+            if let input { try Data(input.utf8).write(to: URL(fileURLWithPath: folder + "/stdin")) }
             child = try ChildProcess(
-                executable: executable, arguments: arguments,
-                environment: childEnvironment(inherit: inheritEnvironment, extra: environment),
-                workingDirectory: workingDirectory, standardInput: nil, standardOutput: stdout, standardError: stderr)
+                executable: executable, arguments: arguments, environment: environment,
+                inputPath: input == nil ? nil : folder + "/stdin", outputPath: folder + "/stdout", errorPath: folder + "/stderr")
         } catch {
             TemporaryDirectory.remove(folder)
             throw error
@@ -55,17 +44,22 @@ public final class ServerProcess: Sendable {
     /// What it has written to standard error so far.
     public var stderr: String { stopped.withLock { $0?.stderr } ?? readText(folder + "/stderr") }
 
-    /// Waits for the first output line (stdout, then stderr) for which `matches` is true and returns it.
-    /// Throws `.timeout` past `timeout`, or `.didNotStart` if the process exits first; both carry the output.
-    public func waitForLine(
-        timeout: Duration = .seconds(10), where matches: (Substring) -> Bool
-    ) throws -> String {
+    /// Waits for a line containing `text`; with `beyond`, for one more such line than the
+    /// `beyond` already printed (`lines(containing:)` before the act), so that a line printed
+    /// earlier for another reason (a first connect that failed on a loaded machine) is not
+    /// taken for the act's. Throws `.timeout` past `timeout`, or `.didNotStart` if the process
+    /// exits first; both carry the output.
+    public func waitForLine(containing text: String, beyond: Int = 0, timeout: Duration = .seconds(10)) throws -> String {
+        try waitForLine(beyond: beyond, timeout: timeout) { $0.contains(text) }
+    }
+
+    /// Waits for the line after the first `beyond` (stdout's, then stderr's) for which `matches` is true.
+    private func waitForLine(beyond: Int, timeout: Duration, where matches: (Substring) -> Bool) throws -> String {
         let deadline = PatientDeadline(timeout)  // a frozen test process is given its time
         while true {
             let exited = child.exitStatus
-            for text in [stdout, stderr] {
-                if let line = text.split(separator: "\n").first(where: matches) { return String(line) }
-            }
+            let found = outputLines.filter(matches)
+            if found.count > beyond { return String(found[beyond]) }
             if let exited {
                 throw TestSupportError.didNotStart.with("the process exited (\(exited)) first\n\(outputSummary)")
             }
@@ -76,36 +70,17 @@ public final class ServerProcess: Sendable {
         }
     }
 
-    /// Waits for a line containing `text`; with `beyond`, for one more such line than the
-    /// `beyond` already printed (`lines(containing:)` before the act), so that a line printed
-    /// earlier for another reason (a first connect that failed on a loaded machine) is not
-    /// taken for the act's.
-    public func waitForLine(containing text: String, beyond: Int = 0, timeout: Duration = .seconds(10)) throws -> String {
-        guard beyond > 0 else { return try waitForLine(timeout: timeout) { $0.contains(text) } }
-        let deadline = PatientDeadline(timeout)
-        while true {
-            let exited = child.exitStatus
-            let found = lines(containing: text)
-            if found.count > beyond { return String(found[beyond]) }
-            if let exited {
-                throw TestSupportError.didNotStart.with("the process exited (\(exited)) first\n\(outputSummary)")
-            }
-            guard deadline.hasTimeLeft else {
-                throw TestSupportError.timeout.with("no new line with \"\(text)\" within \(timeout)\n\(outputSummary)")
-            }
-            pauseBriefly()
-        }
-    }
-
     /// The lines printed so far that contain `text`.
     public func lines(containing text: String) -> [Substring] {
-        (stdout + "\n" + stderr).split(separator: "\n").filter { $0.contains(text) }
+        outputLines.filter { $0.contains(text) }
     }
+
+    private var outputLines: [Substring] { (stdout + "\n" + stderr).split(separator: "\n") }
 
     /// Waits for a line announcing `http://HOST:PORT` (how a server started on port 0 tells its real
     /// port) and returns the port.
     public func waitForListeningPort(timeout: Duration = .seconds(10)) throws -> Int {
-        let line = try waitForLine(timeout: timeout) { Self.port(in: $0) != nil }
+        let line = try waitForLine(beyond: 0, timeout: timeout) { Self.port(in: $0) != nil }
         return Self.port(in: Substring(line))!
     }
 

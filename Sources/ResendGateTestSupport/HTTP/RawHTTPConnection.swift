@@ -167,25 +167,19 @@ public final class RawHTTPConnection {
 
     /// Appends at least one byte to the buffer, or throws.
     func readMore() throws(RawHTTPError) {
+        let count: Int
         do {
-            if try socket.read(into: &buffer) == 0 { throw RawHTTPError.closed(afterBytes: buffer.count) }
-        } catch let error as RawHTTPError {
-            throw error
-        } catch let failure as SocketFailure {
-            if failure.isTimeout { throw .timedOut(afterBytes: buffer.count) }
-            if failure.code == ECONNRESET { throw .closed(afterBytes: buffer.count) }
-            throw .system(failure.description)
+            count = try socket.read(into: &buffer)
         } catch {
-            throw .system("\(error)")
+            if error.isTimeout { throw .timedOut(afterBytes: buffer.count) }
+            if error.code == ECONNRESET { throw .closed(afterBytes: buffer.count) }
+            throw .system(error.description)
         }
+        if count == 0 { throw .closed(afterBytes: buffer.count) }
     }
 
-    /// Where `needle` first starts in `haystack`.
-    public static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int = 0) -> Int? {
-        guard !needle.isEmpty, haystack.count - start >= needle.count else { return nil }
-        for index in start...(haystack.count - needle.count) where haystack[index] == needle[0] {
-            if haystack[index..<(index + needle.count)].elementsEqual(needle) { return index }
-        }
-        return nil
+    /// Where `needle` (not empty) first starts in `haystack`.
+    public static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        needle.isEmpty ? nil : haystack.firstRange(of: needle)?.lowerBound
     }
 }
