@@ -70,6 +70,16 @@ final class GateContext {
         })
     }
 
+    /// Gives back a share a step took (`ZREM` of its member), not awaited: a share a failed
+    /// `ZREM` leaves counts until its window ends.
+    func giveBack(member: CooldownNonce, of key: String) {
+        store.send(slotKey: key, { args in
+            args.append("ZREM")
+            args.append(key)
+            args.append(member.text)
+        }, completion: { _ in })
+    }
+
     /// A store's reply read by `body`; a failed call is a store failure.
     static func decode<T>(
         _ result: Result<RedisReply, RedisError>, _ body: (RedisReply) throws(GateError) -> T

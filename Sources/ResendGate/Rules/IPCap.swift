@@ -58,10 +58,6 @@ struct IPCap {
     /// Gives a taken share back (the number refused, or Redis failed); not awaited.
     func giveBack(_ step: Step) {
         guard case .taken(let key, let member, _) = step else { return }
-        context.store.send(slotKey: key, { args in
-            args.append("ZREM")
-            args.append(key)
-            args.append(member.text)
-        }, completion: { _ in })
+        context.giveBack(member: member, of: key)
     }
 }

@@ -142,17 +142,8 @@ final class SendBudgets {
         })
     }
 
-    /// Gives the shares back (`ZREM` of the send's nonce): its number refused it, or Redis
-    /// failed. Unanswered: a share a failed `ZREM` leaves counts until its window ends.
+    /// Gives the shares back (`ZREM` of the send's nonce): its number refused it, or Redis failed.
     private func giveBack(_ walk: Walk) {
-        let member = walk.member
-        for (check, shard) in walk.taken {
-            let key = check.key(context.keys, shard: shard)
-            context.store.send(slotKey: key, { args in
-                args.append("ZREM")
-                args.append(key)
-                args.append(member.text)
-            }, completion: { _ in })
-        }
+        for (check, shard) in walk.taken { context.giveBack(member: walk.member, of: check.key(context.keys, shard: shard)) }
     }
 }
