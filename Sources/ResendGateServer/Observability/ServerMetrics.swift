@@ -119,10 +119,3 @@ final class WorkerMetrics: Sendable {
         buckets[index].load(ordering: .relaxed)
     }
 }
-
-/// What `/metrics` reports about Redis, read from each worker's connection.
-struct RedisHealth: Sendable {
-    var up: Bool
-    var errors: Int
-    var reconnects: Int
-}
