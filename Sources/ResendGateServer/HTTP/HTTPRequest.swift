@@ -74,11 +74,6 @@ struct HTTPRequest {
         (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
     }
 
-    /// Whether the request has this header, without copying its value.
-    func hasHeader(_ name: String) -> Bool {
-        withHeader(name) { _ in true } ?? false
-    }
-
     /// Copies the body into `buffer` (reused between requests).
     func readBody(into buffer: inout [UInt8]) {
         buffer.removeAll(keepingCapacity: true)
