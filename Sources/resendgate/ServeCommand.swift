@@ -61,41 +61,19 @@ enum ServeCommand {
         return keys
     }
 
-    /// Returns when SIGTERM or SIGINT arrives.
+    /// Returns when SIGTERM or SIGINT arrives; later ones are ignored (the server drains).
     private static func waitForTermination() async {
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
+        let (signals, arrived) = AsyncStream<Void>.makeStream()
         let queue = DispatchQueue(label: "resendgate.signals")
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let once = OnceFlag()
-            var sources: [DispatchSourceSignal] = []
-            for number in [SIGTERM, SIGINT] {
-                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-                source.setEventHandler {
-                    if once.claim() { continuation.resume() }
-                }
-                source.resume()
-                sources.append(source)
-            }
-            SignalSources.keep(sources)
+        let sources = [SIGTERM, SIGINT].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { arrived.yield() }
+            source.resume()
+            return source
         }
-    }
-}
-
-/// Keeps the signal sources alive for the life of the process.
-private enum SignalSources {
-    nonisolated(unsafe) static var sources: [DispatchSourceSignal] = []
-    static func keep(_ new: [DispatchSourceSignal]) { sources = new }
-}
-
-private final class OnceFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var claimed = false
-    func claim() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if claimed { return false }
-        claimed = true
-        return true
+        for await _ in signals { break }
+        for source in sources { source.cancel() }
     }
 }
