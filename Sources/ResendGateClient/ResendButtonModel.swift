@@ -57,8 +57,11 @@ public final class ResendButtonModel {
     @ObservationIgnored private var subscription: CountdownSubscription?
     /// Bumped by every send, refresh and number change: an answer to an older one is late.
     @ObservationIgnored private var generation = 0
-    /// The live stream of the running countdown, while ``startLiveUpdates()`` asked for it.
-    @ObservationIgnored private var liveUpdates: Task<Void, Never>?
+    /// The live stream of the running countdown, while ``startLiveUpdates()`` asked for it;
+    /// cancelled when replaced or cleared.
+    @ObservationIgnored private var liveUpdates: Task<Void, Never>? {
+        didSet { oldValue?.cancel() }
+    }
     @ObservationIgnored private var wantsLiveUpdates = false
 
     /// Makes the model for `phone` and `purpose`, restoring a countdown saved by an earlier
@@ -183,12 +186,10 @@ public final class ResendButtonModel {
     /// on from its deadline.
     public func stopLiveUpdates() {
         wantsLiveUpdates = false
-        liveUpdates?.cancel()
         liveUpdates = nil
     }
 
     private func followLive() {
-        liveUpdates?.cancel()
         liveUpdates = nil
         guard wantsLiveUpdates, let token = saved?.token, case .counting = state else { return }
         let mine = generation
@@ -224,7 +225,7 @@ public final class ResendButtonModel {
 
     private func switchNumber(from old: String) {
         generation += 1
-        stopLiveUpdatesTask()
+        liveUpdates = nil
         subscription?.cancel()
         subscription = nil
         center.cancel(countdownID(phone: old))
@@ -234,11 +235,6 @@ public final class ResendButtonModel {
         state = .idle
         restore()
         changed()
-    }
-
-    private func stopLiveUpdatesTask() {
-        liveUpdates?.cancel()
-        liveUpdates = nil
     }
 
     private func follow(_ countdown: ServerCountdown, token: String?) {
@@ -268,7 +264,7 @@ public final class ResendButtonModel {
     }
 
     private func finish() {
-        stopLiveUpdatesTask()
+        liveUpdates = nil
         subscription?.cancel()
         subscription = nil
         center.cancel(countdownID)
