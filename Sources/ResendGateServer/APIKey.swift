@@ -1,7 +1,5 @@
 import Foundation
 import GateRuntime
-import RedisClient
-import ResendGate
 
 /// What an API key may do: each keyed route needs one scope.
 public struct APIScopes: OptionSet, Sendable, Hashable {

@@ -1,7 +1,5 @@
 import Foundation
 import GateRuntime
-import RedisClient
-import ResendGate
 
 /// How the HTTP server listens, authenticates and protects itself.
 public struct ServerConfiguration: Sendable {

@@ -1,6 +1,5 @@
 import CHTTPConnection
 import GateEventLoop
-import RedisClient
 import ResendGate
 
 /// One event loop of the server: its own listener on the shared port, its own

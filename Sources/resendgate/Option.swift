@@ -1,6 +1,5 @@
 import Foundation
 import GateRuntime
-import RedisClient
 import ResendGate
 
 /// One command-line option: its flag (`--name`), its environment variable

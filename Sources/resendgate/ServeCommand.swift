@@ -1,6 +1,5 @@
 import Foundation
 import GateRuntime
-import RedisClient
 import ResendGate
 import ResendGateServer
 

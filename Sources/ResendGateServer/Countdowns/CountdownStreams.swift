@@ -1,7 +1,6 @@
 import CHTTPConnection
 import Countdown
 import GateEventLoop
-import RedisClient
 import ResendGate
 
 /// One worker's server-sent event streams: ONE shared ``CountdownCenter`` ticking on

@@ -1,6 +1,5 @@
 import GateRuntime
 import ResendGate
-import RedisClient
 
 /// `GET` (peek) and `DELETE` (refund) of `/v1/cooldowns/{phone}?purpose=P`. A refund
 /// past the purpose's `max refunds` is 429 `refund_limit` with `Retry-After` (when the

@@ -1,4 +1,3 @@
-import Countdown
 import ResendGate
 
 /// `GET /v1/countdowns/{token}` and `GET /v1/countdowns/{token}/events`: a cooldown's
