@@ -122,8 +122,7 @@ public final class ResendButtonModel {
         let mine = generation
         state = .sending
         changed()
-        var attempt = 0
-        while true {
+        for attempt in 0...Self.sendRetries {
             do {
                 let decision = try await client.send(phone: phone, purpose: purpose, idempotencyKey: key)
                 guard generation == mine else { return }  // the number changed meanwhile
@@ -133,16 +132,9 @@ public final class ResendButtonModel {
                 return
             } catch {
                 guard generation == mine else { return }
-                if Task.isCancelled || error.code == ResendGateError.cancelled {
-                    state = before
-                    changed()
-                    return
-                }
-                if error.code == ResendGateError.transport, attempt < Self.sendRetries {
-                    attempt += 1
-                    continue
-                }
-                lastError = error
+                let cancelled = Task.isCancelled || error.code == ResendGateError.cancelled
+                if !cancelled, error.code == ResendGateError.transport, attempt < Self.sendRetries { continue }
+                if !cancelled { lastError = error }
                 state = before
                 changed()
                 return
