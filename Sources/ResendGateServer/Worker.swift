@@ -67,18 +67,13 @@ final class Worker {
         flushTimer.schedule(after: .milliseconds(200))
     }
 
-    /// Stops accepting; requests in flight still complete. Runs on the loop.
-    func stopAccepting() {
-        acceptPause?.detach()
-        acceptPause = nil
-        connections?.stopAccepting()  // also closes the listening socket
-    }
-
     /// Stops accepting, ends every event stream with its `shutdown` event, lets
     /// requests in flight finish until `deadline`, then closes everything and stops
     /// the loop. Runs on the loop.
     func drain(until deadline: ContinuousClock.Instant) {
-        stopAccepting()
+        acceptPause?.detach()
+        acceptPause = nil
+        connections?.stopAccepting()  // also closes the listening socket
         countdownStreams?.shutDown()
         drainDeadline = deadline
         finishDraining()
