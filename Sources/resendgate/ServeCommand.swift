@@ -25,18 +25,17 @@ enum ServeCommand {
         guard reading.positional.isEmpty else { throw UsageError("serve takes no arguments, got \(reading.positional[0])") }
         let settings = try reading.settings()
         let connectionMemory = settings.maxConnectionMemoryMiB << 20
-        let budget = ConnectionBudget(workers: settings.workers, connectionMemory: connectionMemory)
-        let maxConnections = settings.maxConnections ?? budget.defaultPerWorker
         let configuration = try ServerConfiguration(
             host: settings.host, port: settings.port, workers: settings.workers,
             apiKeys: try apiKeys(settings), insecureNoAuth: settings.insecureNoAuth,
-            connectionTimeout: settings.connectionTimeout, maxConnectionsPerWorker: maxConnections,
+            connectionTimeout: settings.connectionTimeout, maxConnectionsPerWorker: settings.maxConnections,
             connectionMemoryBytes: connectionMemory,
             logLevel: settings.logLevel, onStoreFailure: settings.onStoreFailure, allowOrigins: settings.allowOrigins)
         let server = try HTTPServer(configuration: configuration, gate: try settings.gateConfiguration())
         let displayHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         printError("listening on http://\(displayHost):\(server.port) with \(configuration.workers) workers, Redis \(settings.redisURL)")
-        printError(budget.summary(perWorker: maxConnections, derived: settings.maxConnections == nil))
+        let budget = ConnectionBudget(workers: settings.workers, connectionMemory: connectionMemory)
+        printError(budget.summary(perWorker: configuration.maxConnectionsPerWorker, derived: settings.maxConnections == nil))
         printError(ConnectionMemoryBudget(workers: settings.workers, total: connectionMemory).summary)
         let origins = server.allowedOrigins.isEmpty ? "none" : server.allowedOrigins.joined(separator: ", ")
         printError("web pages allowed to send POST or DELETE: \(origins)")
