@@ -63,13 +63,11 @@ enum HTTPResponder {
 
     private static func withReason<T>(_ status: Int, _ body: (UnsafePointer<CChar>) -> T) -> T {
         // A string literal: its UTF-8 ends with a NUL, as a C string.
-        let reason = HTTPStatus.reason(status)
-        return reason.utf8Start.withMemoryRebound(to: CChar.self, capacity: reason.utf8CodeUnitCount + 1) { body($0) }
+        let text = reason(status)
+        return text.utf8Start.withMemoryRebound(to: CChar.self, capacity: text.utf8CodeUnitCount + 1) { body($0) }
     }
-}
 
-enum HTTPStatus {
-    static func reason(_ status: Int) -> StaticString {
+    private static func reason(_ status: Int) -> StaticString {
         switch status {
         case 200: "OK"
         case 204: "No Content"
