@@ -18,7 +18,7 @@ final class CountdownStreams {
     /// A comment line this often keeps proxies from closing a quiet stream.
     let heartbeatInterval: Duration
 
-    let clock: any CountdownClock
+    let clock: any CountdownClock = SystemCountdownClock()
     let center: CountdownCenter
     private let scheduler: LoopCountdownScheduler
     private let metrics: WorkerMetrics
@@ -35,11 +35,9 @@ final class CountdownStreams {
     /// Streams by their cooldown's identity, ended when a release of it is published.
     let releases: CountdownReleases
 
-    init(loop: EventLoop, gate: GateWorker, metrics: WorkerMetrics, limits: StreamLimits, heartbeatInterval: Duration,
-         clock: any CountdownClock = SystemCountdownClock()) {
+    init(loop: EventLoop, gate: GateWorker, metrics: WorkerMetrics, limits: StreamLimits, heartbeatInterval: Duration) {
         self.limits = limits
         releases = CountdownReleases(gate: gate, metrics: metrics)
-        self.clock = clock
         self.heartbeatInterval = heartbeatInterval
         self.metrics = metrics
         scheduler = LoopCountdownScheduler(loop: loop, clock: clock)

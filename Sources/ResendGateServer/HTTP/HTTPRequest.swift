@@ -10,12 +10,8 @@ struct HTTPRequest {
 
     /// The connection the answer goes to.
     let connection: OpaquePointer
-    private let parsed: UnsafePointer<rg_http_request>
-
-    init(connection: OpaquePointer, parsed: UnsafePointer<rg_http_request>) {
-        self.connection = connection
-        self.parsed = parsed
-    }
+    /// The framing's parse of the request (read through the accessors below).
+    let parsed: UnsafePointer<rg_http_request>
 
     var method: Method {
         switch parsed.pointee.method {
