@@ -65,34 +65,28 @@ extension CountdownCenter {
     /// under the lock (so it precedes every later tick), or, inline, delivered after
     /// unlocking, with events for it held back until then.
     private func register(_ box: SubscriptionBox) {
-        lock.lock()
-        let now = clock.now
-        var outbox = Outbox()
-        let first: CountdownEvent
-        if let record = records[box.id], record.remainingNanoseconds(at: now) > 0 {
-            first = .value(CountdownValue(remainingNanoseconds: record.remainingNanoseconds(at: now)))
-            if case .value(let value) = first { box.lastShown = value.totalSeconds }
-            box.isRegistered = true
-            record.subscribers.append(box)
-        } else {
-            first = .finished
-        }
         // The first event of a main-queue subscription made on the main thread is delivered
         // at once, not a turn later: a reused cell or a new screen shows its value in the
         // frame it is set up (later events still come through the queue, after it).
         let firstAtOnce = box.queue == nil || (box.queue?.label == DispatchQueue.main.label && MainQueue.isCurrent)
-        if !firstAtOnce {
-            outbox.add(box, first)
-        } else if box.queue == nil {
-            box.holdsEvents = true
+        var first = CountdownEvent.finished
+        change { now, outbox in
+            if let record = records[box.id], record.remainingNanoseconds(at: now) > 0 {
+                let value = CountdownValue(remainingNanoseconds: record.remainingNanoseconds(at: now))
+                first = .value(value)
+                box.lastShown = value.totalSeconds
+                box.isRegistered = true
+                record.subscribers.append(box)
+            }
+            if !firstAtOnce {
+                outbox.add(box, first)
+            } else if box.queue == nil {
+                box.holdsEvents = true
+            }
+            if let record = records[box.id] {
+                if box.isRegistered { refresh(record, at: now, into: &outbox) } else { finish(record, into: &outbox) }
+            }
         }
-        if let record = records[box.id] {
-            if box.isRegistered { refresh(record, at: now, into: &outbox) } else { finish(record, into: &outbox) }
-        }
-        rearm()
-        outbox.sendQueued()
-        lock.unlock()
-        outbox.sendInline()
         if box.queue == nil { box.deliverFirst(first) } else if firstAtOnce { box.deliver(first) }
     }
 

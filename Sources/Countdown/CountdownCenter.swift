@@ -74,28 +74,20 @@ public final class CountdownCenter: @unchecked Sendable {
 
     /// The scheduler's callback: sends every changed value, then re-arms.
     private func wake(generation: UInt64) {
-        lock.lock()
-        guard generation == wakeUpGeneration else {
-            lock.unlock()
-            return
-        }
-        wakeUp = nil
-        wakeUpAt = nil
-        let now = clock.now
-        lastWakeUp = now
-        var outbox = Outbox()
-        while let next = heap.top(), next.key <= now.nanoseconds {
-            let record = next.record
-            if update(record, at: now, into: &outbox) {
-                heap.rekeyTop(next, to: record.nextChange.nanoseconds)
-            } else {
-                heap.file(record, key: nil)
+        change { now, outbox in
+            guard generation == wakeUpGeneration else { return }  // a later wake-up replaced it
+            wakeUp = nil
+            wakeUpAt = nil
+            lastWakeUp = now
+            while let next = heap.top(), next.key <= now.nanoseconds {
+                let record = next.record
+                if update(record, at: now, into: &outbox) {
+                    heap.rekeyTop(next, to: record.nextChange.nanoseconds)
+                } else {
+                    heap.file(record, key: nil)
+                }
             }
         }
-        rearm()
-        outbox.sendQueued()
-        lock.unlock()
-        outbox.sendInline()
     }
 
     /// Sends `record`'s subscribers its value at `now` if it changed for them, finishes it

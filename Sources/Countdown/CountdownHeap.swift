@@ -74,15 +74,6 @@ struct CountdownHeap {
         push(Entry(key: key, record: first.record))
     }
 
-    mutating func removeAll() {
-        for entry in entries { entry.record.heapKey = nil }
-        for entry in run[runHead...] { entry.record.heapKey = nil }
-        entries.removeAll()
-        run.removeAll()
-        runHead = 0
-        liveCount = 0
-    }
-
     // MARK: - Array mechanics
 
     private mutating func push(_ entry: Entry) {

@@ -16,27 +16,24 @@ public struct DispatchCountdownScheduler: CountdownScheduler {
     public let queue: DispatchQueue
     /// How late dispatch may fire a timer, so the system can coalesce wake-ups.
     public let leeway: DispatchTimeInterval
-    private let clock: SystemCountdownClock
 
     /// Makes a scheduler firing on `queue` (a new serial queue by default).
     public init(queue: DispatchQueue = DispatchQueue(label: "resendgate.countdown.ticker"),
                 leeway: DispatchTimeInterval = .milliseconds(2)) {
         self.queue = queue
         self.leeway = leeway
-        self.clock = SystemCountdownClock()
     }
 
     public func schedule(at instant: CountdownInstant, _ fire: @escaping @Sendable () -> Void) -> any CountdownWakeUp {
         let wakeUp = DispatchWakeUp(timer: DispatchSource.makeTimerSource(queue: queue))
-        let clock = self.clock
         let leeway = self.leeway
-        wakeUp.arm(until: instant, clock: clock, leeway: leeway)
+        wakeUp.arm(until: instant, leeway: leeway)
         wakeUp.timer.setEventHandler { [wakeUp] in
-            if clock.now >= instant {
+            if SystemCountdownClock().now >= instant {
                 wakeUp.timer.cancel()
                 fire()
             } else {
-                wakeUp.arm(until: instant, clock: clock, leeway: leeway)
+                wakeUp.arm(until: instant, leeway: leeway)
             }
         }
         wakeUp.timer.activate()
@@ -53,8 +50,8 @@ final class DispatchWakeUp: CountdownWakeUp, @unchecked Sendable {
         self.timer = timer
     }
 
-    func arm(until instant: CountdownInstant, clock: SystemCountdownClock, leeway: DispatchTimeInterval) {
-        let wait = max(.zero, min(clock.now.duration(to: instant), DispatchCountdownScheduler.maximumWait))
+    func arm(until instant: CountdownInstant, leeway: DispatchTimeInterval) {
+        let wait = max(.zero, min(SystemCountdownClock().now.duration(to: instant), DispatchCountdownScheduler.maximumWait))
         // Round up so that the timer never fires before the instant it was armed for.
         let nanoseconds = Int((wait + .nanoseconds(999)).countdownNanoseconds / 1_000 * 1_000)
         timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .never, leeway: leeway)

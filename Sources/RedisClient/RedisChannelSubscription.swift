@@ -98,22 +98,19 @@ package final class RedisChannelSubscription {
     /// Sends `words`; every reply (the AUTH answer, the subscription's confirmation and
     /// messages) comes to `received`.
     private func command(_ words: [String], on context: UnsafeMutablePointer<redisAsyncContext>) {
-        var lengths = words.map { $0.utf8.count }
-        var offsets: [Int] = []
-        var bytes: [CChar] = []
-        for word in words {
-            offsets.append(bytes.count)
-            bytes += word.utf8.map { CChar(bitPattern: $0) }
-        }
-        bytes.append(0)
-        let status = bytes.withUnsafeBufferPointer { buffer in  // hiredis copies the words
-            var argv: [UnsafePointer<CChar>?] = offsets.map { buffer.baseAddress! + $0 }
-            return redisAsyncCommandArgv(context, { context, reply, privdata in
+        var arguments = RedisArguments()
+        for word in words { arguments.append(word) }
+        var formatted: [UInt8] = []
+        arguments.writeRESP(into: &formatted)
+        formatted.append(0)  // as `RedisConnection.enqueueFormatted` does
+        let status = formatted.withUnsafeBytes { command in  // hiredis copies the command
+            redisAsyncFormattedCommand(context, { context, reply, privdata in
                 guard let data = context?.pointee.data, let reply else { return }
                 let subscription = Unmanaged<RedisChannelSubscription>.fromOpaque(data).takeUnretainedValue()
                 guard UInt(bitPattern: privdata) == subscription.generation else { return }
                 subscription.received(RedisReply(reply.assumingMemoryBound(to: redisReply.self)))
-            }, UnsafeMutableRawPointer(bitPattern: generation), Int32(words.count), &argv, &lengths)
+            }, UnsafeMutableRawPointer(bitPattern: generation),
+            command.baseAddress?.assumingMemoryBound(to: CChar.self), command.count - 1)
         }
         if status != REDIS_OK { lost() }
     }

@@ -158,6 +158,15 @@ extension RedisConfiguration {
         return copy
     }
 
+    /// The timeouts for asking Sentinels, which get no user, password or database.
+    var forSentinels: RedisConfiguration {
+        var plain = self
+        plain.username = nil
+        plain.password = nil
+        plain.database = 0
+        return plain
+    }
+
     /// Settings for a Redis Cluster found from `seeds`; `base` gives the password and
     /// timeouts (clusters have only database 0).
     public static func cluster(seeds: [HostPort], base: RedisConfiguration) throws(ConfigurationError) -> RedisConfiguration {

@@ -60,7 +60,6 @@ extension RedisConnection {
             switch result {
             case .success(let master):
                 self.noteMaster(master)
-                self.sentinelMaster = master
                 self.connect()
             case .failure(let error):
                 self.connectTimer.cancel()
@@ -74,7 +73,6 @@ extension RedisConnection {
         guard master != sentinelMaster else { return }
         let previous = sentinelMaster.map(\.description) ?? "none"
         noteMaster(master)
-        sentinelMaster = master
         if state == .ready || state == .connecting {
             drop(RedisError(.unavailable, "the Sentinels moved the master from \(previous) to \(master)"))
         }
@@ -87,13 +85,11 @@ extension RedisConnection {
     func watchSentinels() {
         guard state == .ready, sentinel != nil else { return }
         sentinel!.resolve { [unowned self] result in
-            if case .success(let master) = result, let current = self.sentinelMaster, master != current, self.state == .ready {
-                self.noteMaster(master)
-                self.sentinelMaster = master
-                self.drop(RedisError(.unavailable, "the Sentinels moved the master from \(current) to \(master)"))
-                return
+            guard self.state == .ready else { return }
+            if case .success(let master) = result, let current = self.sentinelMaster, master != current {
+                return self.masterSwitched(to: master)
             }
-            if self.state == .ready { self.sentinelTimer.schedule(after: .seconds(1)) }
+            self.sentinelTimer.schedule(after: .seconds(1))
         }
     }
 

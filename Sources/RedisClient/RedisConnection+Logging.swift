@@ -28,8 +28,10 @@ extension RedisConnection {
     }
 
     /// The Sentinels named `master` (by `+switch-master`, a periodic check or a lookup at
-    /// reconnect): another node than the last one named is a master switch, a warning.
+    /// reconnect): the connection goes to it from now on, and another node than the last
+    /// one named is a master switch, a warning.
     func noteMaster(_ master: RedisConfiguration.HostPort) {
+        sentinelMaster = master
         guard case .sentinel(_, let name) = configuration.endpoint, master != lastNamedMaster else { return }
         if let previous = lastNamedMaster {
             logger.warning("redis master \(name): the Sentinels switched it from \(previous) to \(master); reconnecting")

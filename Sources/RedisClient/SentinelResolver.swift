@@ -13,12 +13,7 @@ final class SentinelResolver {
         self.loop = loop
         self.sentinels = sentinels
         self.master = master
-        // Sentinels get no password, no database and no scripts.
-        var plain = timeouts
-        plain.username = nil
-        plain.password = nil
-        plain.database = 0
-        template = plain
+        template = timeouts.forSentinels  // and no scripts
     }
 
     /// The current master's address, as `SENTINEL get-master-addr-by-name` answers it.

@@ -10,12 +10,8 @@ final class SentinelSubscription {
 
     init(loop: EventLoop, sentinels: [RedisConfiguration.HostPort], master: String, timeouts: RedisConfiguration,
          onSwitch: @escaping (RedisConfiguration.HostPort) -> Void) {
-        var plain = timeouts
-        plain.username = nil
-        plain.password = nil
-        plain.database = 0
         channel = RedisChannelSubscription(
-            loop: loop, channel: "+switch-master", configuration: plain,
+            loop: loop, channel: "+switch-master", configuration: timeouts.forSentinels,
             endpoint: { attempt in
                 let sentinel = sentinels[attempt % sentinels.count]
                 return .tcp(host: sentinel.host, port: sentinel.port)

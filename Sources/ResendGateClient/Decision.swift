@@ -1,4 +1,3 @@
-import Countdown
 import Foundation
 
 /// The answer to ``ResendGateClient/send(phone:purpose:idempotencyKey:clientIP:)``: allowed

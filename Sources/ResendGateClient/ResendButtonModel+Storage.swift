@@ -1,5 +1,3 @@
-import Foundation
-
 /// Where a model saves its countdown: a key per purpose and number that names no number.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 extension ResendButtonModel {

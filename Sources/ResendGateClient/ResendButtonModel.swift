@@ -57,8 +57,11 @@ public final class ResendButtonModel {
     @ObservationIgnored private var subscription: CountdownSubscription?
     /// Bumped by every send, refresh and number change: an answer to an older one is late.
     @ObservationIgnored private var generation = 0
-    /// The live stream of the running countdown, while ``startLiveUpdates()`` asked for it.
-    @ObservationIgnored private var liveUpdates: Task<Void, Never>?
+    /// The live stream of the running countdown, while ``startLiveUpdates()`` asked for it;
+    /// cancelled when replaced or cleared.
+    @ObservationIgnored private var liveUpdates: Task<Void, Never>? {
+        didSet { oldValue?.cancel() }
+    }
     @ObservationIgnored private var wantsLiveUpdates = false
 
     /// Makes the model for `phone` and `purpose`, restoring a countdown saved by an earlier
@@ -119,8 +122,7 @@ public final class ResendButtonModel {
         let mine = generation
         state = .sending
         changed()
-        var attempt = 0
-        while true {
+        for attempt in 0...Self.sendRetries {
             do {
                 let decision = try await client.send(phone: phone, purpose: purpose, idempotencyKey: key)
                 guard generation == mine else { return }  // the number changed meanwhile
@@ -130,16 +132,9 @@ public final class ResendButtonModel {
                 return
             } catch {
                 guard generation == mine else { return }
-                if Task.isCancelled || error.code == ResendGateError.cancelled {
-                    state = before
-                    changed()
-                    return
-                }
-                if error.code == ResendGateError.transport, attempt < Self.sendRetries {
-                    attempt += 1
-                    continue
-                }
-                lastError = error
+                let cancelled = Task.isCancelled || error.code == ResendGateError.cancelled
+                if !cancelled, error.code == ResendGateError.transport, attempt < Self.sendRetries { continue }
+                if !cancelled { lastError = error }
                 state = before
                 changed()
                 return
@@ -183,12 +178,10 @@ public final class ResendButtonModel {
     /// on from its deadline.
     public func stopLiveUpdates() {
         wantsLiveUpdates = false
-        liveUpdates?.cancel()
         liveUpdates = nil
     }
 
     private func followLive() {
-        liveUpdates?.cancel()
         liveUpdates = nil
         guard wantsLiveUpdates, let token = saved?.token, case .counting = state else { return }
         let mine = generation
@@ -224,7 +217,7 @@ public final class ResendButtonModel {
 
     private func switchNumber(from old: String) {
         generation += 1
-        stopLiveUpdatesTask()
+        liveUpdates = nil
         subscription?.cancel()
         subscription = nil
         center.cancel(countdownID(phone: old))
@@ -234,11 +227,6 @@ public final class ResendButtonModel {
         state = .idle
         restore()
         changed()
-    }
-
-    private func stopLiveUpdatesTask() {
-        liveUpdates?.cancel()
-        liveUpdates = nil
     }
 
     private func follow(_ countdown: ServerCountdown, token: String?) {
@@ -268,7 +256,7 @@ public final class ResendButtonModel {
     }
 
     private func finish() {
-        stopLiveUpdatesTask()
+        liveUpdates = nil
         subscription?.cancel()
         subscription = nil
         center.cancel(countdownID)

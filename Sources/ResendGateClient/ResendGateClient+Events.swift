@@ -78,11 +78,6 @@ extension ResendGateClient {
         return stream
     }
 
-    private enum Ending {
-        case done
-        case dropped
-    }
-
     private func followEvents(
         token: String, maximumFailures: Int, into continuation: AsyncThrowingStream<CountdownUpdate, any Error>.Continuation
     ) async throws(ResendGateError) {
@@ -93,9 +88,9 @@ extension ResendGateClient {
             var parser = ServerSentEventParser()
             var events = 0
             do throws(ResendGateError) {
-                let ending = try await readEvents(
+                let done = try await readEvents(
                     token: token, parser: &parser, into: continuation, connected: &connected, events: &events)
-                if case .done = ending { return }
+                if done { return }
                 // A connection that ended without an event is a failure like a refused one.
                 failures = events > 0 ? 0 : failures + 1
                 guard failures <= maximumFailures else {
@@ -120,11 +115,11 @@ extension ResendGateClient {
         }
     }
 
-    /// One connection: yields its ticks; `.done` after `event: done`, `.dropped` when the
+    /// One connection: yields its ticks; true after `event: done`, false when the
     /// connection ended without it (closed, or a `shutdown` event).
     private func readEvents(token: String, parser: inout ServerSentEventParser,
                             into continuation: AsyncThrowingStream<CountdownUpdate, any Error>.Continuation,
-                            connected: inout Bool, events: inout Int) async throws(ResendGateError) -> Ending {
+                            connected: inout Bool, events: inout Int) async throws(ResendGateError) -> Bool {
         var request = makeRequest("GET", path: routes.countdownEvents(Self.escape(token)))
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
         request.timeoutInterval = 45  // idle time: the server sends a heartbeat every 15 s
@@ -155,9 +150,9 @@ extension ResendGateClient {
                         case "done":
                             let body = try? JSONDecoder().decode(WireFormat.TickBody.self, from: Data(event.data.utf8))
                             continuation.yield(.done(reason: body?.reason))
-                            return .done
+                            return true
                         case "shutdown":
-                            return .dropped
+                            return false
                         default:
                             continue
                         }
@@ -173,6 +168,6 @@ extension ResendGateClient {
             if status == 0 { throw ResendGateError(code: ResendGateError.transport, message: "no answer") }
             throw WireFormat.error(errorBody, status: status)
         }
-        return .dropped
+        return false
     }
 }

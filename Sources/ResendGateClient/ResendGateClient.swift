@@ -48,14 +48,11 @@ public struct ResendGateClient: Sendable {
     /// `idempotencyKey` within 24 h gets the first answer again and consumes nothing.
     public func send(phone: String, purpose: String = "default", idempotencyKey: String? = nil,
                      clientIP: String? = nil) async throws(ResendGateError) -> Decision {
-        var body: [String: String] = ["phone": phone, "purpose": purpose]
+        var body = ["phone": phone, "purpose": purpose]
         if let clientIP { body["client_ip"] = clientIP }
-        var request = makeRequest("POST", path: routes.sends)
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        var request = makeRequest("POST", path: routes.sends, json: body)
         if let idempotencyKey { request.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key") }
-        request.httpBody = try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
-        let (data, status, receipt) = try await perform(request)
-        guard status == 200 || status == 429 else { throw WireFormat.error(data, status: status) }
+        let (data, status, receipt) = try await perform(request, expecting: [200, 429])
         return try WireFormat.decision(data, status: status, receipt: receipt)
     }
 
@@ -63,22 +60,19 @@ public struct ResendGateClient: Sendable {
     /// (`GET /v1/cooldowns/{phone}`).
     public func status(phone: String, purpose: String = "default") async throws(ResendGateError) -> CooldownStatus {
         let (data, status, receipt) = try await perform(makeRequest("GET", path: cooldownPath(phone, purpose)))
-        guard status == 200 else { throw WireFormat.error(data, status: status) }
         return try WireFormat.cooldown(data, status: status, receipt: receipt)
     }
 
     /// Ends the cooldown of `phone` for `purpose` (the SMS provider failed): a send may go
     /// ahead at once (`DELETE /v1/cooldowns/{phone}`).
     public func release(phone: String, purpose: String = "default") async throws(ResendGateError) {
-        let (data, status, _) = try await perform(makeRequest("DELETE", path: cooldownPath(phone, purpose)))
-        guard status == 204 else { throw WireFormat.error(data, status: status) }
+        _ = try await perform(makeRequest("DELETE", path: cooldownPath(phone, purpose)), expecting: [204])
     }
 
     /// Reads the countdown a send's `countdown_token` follows (`GET /v1/countdowns/{token}`),
     /// with no API key. Throws code ``ResendGateError/notFound`` once it ended or was released.
     public func countdown(token: String) async throws(ResendGateError) -> CountdownStatus {
         let (data, status, receipt) = try await perform(makeRequest("GET", path: routes.countdown(Self.escape(token))))
-        guard status == 200 else { throw WireFormat.error(data, status: status) }
         return try WireFormat.countdown(data, status: status, receipt: receipt)
     }
 
@@ -90,24 +84,26 @@ public struct ResendGateClient: Sendable {
     public func reportVerification(phone: String, purpose: String = "default", outcome: VerificationOutcome)
         async throws(ResendGateError) -> VerificationReport
     {
-        var request = makeRequest("POST", path: routes.verifications)
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try? JSONSerialization.data(
-            withJSONObject: ["phone": phone, "purpose": purpose, "outcome": outcome.rawValue], options: [.sortedKeys])
-        let (data, status, _) = try await perform(request)
-        guard status == 200 else { throw WireFormat.error(data, status: status) }
+        let body = ["phone": phone, "purpose": purpose, "outcome": outcome.rawValue]
+        let (data, status, _) = try await perform(makeRequest("POST", path: routes.verifications, json: body))
         return try WireFormat.verification(data, status: status)
     }
 
     // MARK: - Plumbing
 
-    func makeRequest(_ method: String, path: String, query: String? = nil) -> URLRequest {
+    /// A request to `path` under ``baseURL``, with the API key; `json` is sent as the body
+    /// (its keys sorted).
+    func makeRequest(_ method: String, path: String, json: [String: String]? = nil) -> URLRequest {
         var url = baseURL.absoluteString
         while url.hasSuffix("/") { url.removeLast() }
         var request = URLRequest(url: URL(string: url + path)!, cachePolicy: .reloadIgnoringLocalCacheData,
                                  timeoutInterval: timeout)
         request.httpMethod = method
         if let apiKey { request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization") }
+        if let json {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try? JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])
+        }
         return request
     }
 
@@ -121,7 +117,10 @@ public struct ResendGateClient: Sendable {
         return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
     }
 
-    private func perform(_ request: URLRequest) async throws(ResendGateError) -> (Data, Int, ServerReceipt) {
+    /// Sends `request`; an answer whose status is not among `statuses` is thrown as its error.
+    private func perform(_ request: URLRequest, expecting statuses: Set<Int> = [200]) async throws(ResendGateError)
+        -> (Data, Int, ServerReceipt)
+    {
         let sentAt = clock.now
         let data: Data, response: URLResponse
         do {
@@ -136,6 +135,7 @@ public struct ResendGateClient: Sendable {
         guard let http = response as? HTTPURLResponse else {
             throw ResendGateError(code: ResendGateError.invalidResponse, message: "not an HTTP answer")
         }
+        guard statuses.contains(http.statusCode) else { throw WireFormat.error(data, status: http.statusCode) }
         let receipt = ServerReceipt(arrivedAt: arrivedAt, deviceTime: clock.wallNow,
                                     roundTrip: sentAt.duration(to: arrivedAt))
         return (data, http.statusCode, receipt)

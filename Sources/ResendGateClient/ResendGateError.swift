@@ -1,5 +1,3 @@
-import Foundation
-
 /// Every failure of a ``ResendGateClient`` call: the API's own error `code` and HTTP status
 /// when the server answered, or one of the client's codes when it did not.
 ///

@@ -46,7 +46,7 @@ public struct ServerCountdown: Hashable, Sendable {
         self.deadline = receipt.arrivedAt.advanced(by: .milliseconds(remainingMilliseconds) - halfTrip)
         self.resendAt = resendAt
         self.serverTime = serverTime
-        self.deviceTimeAtServerTime = receipt.deviceTime.addingTimeInterval(-Self.seconds(halfTrip))
+        self.deviceTimeAtServerTime = receipt.deviceTime.addingTimeInterval(-(halfTrip / .seconds(1)))
     }
 
     /// Time left at `now` on the same monotonic clock (negative once over).
@@ -58,11 +58,6 @@ public struct ServerCountdown: Hashable, Sendable {
     public func saved(token: String?) -> SavedCountdown {
         SavedCountdown(token: token, resendAt: resendAt, serverTime: serverTime,
                        deviceTimeAtServerTime: deviceTimeAtServerTime)
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }
 

@@ -1,87 +1,57 @@
 import ResendGate
 
 /// An error answer of the HTTP API: a stable `code`, a message for people, and the one
-/// place where errors get their HTTP status. A gate error keeps its `GateError.Kind`, so
-/// `status` switches over every kind with no default: a new kind does not build until
-/// it has a status here.
+/// place where errors get their HTTP status: each code below with its status, and a gate
+/// error's status by a switch over every `GateError.Kind` with no default, so a new kind
+/// does not build until it has a status here.
 struct APIError: Error, Equatable {
-    /// Every error code of the API: the gate's own, and those only HTTP can have.
-    private enum Code: Equatable {
-        case gate(GateError.Kind)
-        case invalidJSON, missingField, badRequest, unauthorized, notFound, methodNotAllowed
-        case bodyTooLarge, unsupportedMediaType, misdirectedRequest, headerTooLarge
-    }
-
-    private let reason: Code
+    /// The stable wire code (`invalid_json`, `store_unavailable`, ...); deploy/openapi.yaml lists them.
+    let code: String
+    let status: Int
     let message: String
     /// For `refund_limit` and `locked`: how long until the limit frees a refund or the lock ends, sent as
     /// `retry_after`/`retry_after_ms` in the error object and as `Retry-After`.
     let retryAfterMilliseconds: Int64?
 
-    private init(_ reason: Code, _ message: String, retryAfterMilliseconds: Int64? = nil) {
-        self.reason = reason
+    private init(_ code: String, _ status: Int, _ message: String, retryAfterMilliseconds: Int64? = nil) {
+        self.code = code
+        self.status = status
         self.message = message
         self.retryAfterMilliseconds = retryAfterMilliseconds
     }
 
+    /// A gate error's kind, with its status.
+    private init(_ kind: GateError.Kind, _ message: String, retryAfterMilliseconds: Int64? = nil) {
+        let status = switch kind {
+        case .invalidPhone, .invalidPurpose, .invalidField: 400
+        case .regionNotAllowed, .numberTypeNotAllowed, .forbidden: 403
+        case .idempotencyKeyReused: 422
+        case .noCodeSent, .codeLocked: 409
+        case .refundLimit, .locked: 429
+        case .storeUnavailable: 503
+        }
+        self.init(kind.rawValue, status, message, retryAfterMilliseconds: retryAfterMilliseconds)
+    }
+
     /// A gate error as the API answers it: same code, message and retry time.
     init(_ error: GateError) {
-        self.init(.gate(error.kind), error.message, retryAfterMilliseconds: error.retryAfterMilliseconds)
+        self.init(error.kind, error.message, retryAfterMilliseconds: error.retryAfterMilliseconds)
     }
 
-    /// The HTTP status of each code; every error answer goes through here.
-    var status: Int {
-        switch reason {
-        case .gate(let kind):
-            switch kind {
-            case .invalidPhone, .invalidPurpose, .invalidField: 400
-            case .regionNotAllowed, .numberTypeNotAllowed, .forbidden: 403
-            case .idempotencyKeyReused: 422
-            case .noCodeSent, .codeLocked: 409
-            case .refundLimit, .locked: 429
-            case .storeUnavailable: 503
-            }
-        case .invalidJSON, .missingField, .badRequest: 400
-        case .unauthorized: 401
-        case .notFound: 404
-        case .methodNotAllowed: 405
-        case .bodyTooLarge: 413
-        case .unsupportedMediaType: 415
-        case .misdirectedRequest: 421
-        case .headerTooLarge: 431
-        }
-    }
-
-    /// The stable wire code (`invalid_json`, `store_unavailable`, ...); deploy/openapi.yaml lists them.
-    var code: String {
-        switch reason {
-        case .gate(let kind): kind.rawValue
-        case .invalidJSON: "invalid_json"
-        case .missingField: "missing_field"
-        case .badRequest: "bad_request"
-        case .unauthorized: "unauthorized"
-        case .notFound: "not_found"
-        case .methodNotAllowed: "method_not_allowed"
-        case .bodyTooLarge: "body_too_large"
-        case .unsupportedMediaType: "unsupported_media_type"
-        case .misdirectedRequest: "misdirected_request"
-        case .headerTooLarge: "header_too_large"
-        }
-    }
-
-    static func invalidJSON(_ message: String) -> APIError { APIError(.invalidJSON, message) }
-    static func missingField(_ message: String) -> APIError { APIError(.missingField, message) }
-    static func badRequest(_ message: String) -> APIError { APIError(.badRequest, message) }
-    static func bodyTooLarge(_ message: String) -> APIError { APIError(.bodyTooLarge, message) }
-    static func unsupportedMediaType(_ message: String) -> APIError { APIError(.unsupportedMediaType, message) }
-    static func misdirectedRequest(_ message: String) -> APIError { APIError(.misdirectedRequest, message) }
-    static func headerTooLarge(_ message: String) -> APIError { APIError(.headerTooLarge, message) }
-    static func notFound(message: String) -> APIError { APIError(.notFound, message) }
+    /// The codes only HTTP has.
+    static func invalidJSON(_ message: String) -> APIError { APIError("invalid_json", 400, message) }
+    static func missingField(_ message: String) -> APIError { APIError("missing_field", 400, message) }
+    static func badRequest(_ message: String) -> APIError { APIError("bad_request", 400, message) }
+    static func bodyTooLarge(_ message: String) -> APIError { APIError("body_too_large", 413, message) }
+    static func unsupportedMediaType(_ message: String) -> APIError { APIError("unsupported_media_type", 415, message) }
+    static func misdirectedRequest(_ message: String) -> APIError { APIError("misdirected_request", 421, message) }
+    static func headerTooLarge(_ message: String) -> APIError { APIError("header_too_large", 431, message) }
+    static func notFound(message: String) -> APIError { APIError("not_found", 404, message) }
     /// The gate's codes that HTTP gives for its own reasons too (a path, a query, an origin, `/readyz`).
-    static func invalidPhone(_ message: String) -> APIError { APIError(.gate(.invalidPhone), message) }
-    static func invalidField(_ message: String) -> APIError { APIError(.gate(.invalidField), message) }
-    static func forbidden(_ message: String) -> APIError { APIError(.gate(.forbidden), message) }
-    static func storeUnavailable(_ message: String) -> APIError { APIError(.gate(.storeUnavailable), message) }
+    static func invalidPhone(_ message: String) -> APIError { APIError(.invalidPhone, message) }
+    static func invalidField(_ message: String) -> APIError { APIError(.invalidField, message) }
+    static func forbidden(_ message: String) -> APIError { APIError(.forbidden, message) }
+    static func storeUnavailable(_ message: String) -> APIError { APIError(.storeUnavailable, message) }
 
     /// A valid API key that lacks the scope the route needs.
     static func forbidden(_ scope: APIScopes) -> APIError {
@@ -94,10 +64,10 @@ struct APIError: Error, Equatable {
     }
 
     static func methodNotAllowed(_ allowed: String) -> APIError {
-        APIError(.methodNotAllowed, "this route accepts \(allowed)")
+        APIError("method_not_allowed", 405, "this route accepts \(allowed)")
     }
 
-    static let unauthorized = APIError(.unauthorized, "a valid API key is required: Authorization: Bearer <key>")
+    static let unauthorized = APIError("unauthorized", 401, "a valid API key is required: Authorization: Bearer <key>")
 
     func writeJSON(to json: inout JSONWriter) {
         json.beginObject()

@@ -1,7 +1,5 @@
 import Foundation
 import GateRuntime
-import RedisClient
-import ResendGate
 
 /// What an API key may do: each keyed route needs one scope.
 public struct APIScopes: OptionSet, Sendable, Hashable {
@@ -41,10 +39,10 @@ public struct APIKey: Sendable, Equatable {
 
     /// One key as a line of `--api-keys-file` writes it: `KEY` (send and read) or
     /// `KEY send,read,release` (the scopes it names, separated by commas). An unknown
-    /// or empty scope name is refused, naming `field`; the key itself is never quoted.
-    public init(line: String, field: String = "api-keys-file") throws(ConfigurationError) {
+    /// or empty scope name is refused, naming `api-keys-file`; the key itself is never quoted.
+    public init(line: String) throws(ConfigurationError) {
         let parts = line.split(maxSplits: 1, whereSeparator: { $0 == " " || $0 == "\t" })
-        guard let secret = parts.first else { throw ConfigurationError(field: field, message: "a key line is empty") }
+        guard let secret = parts.first else { throw ConfigurationError(field: "api-keys-file", message: "a key line is empty") }
         guard parts.count == 2 else {
             self.init(String(secret))
             return
@@ -55,7 +53,7 @@ public struct APIKey: Sendable, Equatable {
             guard let known = APIScopes.names.first(where: { $0.name == name }) else {
                 let list = APIScopes.names.map(\.name).joined(separator: ", ")
                 throw ConfigurationError(
-                    field: field, message: name.isEmpty
+                    field: "api-keys-file", message: name.isEmpty
                         ? "a key's scope list has an empty entry (write them as send,read,release)"
                         : "unknown scope \"\(name.prefix(40))\" (known: \(list))")
             }

@@ -1,5 +1,4 @@
 import GateEventLoop
-import RedisClient
 import ResendGate
 import Synchronization
 #if canImport(Glibc)

@@ -1,7 +1,5 @@
 import Foundation
 import GateRuntime
-import RedisClient
-import ResendGate
 
 /// How the HTTP server listens, authenticates and protects itself.
 public struct ServerConfiguration: Sendable {
@@ -102,16 +100,12 @@ public struct ServerConfiguration: Sendable {
         self.logLevel = logLevel
         self.drainTimeout = drainTimeout
         self.onStoreFailure = onStoreFailure
-        self.allowOrigins = try allowOrigins.map { origins throws(ConfigurationError) in
-            try origins.map { origin throws(ConfigurationError) in
-                guard let normalised = Self.normalisedOrigin(origin) else {
-                    throw ConfigurationError(
-                        field: "allow-origins",
-                        message: "\"\(origin)\" is not an origin: write scheme://host[:port], such as https://app.example.com, with no path")
-                }
-                return normalised
-            }
+        for origin in allowOrigins ?? [] where Self.normalisedOrigin(origin) == nil {
+            throw ConfigurationError(
+                field: "allow-origins",
+                message: "\"\(origin)\" is not an origin: write scheme://host[:port], such as https://app.example.com, with no path")
         }
+        self.allowOrigins = allowOrigins?.compactMap(Self.normalisedOrigin)  // every one valid, checked above
     }
 
     /// Whether the gate checks `Host` against loopback names (DNS rebinding): when it

@@ -20,8 +20,6 @@ final class SharedState: Sendable {
     var redisReady: Bool { redis.allSatisfy(\.isReady) }
 
     func prometheusText() -> String {
-        PrometheusText.render(workerMetrics, redis: redis.map {
-            RedisHealth(up: $0.isReady, errors: $0.errorCount, reconnects: $0.reconnectCount)
-        })
+        PrometheusText.render(workerMetrics, redis: redis)
     }
 }

@@ -1,13 +1,11 @@
 import CHTTPConnection
 import GateEventLoop
-import RedisClient
 import ResendGate
 
 /// One event loop of the server: its own listener on the shared port, its own
 /// connections (CHTTPConnection's framing), its own Redis connection and parser cache. A request is read, decided
 /// and answered on this loop alone: no thread hop, no lock, no blocking call.
 final class Worker {
-    let index: Int
     let loop: EventLoop
     let configuration: ServerConfiguration
     let gate: GateWorker
@@ -41,7 +39,6 @@ final class Worker {
     private var memoryTrim = MemoryTrim()
 
     init(index: Int, loop: EventLoop, configuration: ServerConfiguration, gate: GateConfiguration) {
-        self.index = index
         self.loop = loop
         self.configuration = configuration
         log = AccessLog(level: configuration.logLevel)
@@ -70,18 +67,13 @@ final class Worker {
         flushTimer.schedule(after: .milliseconds(200))
     }
 
-    /// Stops accepting; requests in flight still complete. Runs on the loop.
-    func stopAccepting() {
-        acceptPause?.detach()
-        acceptPause = nil
-        connections?.stopAccepting()  // also closes the listening socket
-    }
-
     /// Stops accepting, ends every event stream with its `shutdown` event, lets
     /// requests in flight finish until `deadline`, then closes everything and stops
     /// the loop. Runs on the loop.
     func drain(until deadline: ContinuousClock.Instant) {
-        stopAccepting()
+        acceptPause?.detach()
+        acceptPause = nil
+        connections?.stopAccepting()  // also closes the listening socket
         countdownStreams?.shutDown()
         drainDeadline = deadline
         finishDraining()
@@ -170,10 +162,10 @@ final class Worker {
         // Recorded before the answer leaves: a client that has it and then asks /metrics
         // (perhaps on another worker) must find it counted.
         finish(exchange, status: status)
-        let outcome = HTTPResponder.send(
+        let queued = HTTPResponder.send(
             exchange.request, status: status, headers: responseHeaders, body: body,
             contentType: status == 204 ? nil : contentType, close: close)
-        if outcome == .queued { metrics.add(.answersQueued) }
+        if queued { metrics.add(.answersQueued) }
     }
 
     func respond(_ exchange: Exchange, error: APIError, headers: [(String, String)] = []) {
@@ -186,7 +178,7 @@ final class Worker {
         inFlight -= 1
         metrics.add(.inFlight, -1)
         metrics.observe(latency: elapsed, status: status)
-        log.request(method: exchange.methodName, path: exchange.path, status: status, duration: elapsed, id: exchange.id)
+        log.request(method: exchange.method.rawValue, path: exchange.path, status: status, duration: elapsed, id: exchange.id)
     }
 }
 
@@ -206,6 +198,4 @@ struct Exchange {
         method = request.method
         (path, query) = request.target
     }
-
-    var methodName: String { method.rawValue }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import GateRuntime
-import RedisClient
 import ResendGate
 
 /// One command-line option: its flag (`--name`), its environment variable
@@ -41,10 +40,10 @@ struct Option {
 }
 
 extension Option {
-    /// Any value with its own reader and writer.
+    /// Any value with its own reader and writer (by default none: `--help` shows no default).
     static func value<Value>(
         _ name: String, _ field: WritableKeyPath<Settings, Value>, placeholder: String?, help: String,
-        parse: @escaping (String) throws(ConfigurationError) -> Value, render: @escaping (Value) -> String?
+        parse: @escaping (String) throws(ConfigurationError) -> Value, render: @escaping (Value) -> String? = { _ in nil }
     ) -> Option {
         Option(
             name: name, placeholder: placeholder, help: help,

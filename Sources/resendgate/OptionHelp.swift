@@ -1,7 +1,5 @@
 import Foundation
 import GateRuntime
-import RedisClient
-import ResendGate
 
 /// The two renderings of an option list, `--help` and the table in docs/configuration.md, and the
 /// command line's wording of a `ConfigurationError` (a setting's field becomes its flag).

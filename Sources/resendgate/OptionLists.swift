@@ -16,10 +16,10 @@ extension Settings {
                 .with(environmentSuffix: "REDIS_URL"),
             Option.value("redis-cluster", \.redisCluster, placeholder: "H:P,...",
                          help: "a Redis Cluster, found from these nodes; password and timeouts from `--redis` ([Beyond one machine](operations.md#beyond-one-machine))",
-                         parse: { text throws(ConfigurationError) in try hostPorts(text, field: "redis-cluster") }, render: { _ in nil }),
+                         parse: { text throws(ConfigurationError) in try hostPorts(text, field: "redis-cluster") }),
             Option.value("redis-sentinel", \.redisSentinels, placeholder: "H:P,...",
                          help: "Sentinels that name the master (`--sentinel-master`); password and db from `--redis`",
-                         parse: { text throws(ConfigurationError) in try hostPorts(text, field: "redis-sentinel") }, render: { _ in nil }),
+                         parse: { text throws(ConfigurationError) in try hostPorts(text, field: "redis-sentinel") }),
             .text("sentinel-master", \.sentinelMaster, placeholder: "NAME", help: "the master's name at the Sentinels"),
             .count("wait-replicas", \.waitReplicas, in: GateConfiguration.waitReplicasRange,
                    help: "answer an allowed send only once N replicas have it (`WAIT`), so a failover cannot forget it"),
@@ -64,18 +64,15 @@ extension Settings {
                 .with(documentedDefault: "none"),
             Option.value("country-max-sends", \.policy.countryMaxSends, placeholder: "CC=N/D,...",
                          help: "budgets of allowed sends per destination in each budget's window: a region (`CN`: libphonenumber's region of the number, so Guernsey's `GG` numbers are not `GB`'s) or a calling code (`+44`: every region under it); shared by every purpose without its own in `--policy`: over one, 429 `country_limit` ([Budgets](anti-abuse.md#budgets))",
-                         parse: { text throws(ConfigurationError) in try SendBudget.parseRegions(text, field: "country-max-sends") },
-                         render: { _ in nil })
+                         parse: { text throws(ConfigurationError) in try SendBudget.parseRegions(text, field: "country-max-sends") })
                 .with(documentedDefault: "none"),
             Option.value("max-sends-total", \.policy.maxSendsTotal, placeholder: "N/D",
                          help: "a budget of allowed sends to any number in its window (`100000/24h`), shared like `--country-max-sends`: over it, 429 `global_limit`",
-                         parse: { text throws(ConfigurationError) in text.isEmpty ? nil : try SendBudget.parse(text, field: "max-sends-total") },
-                         render: { _ in nil })
+                         parse: { text throws(ConfigurationError) in text.isEmpty ? nil : try SendBudget.parse(text, field: "max-sends-total") })
                 .with(documentedDefault: "none"),
             Option.value("observe", \.policy.observe, placeholder: "RULE,...",
                          help: "rules (reason codes such as `cooldown`, `max_sends`, `ip_limit`, `country_limit`, `global_limit`, `suspected_pumping`; never `locked`) in observe mode: computed and reported in the answer's `observed` and in `/metrics`, but the send is allowed ([Observe mode](anti-abuse.md#observe-mode))",
-                         parse: { text throws(ConfigurationError) in try Policy.parseObserve(text) },
-                         render: { _ in nil })
+                         parse: { text throws(ConfigurationError) in try Policy.parseObserve(text) })
                 .with(documentedDefault: "none"),
             Option.value("allow-regions", \.policy.allowedRegions, placeholder: "CC,...",
                          help: "only these regions may receive codes; others get 403 `region_not_allowed`",
@@ -100,8 +97,7 @@ extension Settings {
                     help: "a purpose with a ladder or `--max-sends` keeps each number's running cooldown in its window key: one key and one write fewer per send. Turn it on once every gate of the deployment runs a version that has this option: older ones fail on such windows ([Upgrading](operations.md#upgrading))"),
             Option.value("test-numbers", \.testNumbers, placeholder: "+N[/D],...",
                          help: "numbers that skip every limit, for CI and QA: answered allowed with `\"test_number\": true` (send no real SMS), nothing recorded; `+15005550000/4` is any number of that length whose digits but the last 4 match ([Anti-abuse policies](anti-abuse.md))",
-                         parse: { text throws(ConfigurationError) in try TestNumbers(parsing: text) },
-                         render: { _ in nil })
+                         parse: { text throws(ConfigurationError) in try TestNumbers(parsing: text) })
                 .with(documentedDefault: "none"),
         ]
     }

@@ -1,4 +1,3 @@
-import ResendGate
 import ResendGateServer
 
 /// `resendgate send PHONE`: reserve a send straight against Redis.

@@ -1,6 +1,5 @@
 import Foundation
 import GateRuntime
-import RedisClient
 import ResendGate
 import ResendGateServer
 
@@ -26,18 +25,17 @@ enum ServeCommand {
         guard reading.positional.isEmpty else { throw UsageError("serve takes no arguments, got \(reading.positional[0])") }
         let settings = try reading.settings()
         let connectionMemory = settings.maxConnectionMemoryMiB << 20
-        let budget = ConnectionBudget(workers: settings.workers, connectionMemory: connectionMemory)
-        let maxConnections = settings.maxConnections ?? budget.defaultPerWorker
         let configuration = try ServerConfiguration(
             host: settings.host, port: settings.port, workers: settings.workers,
             apiKeys: try apiKeys(settings), insecureNoAuth: settings.insecureNoAuth,
-            connectionTimeout: settings.connectionTimeout, maxConnectionsPerWorker: maxConnections,
+            connectionTimeout: settings.connectionTimeout, maxConnectionsPerWorker: settings.maxConnections,
             connectionMemoryBytes: connectionMemory,
             logLevel: settings.logLevel, onStoreFailure: settings.onStoreFailure, allowOrigins: settings.allowOrigins)
         let server = try HTTPServer(configuration: configuration, gate: try settings.gateConfiguration())
         let displayHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         printError("listening on http://\(displayHost):\(server.port) with \(configuration.workers) workers, Redis \(settings.redisURL)")
-        printError(budget.summary(perWorker: maxConnections, derived: settings.maxConnections == nil))
+        let budget = ConnectionBudget(workers: settings.workers, connectionMemory: connectionMemory)
+        printError(budget.summary(perWorker: configuration.maxConnectionsPerWorker, derived: settings.maxConnections == nil))
         printError(ConnectionMemoryBudget(workers: settings.workers, total: connectionMemory).summary)
         let origins = server.allowedOrigins.isEmpty ? "none" : server.allowedOrigins.joined(separator: ", ")
         printError("web pages allowed to send POST or DELETE: \(origins)")
@@ -61,41 +59,19 @@ enum ServeCommand {
         return keys
     }
 
-    /// Returns when SIGTERM or SIGINT arrives.
+    /// Returns when SIGTERM or SIGINT arrives; later ones are ignored (the server drains).
     private static func waitForTermination() async {
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
+        let (signals, arrived) = AsyncStream<Void>.makeStream()
         let queue = DispatchQueue(label: "resendgate.signals")
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let once = OnceFlag()
-            var sources: [DispatchSourceSignal] = []
-            for number in [SIGTERM, SIGINT] {
-                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-                source.setEventHandler {
-                    if once.claim() { continuation.resume() }
-                }
-                source.resume()
-                sources.append(source)
-            }
-            SignalSources.keep(sources)
+        let sources = [SIGTERM, SIGINT].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { arrived.yield() }
+            source.resume()
+            return source
         }
-    }
-}
-
-/// Keeps the signal sources alive for the life of the process.
-private enum SignalSources {
-    nonisolated(unsafe) static var sources: [DispatchSourceSignal] = []
-    static func keep(_ new: [DispatchSourceSignal]) { sources = new }
-}
-
-private final class OnceFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var claimed = false
-    func claim() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if claimed { return false }
-        claimed = true
-        return true
+        for await _ in signals { break }
+        for source in sources { source.cancel() }
     }
 }

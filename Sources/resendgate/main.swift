@@ -1,6 +1,5 @@
 import Foundation
 import GateRuntime
-import RedisClient
 import ResendGate
 
 /// `resendgate COMMAND ...`: a thin dispatcher; each command lives in its own file.

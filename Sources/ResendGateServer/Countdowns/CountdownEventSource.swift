@@ -18,8 +18,6 @@ final class CountdownEventSource: @unchecked Sendable {
     private var subscription: CountdownSubscription?
     /// True once `done` was sent or the source was cancelled.
     private(set) var isOver = false
-    /// Frames sent so far (ticks and done).
-    private(set) var framesSent = 0
 
     /// A source for the countdown `countdownID` ending at `deadline` (which must be this
     /// stream's own id: cancelling forgets the countdown).
@@ -53,12 +51,8 @@ final class CountdownEventSource: @unchecked Sendable {
     /// `finish`, at once rather than at the deadline. Nothing once the stream is over.
     func end(reason: String) {
         guard !isOver else { return }
-        isOver = true
-        subscription?.cancel()
-        subscription = nil
-        center.cancel(countdownID)
+        cancel()
         send(Self.done(reason: reason), true)
-        framesSent += 1
         finish()
     }
 
@@ -74,7 +68,6 @@ final class CountdownEventSource: @unchecked Sendable {
             send(Self.done, true)
             finish()
         }
-        framesSent += 1
     }
 
     // MARK: - Frames

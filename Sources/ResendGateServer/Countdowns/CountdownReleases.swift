@@ -1,3 +1,4 @@
+import GateRuntime
 import ResendGate
 
 /// Ends a worker's event streams whose cooldown was released, on any gate: every
@@ -22,8 +23,7 @@ final class CountdownReleases {
     /// Streams by the identity of the cooldown they follow.
     private var followers: [String: [UInt64: EventStream]] = [:]
     private var recent = Set<String>()
-    private var recentOrder: [String] = []
-    private var recentNext = 0
+    private var recentOrder = FIFO<String>()
     private var subscribing = false
 
     init(gate: GateWorker, metrics: WorkerMetrics) {
@@ -66,13 +66,8 @@ final class CountdownReleases {
 
     private func remember(_ identity: String) {
         guard recent.insert(identity).inserted else { return }
-        if recentOrder.count < Self.recentCapacity {
-            recentOrder.append(identity)
-        } else {
-            recent.remove(recentOrder[recentNext])
-            recentOrder[recentNext] = identity
-            recentNext = (recentNext + 1) % Self.recentCapacity
-        }
+        recentOrder.append(identity)
+        if recentOrder.count > Self.recentCapacity, let oldest = recentOrder.popFirst() { recent.remove(oldest) }
     }
 
     /// The subscription is (again) in place: a cooldown released while it was down is

@@ -1,7 +1,6 @@
 import CHTTPConnection
 import Countdown
 import GateEventLoop
-import RedisClient
 import ResendGate
 
 /// One worker's server-sent event streams: ONE shared ``CountdownCenter`` ticking on
@@ -19,7 +18,7 @@ final class CountdownStreams {
     /// A comment line this often keeps proxies from closing a quiet stream.
     let heartbeatInterval: Duration
 
-    let clock: any CountdownClock
+    let clock: any CountdownClock = SystemCountdownClock()
     let center: CountdownCenter
     private let scheduler: LoopCountdownScheduler
     private let metrics: WorkerMetrics
@@ -36,22 +35,15 @@ final class CountdownStreams {
     /// Streams by their cooldown's identity, ended when a release of it is published.
     let releases: CountdownReleases
 
-    init(
-        loop: EventLoop, gate: GateWorker, metrics: WorkerMetrics, limits: StreamLimits = StreamLimits(perWorker: 5_000),
-        heartbeatInterval: Duration = .seconds(15), clock: any CountdownClock = SystemCountdownClock()
-    ) {
+    init(loop: EventLoop, gate: GateWorker, metrics: WorkerMetrics, limits: StreamLimits, heartbeatInterval: Duration) {
         self.limits = limits
         releases = CountdownReleases(gate: gate, metrics: metrics)
-        self.clock = clock
         self.heartbeatInterval = heartbeatInterval
         self.metrics = metrics
         scheduler = LoopCountdownScheduler(loop: loop, clock: clock)
         center = CountdownCenter(clock: clock, scheduler: scheduler)
         heartbeat = EventTimer(loop: loop) { [unowned self] in self.beat() }
     }
-
-    /// Open streams on this worker.
-    var count: Int { streams.count }
 
     /// Answers `request` with 200 `text/event-stream` and streams the countdown of
     /// `token`, which has `remaining` left as measured at `measuredAt` (when Redis's reply
@@ -106,17 +98,13 @@ final class CountdownStreams {
         if streams.isEmpty { heartbeat.cancel() }
     }
 
-    /// Open streams of `token` on this worker.
-    func streamCount(of token: String) -> Int {
-        streamsOfToken[token]?.count ?? 0
-    }
-
-    /// Closes the oldest stream of `token` (see ``EventStream/evict()``); false if none.
-    @discardableResult
-    func evictOldest(of token: String) -> Bool {
-        guard let serial = streamsOfToken[token]?.first, let stream = streams[serial] else { return false }
-        evict(stream)
-        return true
+    /// Before a stream of `token` opens: closes the token's oldest streams past its cap,
+    /// then the worker's oldest past its cap (see ``EventStream/evict()``).
+    private func makeRoom(for token: String) {
+        while let serials = streamsOfToken[token], serials.count >= limits.perToken, let oldest = streams[serials[0]] {
+            evict(oldest)
+        }
+        while streams.count >= limits.perWorker, evictOldest() {}
     }
 
     /// Closes the oldest stream on this worker; false if none.
@@ -211,28 +199,29 @@ final class EventStream {
     /// `shutdown` event (reconnect after 1 s), written as far as the socket takes it now,
     /// then the connection is closed.
     func evict() {
-        guard let connection else { return }
+        guard connection != nil else { return }
         write(CountdownEventSource.shutdown, final: true)
         source.cancel()
-        self.connection = nil
-        rg_http_close_now(connection)
-        owner.remove(self)
+        letGo { rg_http_close_now($0) }
     }
 
     /// After `done`: ends the response; the connection then closes (`Connection: close`).
     private func end() {
-        guard let connection else { return }
-        self.connection = nil
-        rg_http_end_stream(connection)
-        owner.remove(self)
+        letGo { rg_http_end_stream($0) }
     }
 
     /// The client went away (or timed out, or the server is closing).
     func connectionClosed() {
+        source.cancel()
+        letGo { rg_http_release($0) }
+    }
+
+    /// Hands the connection back with `release` and leaves the worker's streams, once (the
+    /// source is over by then: cancelling it again does nothing).
+    private func letGo(_ release: (OpaquePointer) -> Void) {
         guard let connection else { return }
         self.connection = nil
-        rg_http_release(connection)
-        source.cancel()
+        release(connection)
         owner.remove(self)
     }
 }

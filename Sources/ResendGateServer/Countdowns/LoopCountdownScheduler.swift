@@ -1,7 +1,5 @@
 import Countdown
 import GateEventLoop
-import RedisClient
-import ResendGate
 
 /// Wakes a worker's ``CountdownCenter`` from the worker's own event loop, with one
 /// libevent timer however many countdowns it serves (the center keeps at most one

@@ -6,27 +6,13 @@
 struct StreamLimits: Sendable, Equatable {
     /// Streams of one countdown token on one worker (tabs of one page, and reconnects
     /// whose old connection has not closed yet).
-    var perToken = 4
+    let perToken = 4
     /// Streams on one worker, of every token: half its connection cap, so streams never
     /// hold every connection and a plain request (a `/healthz`) still gets in.
-    var perWorker: Int
-
-    init(perWorker: Int, perToken: Int = 4) {
-        self.perWorker = max(1, perWorker)
-        self.perToken = max(1, perToken)
-    }
+    let perWorker: Int
 
     /// The limits for a worker capped at `maxConnections` connections.
     init(maxConnections: Int) {
-        self.init(perWorker: maxConnections / 2)
-    }
-}
-
-extension CountdownStreams {
-    /// Before a stream of `token` opens: closes the token's oldest streams past its cap,
-    /// then the worker's oldest past its cap.
-    func makeRoom(for token: String) {
-        while streamCount(of: token) >= limits.perToken, evictOldest(of: token) {}
-        while count >= limits.perWorker, evictOldest() {}
+        perWorker = max(1, maxConnections / 2)
     }
 }

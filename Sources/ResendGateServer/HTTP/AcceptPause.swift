@@ -1,8 +1,6 @@
 import CHTTPConnection
 import CLibevent
 import GateEventLoop
-import RedisClient
-import ResendGate
 #if canImport(Glibc)
 import Glibc
 #endif

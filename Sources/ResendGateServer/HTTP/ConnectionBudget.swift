@@ -46,11 +46,6 @@ public struct ConnectionBudget: Sendable, Equatable {
         min(descriptorsPerWorker, memoryPerWorker)
     }
 
-    /// Whether `perWorker` connections on every worker fit under the open-file limit.
-    public func fits(perWorker: Int) -> Bool {
-        perWorker <= descriptorsPerWorker
-    }
-
     /// What the server says at start about the cap in force.
     public func summary(perWorker: Int, derived: Bool) -> String {
         var text = "connection cap: \(perWorker) per worker, \(perWorker * workers) in all"
@@ -59,7 +54,7 @@ public struct ConnectionBudget: Sendable, Equatable {
             text += " (\(memory); RLIMIT_NOFILE \(openFileLimit) would allow \(descriptorsPerWorker))"
         } else if derived {
             text += " (RLIMIT_NOFILE \(openFileLimit), less \(reserved) kept for Redis, listeners and logs)"
-        } else if !fits(perWorker: perWorker) {
+        } else if perWorker > descriptorsPerWorker {
             text += " (as configured); RLIMIT_NOFILE \(openFileLimit) leaves room for about \(defaultPerWorker) per worker:"
                 + " past that, accepting pauses and idle connections are closed"
         } else if perWorker > memoryPerWorker {

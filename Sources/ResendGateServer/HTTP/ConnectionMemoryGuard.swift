@@ -1,8 +1,6 @@
 import CHTTPConnection
 import CLibevent
 import GateEventLoop
-import RedisClient
-import ResendGate
 
 /// Keeps what one worker's connections hold within its share of
 /// ``ConnectionMemoryBudget``. libevent allocates through counting wrappers, so the

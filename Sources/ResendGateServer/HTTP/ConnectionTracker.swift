@@ -1,5 +1,4 @@
 import CHTTPConnection
-import ResendGate
 
 /// A worker's client connections, served by the HTTP framing of `CHTTPConnection`: what
 /// the worker asks of them (room when out of descriptors or memory, whether an answer is

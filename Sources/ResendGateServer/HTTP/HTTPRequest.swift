@@ -10,12 +10,8 @@ struct HTTPRequest {
 
     /// The connection the answer goes to.
     let connection: OpaquePointer
-    private let parsed: UnsafePointer<rg_http_request>
-
-    init(connection: OpaquePointer, parsed: UnsafePointer<rg_http_request>) {
-        self.connection = connection
-        self.parsed = parsed
-    }
+    /// The framing's parse of the request (read through the accessors below).
+    let parsed: UnsafePointer<rg_http_request>
 
     var method: Method {
         switch parsed.pointee.method {
@@ -57,27 +53,14 @@ struct HTTPRequest {
         return name.withUTF8 { wanted -> T? in
             for index in 0..<request.header_count {
                 let field = headers[index]
-                guard Int(field.name_length) == wanted.count,
-                      Self.sameIgnoringCase(request.head + Int(field.name), wanted) else { continue }
+                let received = UnsafeBufferPointer(start: request.head + Int(field.name), count: Int(field.name_length))
+                guard received.equalsIgnoringASCIICase(wanted) else { continue }
                 return body(UnsafeBufferPointer(start: request.head + Int(field.value), count: Int(field.value_length)))
             }
             return nil
         }
     }
 
-    private static func sameIgnoringCase(_ received: UnsafePointer<UInt8>, _ wanted: UnsafeBufferPointer<UInt8>) -> Bool {
-        for index in 0..<wanted.count where lowered(received[index]) != lowered(wanted[index]) { return false }
-        return true
-    }
-
-    private static func lowered(_ byte: UInt8) -> UInt8 {
-        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
-    }
-
-    /// Whether the request has this header, without copying its value.
-    func hasHeader(_ name: String) -> Bool {
-        withHeader(name) { _ in true } ?? false
-    }
 
     /// Copies the body into `buffer` (reused between requests).
     func readBody(into buffer: inout [UInt8]) {
@@ -86,4 +69,17 @@ struct HTTPRequest {
         guard let body = request.body, request.body_length > 0 else { return }
         buffer.append(contentsOf: UnsafeBufferPointer(start: body, count: Int(request.body_length)))
     }
+}
+
+extension Collection<UInt8> {
+    /// Whether these bytes equal `other`'s, ASCII letters compared without case (header
+    /// names, `Host`, `Origin`, media types).
+    func equalsIgnoringASCIICase(_ other: some Collection<UInt8>) -> Bool {
+        count == other.count && zip(self, other).allSatisfy { $0.asciiLowercased == $1.asciiLowercased }
+    }
+}
+
+extension UInt8 {
+    /// An ASCII upper-case letter in lower case; any other byte as it is.
+    fileprivate var asciiLowercased: UInt8 { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self) ? self | 0x20 : self }
 }

@@ -27,20 +27,12 @@ struct ResponseHeaders {
 
 /// Sends answers on the server's connections; confined to the worker's loop.
 enum HTTPResponder {
-    /// How a `send` went.
-    enum Outcome {
-        /// The socket took the whole answer.
-        case written
-        /// The rest is written as the client reads.
-        case queued
-        /// The client had gone: nothing was sent.
-        case gone
-    }
-
     /// Sends `status` with `headers` and `body` and ends the request; a HEAD request gets
-    /// the head of that answer. The connection is the caller's no more.
+    /// the head of that answer. The connection is the caller's no more. True when the socket
+    /// did not take the whole answer and the rest is written as the client reads (false
+    /// when it did, or the client had gone).
     static func send(_ request: HTTPRequest, status: Int, headers: ResponseHeaders, body: [UInt8],
-                     contentType: String?, close: Bool) -> Outcome {
+                     contentType: String?, close: Bool) -> Bool {
         let result = withReason(status) { reason in
             headers.bytes.withUnsafeBufferPointer { extra in
                 body.withUnsafeBufferPointer { body in
@@ -51,7 +43,7 @@ enum HTTPResponder {
                 }
             }
         }
-        return result == 1 ? .written : result == 0 ? .queued : .gone
+        return result == 0  // 1: written whole, -1: gone
     }
 
     /// Starts a streamed answer (its pieces follow with rg_http_stream_write); false when
@@ -71,13 +63,11 @@ enum HTTPResponder {
 
     private static func withReason<T>(_ status: Int, _ body: (UnsafePointer<CChar>) -> T) -> T {
         // A string literal: its UTF-8 ends with a NUL, as a C string.
-        let reason = HTTPStatus.reason(status)
-        return reason.utf8Start.withMemoryRebound(to: CChar.self, capacity: reason.utf8CodeUnitCount + 1) { body($0) }
+        let text = reason(status)
+        return text.utf8Start.withMemoryRebound(to: CChar.self, capacity: text.utf8CodeUnitCount + 1) { body($0) }
     }
-}
 
-enum HTTPStatus {
-    static func reason(_ status: Int) -> StaticString {
+    private static func reason(_ status: Int) -> StaticString {
         switch status {
         case 200: "OK"
         case 204: "No Content"

@@ -1,7 +1,5 @@
 import CLibevent
 import GateRuntime
-import RedisClient
-import ResendGate
 #if canImport(Glibc)
 import Glibc
 #endif

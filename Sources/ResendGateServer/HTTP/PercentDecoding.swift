@@ -1,5 +1,4 @@
 import GateRuntime
-import RedisClient
 
 /// Query values of the HTTP API, decoded by the package's one percent-decoder.
 extension PercentDecoding {

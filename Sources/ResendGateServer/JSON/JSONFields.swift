@@ -31,25 +31,7 @@ struct JSONFields {
             guard reader.atEnd else { throw .malformed("unexpected text after the JSON value") }
             throw .notAnObject
         }
-        reader.index += 1
-        reader.skipWhitespace()
-        if reader.peek == UInt8(ascii: "}") {
-            reader.index += 1
-        } else {
-            while true {
-                reader.skipWhitespace()
-                guard reader.peek == UInt8(ascii: "\"") else { throw .malformed("expected a member name at byte \(reader.index)") }
-                let key = try reader.string()
-                reader.skipWhitespace()
-                guard reader.consume(UInt8(ascii: ":")) else { throw .malformed("expected ':' at byte \(reader.index)") }
-                let value = try reader.value(depth: 1)
-                members.append((key, value))
-                reader.skipWhitespace()
-                if reader.consume(UInt8(ascii: ",")) { continue }
-                guard reader.consume(UInt8(ascii: "}")) else { throw .malformed("expected ',' or '}' at byte \(reader.index)") }
-                break
-            }
-        }
+        try reader.container(depth: 0, unclosed: "expected ',' or '}'") { members.append(($0, $1)) }
         reader.skipWhitespace()
         guard reader.atEnd else { throw .malformed("unexpected text after the JSON object") }
     }
@@ -89,7 +71,7 @@ private struct Reader {
         switch byte {
         case UInt8(ascii: "\""): return .string(try string())
         case UInt8(ascii: "{"), UInt8(ascii: "["):
-            try skipContainer(depth: depth)
+            try container(depth: depth)
             return .nested
         case UInt8(ascii: "t"): try literal("true"); return .bool(true)
         case UInt8(ascii: "f"): try literal("false"); return .bool(false)
@@ -132,24 +114,29 @@ private struct Reader {
         return index - start
     }
 
-    private mutating func skipContainer(depth: Int) throws(JSONFields.Failure) {
+    /// Reads the object or array that starts at `index`, its values one level deeper,
+    /// handing an object's members to `member`; `unclosed` names what a missing `,` or
+    /// closing bracket is.
+    mutating func container(depth: Int, unclosed: String = "unclosed container",
+                            _ member: (String, JSONFields.Value) -> Void = { _, _ in }) throws(JSONFields.Failure) {
         let open = bytes[index]
         let close = open == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
         index += 1
         skipWhitespace()
         if consume(close) { return }
         while true {
+            var key = ""
             if open == UInt8(ascii: "{") {
                 skipWhitespace()
                 guard peek == UInt8(ascii: "\"") else { throw .malformed("expected a member name at byte \(index)") }
-                _ = try string()
+                key = try string()
                 skipWhitespace()
                 guard consume(UInt8(ascii: ":")) else { throw .malformed("expected ':' at byte \(index)") }
             }
-            _ = try value(depth: depth + 1)
+            member(key, try value(depth: depth + 1))
             skipWhitespace()
             if consume(UInt8(ascii: ",")) { continue }
-            guard consume(close) else { throw .malformed("unclosed container at byte \(index)") }
+            guard consume(close) else { throw .malformed("\(unclosed) at byte \(index)") }
             return
         }
     }

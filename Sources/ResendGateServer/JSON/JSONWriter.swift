@@ -1,5 +1,4 @@
 import GateRuntime
-import ResendGate
 
 /// Writes one JSON object into a byte buffer that callers may reuse between
 /// requests, without Foundation's encoders on the hot path.

@@ -1,7 +1,5 @@
 import Foundation
 import GateRuntime
-import RedisClient
-import ResendGate
 
 /// One line per request on stderr, buffered per worker and written in batches,
 /// so logging costs a memory copy on the hot path, not a system call.

@@ -26,16 +26,13 @@ final class CallingCodeCounters: Sendable {
         verifications[code].wrappingAdd(1, ordering: .relaxed)
     }
 
-    func sends(callingCode code: Int) -> Int64 { sends[code].load(ordering: .relaxed) }
-    func verifications(callingCode code: Int) -> Int64 { verifications[code].load(ordering: .relaxed) }
-
     /// The samples of both metrics over `workers`, for calling codes with any count.
     static func samples(_ workers: [CallingCodeCounters]) -> (sends: [(String, String)], verifications: [(String, String)]) {
         var sendSamples: [(String, String)] = []
         var verificationSamples: [(String, String)] = []
         for code in 1...largestCode {
-            let sent = workers.reduce(0) { $0 + $1.sends(callingCode: code) }
-            let verified = workers.reduce(0) { $0 + $1.verifications(callingCode: code) }
+            let sent = workers.reduce(0) { $0 + $1.sends[code].load(ordering: .relaxed) }
+            let verified = workers.reduce(0) { $0 + $1.verifications[code].load(ordering: .relaxed) }
             guard sent > 0 || verified > 0 else { continue }
             sendSamples.append(("{calling_code=\"\(code)\"}", "\(sent)"))
             verificationSamples.append(("{calling_code=\"\(code)\"}", "\(verified)"))

@@ -1,13 +1,17 @@
+import RedisClient
 import ResendGate
 
 /// Renders the workers' metrics in the Prometheus text exposition format.
 enum PrometheusText {
-    static func render(_ workers: [WorkerMetrics], redis: [RedisHealth]) -> String {
+    static func render(_ workers: [WorkerMetrics], redis: [RedisStatistics]) -> String {
         func sum(_ counter: WorkerMetrics.Counter) -> Int64 { workers.reduce(0) { $0 + $1.value(counter) } }
         var out = ""
         func metric(_ name: String, _ type: String, _ help: String, _ samples: [(String, String)]) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
             for (labels, value) in samples { out += "\(name)\(labels) \(value)\n" }
+        }
+        func single(_ name: String, _ type: String, _ help: String, _ value: some BinaryInteger) {
+            metric(name, type, help, [("", "\(value)")])
         }
         metric("resendgate_build_info", "gauge", "The running version (docs/changelog.md); always 1.", [
             ("{version=\"\(ResendGateVersion.current)\"}", "1"),
@@ -41,64 +45,31 @@ enum PrometheusText {
             ("{class=\"4xx\"}", "\(sum(.requests4xx))"),
             ("{class=\"5xx\"}", "\(sum(.requests5xx))"),
         ])
-        metric("resendgate_http_requests_in_flight", "gauge", "Requests received and not yet answered.", [
-            ("", "\(sum(.inFlight))"),
-        ])
-        metric("resendgate_http_connections_open", "gauge", "Client connections open now.", [
-            ("", "\(sum(.openConnections))"),
-        ])
-        metric("resendgate_http_connections_evicted_total", "counter", "Idle connections closed to make room at the connection cap or when file descriptors ran out.", [
-            ("", "\(sum(.evictedConnections))"),
-        ])
-        metric("resendgate_http_connections_shed_total", "counter", "Connections closed because a worker's connections held more than its share of the connection memory budget.", [
-            ("", "\(sum(.shedConnections))"),
-        ])
-        metric("resendgate_http_connection_memory_bytes", "gauge", "What client connections hold (connection state, request buffers, unsent answers and stream frames), sampled every 200 ms.", [
-            ("", "\(sum(.connectionMemoryBytes))"),
-        ])
-        metric("resendgate_http_accept_failures_total", "counter", "accept() calls that failed (out of file descriptors): each paused the listener for a moment.", [
-            ("", "\(sum(.acceptPauses))"),
-        ])
-        metric("resendgate_http_answers_queued_total", "counter", "Answers the socket could not take at once (slow or pipelining clients).", [
-            ("", "\(sum(.answersQueued))"),
-        ])
-        metric("resendgate_sse_streams", "gauge", "Open server-sent event streams of countdowns.", [
-            ("", "\(sum(.sseStreams))"),
-        ])
-        metric("resendgate_sse_followed_cooldowns", "gauge", "Cooldowns whose release open streams wait for.", [
-            ("", "\(sum(.sseFollowedCooldowns))"),
-        ])
-        metric("resendgate_sse_released_total", "counter", "Streams ended early by a release, on any gate.", [
-            ("", "\(sum(.sseReleased))"),
-        ])
-        metric("resendgate_sse_evicted_total", "counter", "Streams closed, with their shutdown event, to make room: past the streams of one token or of one worker, or at the connection cap.", [
-            ("", "\(sum(.sseEvicted))"),
-        ])
-        metric("resendgate_http_requests_too_slow_total", "counter", "Connections closed by the request deadline: a request still arriving --connection-timeout after its first byte (a client silent that long is closed by the idle timeout instead, not counted here).", [
-            ("", "\(sum(.lateRequests))"),
-        ])
+        single("resendgate_http_requests_in_flight", "gauge", "Requests received and not yet answered.", sum(.inFlight))
+        single("resendgate_http_connections_open", "gauge", "Client connections open now.", sum(.openConnections))
+        single("resendgate_http_connections_evicted_total", "counter", "Idle connections closed to make room at the connection cap or when file descriptors ran out.", sum(.evictedConnections))
+        single("resendgate_http_connections_shed_total", "counter", "Connections closed because a worker's connections held more than its share of the connection memory budget.", sum(.shedConnections))
+        single("resendgate_http_connection_memory_bytes", "gauge", "What client connections hold (connection state, request buffers, unsent answers and stream frames), sampled every 200 ms.", sum(.connectionMemoryBytes))
+        single("resendgate_http_accept_failures_total", "counter", "accept() calls that failed (out of file descriptors): each paused the listener for a moment.", sum(.acceptPauses))
+        single("resendgate_http_answers_queued_total", "counter", "Answers the socket could not take at once (slow or pipelining clients).", sum(.answersQueued))
+        single("resendgate_sse_streams", "gauge", "Open server-sent event streams of countdowns.", sum(.sseStreams))
+        single("resendgate_sse_followed_cooldowns", "gauge", "Cooldowns whose release open streams wait for.", sum(.sseFollowedCooldowns))
+        single("resendgate_sse_released_total", "counter", "Streams ended early by a release, on any gate.", sum(.sseReleased))
+        single("resendgate_sse_evicted_total", "counter", "Streams closed, with their shutdown event, to make room: past the streams of one token or of one worker, or at the connection cap.", sum(.sseEvicted))
+        single("resendgate_http_requests_too_slow_total", "counter", "Connections closed by the request deadline: a request still arriving --connection-timeout after its first byte (a client silent that long is closed by the idle timeout instead, not counted here).", sum(.lateRequests))
         var cumulative: Int64 = 0
         var histogram: [(String, String)] = []
-        for (index, bound) in WorkerMetrics.latencyBuckets.enumerated() {
+        let bounds = WorkerMetrics.latencyBuckets.map { "\($0)" } + ["+Inf"]
+        for (index, bound) in bounds.enumerated() {
             cumulative += workers.reduce(0) { $0 + $1.bucketCount(index) }
             histogram.append(("_bucket{le=\"\(bound)\"}", "\(cumulative)"))
         }
-        cumulative += workers.reduce(0) { $0 + $1.bucketCount(WorkerMetrics.latencyBuckets.count) }
-        histogram.append(("_bucket{le=\"+Inf\"}", "\(cumulative)"))
         histogram.append(("_sum", "\(Double(sum(.latencySumMicroseconds)) / 1_000_000)"))
         histogram.append(("_count", "\(sum(.latencyCount))"))
-        out += "# HELP resendgate_http_request_duration_seconds Time from request to response.\n"
-        out += "# TYPE resendgate_http_request_duration_seconds histogram\n"
-        for (suffix, value) in histogram { out += "resendgate_http_request_duration_seconds\(suffix) \(value)\n" }
-        metric("resendgate_redis_up", "gauge", "Worker connections to Redis that are ready.", [
-            ("", "\(redis.filter(\.up).count)"),
-        ])
-        metric("resendgate_redis_errors_total", "counter", "Redis errors: failed connects, timeouts, error replies.", [
-            ("", "\(redis.reduce(0) { $0 + $1.errors })"),
-        ])
-        metric("resendgate_redis_reconnects_total", "counter", "Reconnection attempts to Redis.", [
-            ("", "\(redis.reduce(0) { $0 + $1.reconnects })"),
-        ])
+        metric("resendgate_http_request_duration_seconds", "histogram", "Time from request to response.", histogram)
+        single("resendgate_redis_up", "gauge", "Worker connections to Redis that are ready.", redis.filter(\.isReady).count)
+        single("resendgate_redis_errors_total", "counter", "Redis errors: failed connects, timeouts, error replies.", redis.reduce(0) { $0 + $1.errorCount })
+        single("resendgate_redis_reconnects_total", "counter", "Reconnection attempts to Redis.", redis.reduce(0) { $0 + $1.reconnectCount })
         return out
     }
 }

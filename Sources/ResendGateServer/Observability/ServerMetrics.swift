@@ -62,37 +62,34 @@ final class WorkerMetrics: Sendable {
         counters[counter.rawValue].load(ordering: .relaxed)
     }
 
-    /// Counts a decision by its outcome and reason.
+    /// Counts a decision by its outcome and reason, and the rules in observe mode that
+    /// would have refused it.
     func record(_ decision: Decision) {
         if decision.testNumber { return add(.allowedTestNumber) }
-        switch decision.reason {
-        case nil:
+        if let reason = decision.reason {
+            add(Self.counters(of: reason).denied)
+        } else {
             add(.allowed)
             callingCodes.addSend(callingCode: decision.phone.countryCode)
-        case .cooldown?: add(.deniedCooldown)
-        case .maxSends?: add(.deniedMaxSends)
-        case .ipLimit?: add(.deniedIPLimit)
-        case .locked?: add(.deniedLocked)
-        case .countryLimit?: add(.deniedCountryLimit)
-        case .globalLimit?: add(.deniedGlobalLimit)
-        case .suspectedPumping?: add(.deniedSuspectedPumping)
-        case .tooManyRequests?: add(.deniedTooManyRequests)
         }
-        for rule in decision.observed { recordObserved(rule) }
+        for rule in decision.observed {
+            if let observed = Self.counters(of: rule).observed { add(observed) }
+        }
     }
 
-    /// Counts a rule in observe mode that would have refused a send.
-    private func recordObserved(_ rule: Decision.Reason) {
+    /// What counts a rule's refusals, and its would-be refusals in observe mode: none for a
+    /// lock, which always refuses, nor for the request limit, the gate's and not a policy's
+    /// (`Policy.lint` refuses both at start).
+    private static func counters(of rule: Decision.Reason) -> (denied: Counter, observed: Counter?) {
         switch rule {
-        case .countryLimit: add(.observedCountryLimit)
-        case .globalLimit: add(.observedGlobalLimit)
-        case .suspectedPumping: add(.observedSuspectedPumping)
-        case .cooldown: add(.observedCooldown)
-        case .maxSends: add(.observedMaxSends)
-        case .ipLimit: add(.observedIPLimit)
-        // Refused at start (`Policy.lint`): a lock always refuses, and the request limit is
-        // the gate's, not a policy's.
-        case .locked, .tooManyRequests: break
+        case .cooldown: (.deniedCooldown, .observedCooldown)
+        case .maxSends: (.deniedMaxSends, .observedMaxSends)
+        case .ipLimit: (.deniedIPLimit, .observedIPLimit)
+        case .countryLimit: (.deniedCountryLimit, .observedCountryLimit)
+        case .globalLimit: (.deniedGlobalLimit, .observedGlobalLimit)
+        case .suspectedPumping: (.deniedSuspectedPumping, .observedSuspectedPumping)
+        case .locked: (.deniedLocked, nil)
+        case .tooManyRequests: (.deniedTooManyRequests, nil)
         }
     }
 
@@ -118,11 +115,4 @@ final class WorkerMetrics: Sendable {
     func bucketCount(_ index: Int) -> Int64 {
         buckets[index].load(ordering: .relaxed)
     }
-}
-
-/// What `/metrics` reports about Redis, read from each worker's connection.
-struct RedisHealth: Sendable {
-    var up: Bool
-    var errors: Int
-    var reconnects: Int
 }

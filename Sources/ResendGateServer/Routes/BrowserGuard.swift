@@ -19,10 +19,14 @@ extension Worker {
             return .misdirected
         }
         if exchange.method != .get && exchange.method != .head,
-           exchange.request.withHeader("Origin", { allowedOrigins.contains(caseInsensitively: $0) }) == false {
+           exchange.request.withHeader("Origin", { isAllowedOrigin($0) }) == false {
             return .foreignOrigin
         }
         return nil
+    }
+
+    private func isAllowedOrigin(_ origin: UnsafeBufferPointer<UInt8>) -> Bool {
+        allowedOrigins.contains { origin.equalsIgnoringASCIICase($0) }
     }
 
     /// `localhost`, `127.0.0.1` or `[::1]`, in any case, with or without `:port`.
@@ -42,7 +46,7 @@ extension Worker {
             guard port.first == UInt8(ascii: ":"), (1...5).contains(digits.count),
                   digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return false }
         }
-        return loopbackNames.contains { name.elementsEqualIgnoringASCIICase($0) }
+        return loopbackNames.contains { name.equalsIgnoringASCIICase($0) }
     }
 
     private static let loopbackNames: [[UInt8]] = [Array("localhost".utf8), Array("127.0.0.1".utf8), Array("[::1]".utf8)]
@@ -53,20 +57,4 @@ extension APIError {
         "this gate has no API keys and answers only requests addressed to localhost, 127.0.0.1 or [::1]")
     static let foreignOrigin = APIError.forbidden(
         "requests from a web page of this origin are not accepted (it is not among the gate's allowed origins)")
-}
-
-extension [[UInt8]] {
-    /// Whether one element equals `bytes`, ASCII letters compared without case.
-    func contains(caseInsensitively bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        contains { bytes[...].elementsEqualIgnoringASCIICase($0) }
-    }
-}
-
-extension Slice<UnsafeBufferPointer<UInt8>> {
-    /// Compares with `other` (lower-case), folding ASCII upper-case letters of `self`.
-    func elementsEqualIgnoringASCIICase(_ other: [UInt8]) -> Bool {
-        count == other.count && zip(self, other).allSatisfy { byte, lower in
-            ((UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte) == lower
-        }
-    }
 }

@@ -1,6 +1,5 @@
 import GateRuntime
 import ResendGate
-import RedisClient
 
 /// `GET` (peek) and `DELETE` (refund) of `/v1/cooldowns/{phone}?purpose=P`. A refund
 /// past the purpose's `max refunds` is 429 `refund_limit` with `Retry-After` (when the
@@ -32,9 +31,7 @@ extension Worker {
             }
         }
     }
-}
 
-extension Worker {
     private func cooldownTarget(_ exchange: Exchange, encodedPhone: Substring) throws(APIError) -> (PhoneNumber, Purpose) {
         guard let phoneText = PercentDecoding.decode(encodedPhone) else {
             throw .invalidPhone("the phone number in the path is not valid percent-encoding")
@@ -47,10 +44,7 @@ extension Worker {
             throw APIError(error)
         }
     }
-}
 
-
-extension Worker {
     /// A 429 error answer (`refund_limit`, `locked`) with `Retry-After` and the IETF
     /// `RateLimit` pair, whose quota is the limit's: the refunds or the wrong codes a window.
     func respondLimited(_ exchange: Exchange, _ error: GateError, purpose: Purpose) {

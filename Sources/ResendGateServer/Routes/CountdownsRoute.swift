@@ -1,4 +1,3 @@
-import Countdown
 import ResendGate
 
 /// `GET /v1/countdowns/{token}` and `GET /v1/countdowns/{token}/events`: a cooldown's
@@ -15,10 +14,8 @@ extension Worker {
             return respond(exchange, error: .notFound(path))
         }
         let isStream = suffix != nil
-        if isStream {
-            guard method == .get else { return methodNotAllowed(exchange, "GET") }
-        } else {
-            guard method == .get || method == .head else { return methodNotAllowed(exchange, "GET, HEAD") }
+        guard method == .get || (method == .head && !isStream) else {
+            return methodNotAllowed(exchange, isStream ? "GET" : "GET, HEAD")
         }
         // Checked before Redis sees it; malformed and unknown tokens get the same answer.
         guard let token = CountdownToken(validating: tokenText) else {

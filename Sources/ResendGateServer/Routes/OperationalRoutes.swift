@@ -15,9 +15,7 @@ extension Worker {
             respond(exchange, status: 200, body: EmbeddedFiles.demoPage, contentType: "text/html; charset=utf-8")
         }
     }
-}
 
-extension Worker {
     /// Ready when every worker's connection is up and Redis answers a `PING` on this
     /// worker's connection within the command timeout (every master, on a cluster). The flags alone are not enough:
     /// they change only when a command fails, so a Redis that froze while no traffic

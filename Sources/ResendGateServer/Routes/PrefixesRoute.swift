@@ -1,5 +1,4 @@
 import GateRuntime
-import RedisClient
 import ResendGate
 
 /// `GET /v1/prefixes?state=blocked`: the destination prefixes the SMS-pumping guard

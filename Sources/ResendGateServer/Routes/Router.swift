@@ -42,9 +42,7 @@ extension Worker {
     }
 
     static let challenge = [("WWW-Authenticate", "Bearer realm=\"resendgate\"")]
-}
 
-extension Worker {
     func methodNotAllowed(_ exchange: Exchange, _ allowed: String) {
         respond(exchange, error: .methodNotAllowed(allowed), headers: [("Allow", allowed)])
     }

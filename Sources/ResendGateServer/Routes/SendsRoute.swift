@@ -83,8 +83,7 @@ extension Worker {
         var mediaType = contentType.prefix { $0 != UInt8(ascii: ";") }
         while let first = mediaType.first, first == 0x20 || first == 0x09 { mediaType = mediaType.dropFirst() }
         while let last = mediaType.last, last == 0x20 || last == 0x09 { mediaType = mediaType.dropLast() }
-        let lowered = mediaType.lazy.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
-        return lowered.elementsEqual("application/json".utf8)
+        return mediaType.equalsIgnoringASCIICase("application/json".utf8)
     }
 
     /// `Retry-After` and the IETF `RateLimit` / `RateLimit-Policy` pair, matching the
