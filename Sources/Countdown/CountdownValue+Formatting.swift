@@ -20,9 +20,7 @@ extension CountdownValue {
         case .seconds:
             return strings.seconds(totalSeconds)
         case .clock:
-            if days > 0 {
-                return "\(strings.days(days)) \(Self.twoDigits(hours)):\(Self.twoDigits(minutes)):\(Self.twoDigits(seconds))"
-            }
+            if days > 0 { return formatted(.paddedClock, strings: strings) }  // the same past a day
             if hours > 0 {
                 return "\(hours):\(Self.twoDigits(minutes)):\(Self.twoDigits(seconds))"
             }

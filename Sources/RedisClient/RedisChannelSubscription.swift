@@ -74,25 +74,25 @@ package final class RedisChannelSubscription {
         generation &+= 1
         context = created
         created.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        // hiredis frees a context whose connect failed, right after this callback.
         redisAsyncSetConnectCallback(created) { context, status in
-            guard status != REDIS_OK, let data = context?.pointee.data else { return }
-            // hiredis frees a context whose connect failed, right after this callback.
-            let subscription = Unmanaged<RedisChannelSubscription>.fromOpaque(data).takeUnretainedValue()
-            subscription.context?.pointee.data = nil
-            subscription.context = nil
-            subscription.lost()
+            if status != REDIS_OK { RedisChannelSubscription.freed(context) }
         }
-        redisAsyncSetDisconnectCallback(created) { context, _ in
-            guard let data = context?.pointee.data else { return }
-            let subscription = Unmanaged<RedisChannelSubscription>.fromOpaque(data).takeUnretainedValue()
-            subscription.context = nil  // hiredis is freeing it
-            subscription.lost()
-        }
+        redisAsyncSetDisconnectCallback(created) { context, _ in RedisChannelSubscription.freed(context) }
         connectTimer.schedule(after: configuration.connectTimeout)
         if let password = configuration.password {
             command(["AUTH"] + (configuration.username.map { [$0] } ?? []) + [password], on: created)
         }
         command(["SUBSCRIBE", channel], on: created)
+    }
+
+    /// hiredis is freeing `context` (a failed connect, a disconnect): forget it, try again later.
+    private static func freed(_ context: UnsafePointer<redisAsyncContext>?) {
+        guard let data = context?.pointee.data else { return }
+        let subscription = Unmanaged<RedisChannelSubscription>.fromOpaque(data).takeUnretainedValue()
+        subscription.context?.pointee.data = nil
+        subscription.context = nil
+        subscription.lost()
     }
 
     /// Sends `words`; every reply (the AUTH answer, the subscription's confirmation and

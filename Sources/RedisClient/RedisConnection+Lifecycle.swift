@@ -183,12 +183,10 @@ extension RedisConnection {
 
     func connected(status: Int32) {
         guard status == REDIS_OK else {
-            // hiredis frees the context itself after a failed connect.
+            // hiredis frees the context itself after a failed connect, as after a disconnect.
             let message = context?.pointee.errstr.map { String(cString: $0) } ?? "connection refused"
-            context?.pointee.data = nil
-            context = nil
-            drop(RedisError(.unavailable, "cannot connect to Redis: \(message)"))
-            return
+            lastError = RedisError(.unavailable, "cannot connect to Redis: \(message)")
+            return disconnected()
         }
         becomeReadyIfConnected()
     }

@@ -98,7 +98,6 @@ enum WireFormat {
             receipt: receipt)
     }
 
-    /// The error an answer of `status` carries (its JSON `error.code`, or a generic one).
     struct VerificationBody: Decodable {
         let phone: String
         let purpose: String
@@ -114,6 +113,7 @@ enum WireFormat {
         return VerificationReport(phone: body.phone, purpose: body.purpose, outcome: outcome, attemptsLeft: body.attempts_left)
     }
 
+    /// The error an answer of `status` carries (its JSON `error.code`, or a generic one).
     static func error(_ data: Data, status: Int) -> ResendGateError {
         if let body = try? JSONDecoder().decode(ErrorBody.self, from: data) {
             return ResendGateError(code: body.error.code, message: body.error.message, status: status)

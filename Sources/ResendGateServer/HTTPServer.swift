@@ -41,7 +41,7 @@ public final class HTTPServer: Sendable {
                     return job.value.port
                 }
             } catch {
-                Self.stop(workers, loops)
+                Self.drain(workers, loops, until: .now)  // what started: closed at once
                 throw error
             }
         }
@@ -55,21 +55,15 @@ public final class HTTPServer: Sendable {
     /// job sent to a stopped loop would never run, and would keep its worker forever.
     public func shutdown() {
         guard !shutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let deadline = ContinuousClock.now + configuration.drainTimeout
+        Self.drain(workers, loops, until: .now + configuration.drainTimeout)
+    }
+
+    /// Drains each worker on its loop until `deadline` (`Worker.drain`), and returns once
+    /// every loop has stopped.
+    private static func drain(_ workers: [Worker], _ loops: [EventLoop], until deadline: ContinuousClock.Instant) {
         for (worker, loop) in zip(workers, loops) {
             let job = Unchecked(worker)
             loop.execute { job.value.drain(until: deadline) }
-        }
-        for loop in loops { loop.waitUntilStopped() }
-    }
-
-    private static func stop(_ workers: [Worker], _ loops: [EventLoop]) {
-        for (worker, loop) in zip(workers, loops) {
-            let job = Unchecked(worker)
-            loop.execute {
-                job.value.close()
-                loop.stop()
-            }
         }
         for loop in loops { loop.waitUntilStopped() }
     }

@@ -93,7 +93,7 @@ final class Worker {
     }
 
     /// Closes the Redis connection, then every client connection. Runs on the loop.
-    func close() {
+    private func close() {
         flushTimer.cancel()
         drainTimer.cancel()
         // First: closing the gate fails the calls still waiting on Redis at once, and
