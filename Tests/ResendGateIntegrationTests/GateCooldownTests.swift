@@ -111,6 +111,22 @@ struct GateCooldownTests {
         }
     }
 
+    /// The status and the countdown count to the deadline the send answered (the one its
+    /// value holds), not to the key's TTL: Redis's own clock and the gate's reckoning of it
+    /// differ by a few ms, more on a loaded machine, and a reading must not move the
+    /// "resend at" a client shows. Here the TTL is moved 20 s away from the deadline.
+    @Test func readingsCountToTheDeadlineTheSendAnswered() async throws {
+        try await withLiveGate { redis, gate async throws in
+            let first = try await gate.reserve(phone: number)
+            let token = try #require(first.countdownToken)
+            #expect(try redis.client().command("PEXPIRE", cooldownKey(), "40000").integer == 1)
+            let status = try await gate.peek(phone: number)
+            #expect(status.resendAtMilliseconds == first.resendAtMilliseconds)
+            let reading = try #require(try await gate.countdown(token))
+            #expect(reading.serverTimeMilliseconds + reading.retryAfterMilliseconds == first.resendAtMilliseconds)
+        }
+    }
+
     @Test func releaseEndsTheCooldownAtOnce() async throws {
         try await withLiveGate { redis, gate async throws in
             #expect(try await gate.reserve(phone: number).allowed)

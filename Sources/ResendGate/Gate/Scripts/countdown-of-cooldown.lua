@@ -3,15 +3,20 @@
 -- {remaining ms, Redis time ms, the cooldown's nonce (what a release publishes)}, or
 -- {-2, ...} when the cooldown is gone or holds another nonce (it was released, or
 -- replaced by a later send, or wrong codes locked the number). The running cooldown is
--- the cooldown key's while there is one (its remaining time is the key's), else the
--- window's own, after its sends' ';', until its deadline (reserve.lua). Either value
--- begins with the nonce, then the deadline in 12 hex digits of ms.
+-- the cooldown key's while there is one, else the window's own, after its sends' ';'
+-- (reserve.lua). Either value begins with the nonce, then the deadline in 12 hex digits of
+-- ms: the time left is counted to it, as the send's answer was (the key's PTTL, on Redis's
+-- own clock, may differ from the gate's reckoning by a few ms), or is the PTTL when the
+-- deadline has passed on the gate's clock while the key lives on.
 -- Redis's clock: ARGV[2] (prelude.lua's `clock`).
 local _, now = clock(ARGV[2])
 local held = call('MGET', KEYS[1], KEYS[2])
 local remaining = -2
 if held[1] then
-  if cooldownNonce(held[1]) == ARGV[1] then remaining = call('PTTL', KEYS[1]) end
+  if cooldownNonce(held[1]) == ARGV[1] then
+    remaining = (cooldownDeadline(held[1]) or 0) - now
+    if remaining < 1 then remaining = call('PTTL', KEYS[1]) end
+  end
 elseif held[2] then
   local cut = string.find(held[2], ';', 1, true)
   if cut and string.sub(held[2], cut + 1, cut + 16) == ARGV[1] then
