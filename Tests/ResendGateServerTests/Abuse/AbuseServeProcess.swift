@@ -56,6 +56,25 @@ final class AbuseServeProcess {
         return StallWatch.shared.ran(since: started)
     }
 
+    /// Once a crowd's clients are gone: waits until at most one connection is open, then
+    /// expects the child's RSS back within `slack` MiB of `before` (where `MemoryBounds`
+    /// are asserted) within `grace`. `peak` is what it reached meanwhile, for the message.
+    func expectMemoryGivenBack(
+        before: Double, peak: Double, slack: Double, within grace: Duration, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        try ServeCommandTests.poll(timeout: .seconds(5), sourceLocation: sourceLocation) {
+            try metric("resendgate_http_connections_open") ?? 99 <= 1
+        }
+        var after = try residentMiB()
+        let deadline = ContinuousClock.now + grace
+        while MemoryBounds.asserted && after > before + slack && ContinuousClock.now < deadline {
+            usleep(100_000)
+            after = try residentMiB()
+        }
+        #expect(!MemoryBounds.asserted || after <= before + slack, "RSS \(before) → \(peak) → \(after) MiB: not given back",
+                sourceLocation: sourceLocation)
+    }
+
     /// A `/metrics` sample.
     func metric(_ name: String) throws -> Double? {
         try PrometheusSamples(try client(timeout: ResponsivenessBounds.healthCheck(.seconds(3))).get("/metrics").text).value(name, "")
