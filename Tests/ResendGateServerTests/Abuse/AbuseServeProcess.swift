@@ -8,15 +8,24 @@ import Testing
 import Glibc
 #endif
 
-/// A real `resendgate serve` child process on a real Redis, for the resource-abuse
-/// tests: they attack it from this process and read what it costs the child from
-/// `/proc/<pid>` (its RSS, its CPU time) and from what it wrote on stderr.
-final class AbuseServeProcess {
-    let gate: TestGate
+/// An abuse suite's child `resendgate serve` on a Redis of its own (a `TestGate`), and
+/// what every such suite reads of it.
+protocol AbuseChildGate {
+    var gate: TestGate { get }
+}
+
+extension AbuseChildGate {
     var redis: RedisServer { gate.redis }
     var port: Int { gate.port }
     /// The child `resendgate serve`.
     var process: ServerProcess { gate.process! }
+}
+
+/// A real `resendgate serve` child process on a real Redis, for the resource-abuse
+/// tests: they attack it from this process and read what it costs the child from
+/// `/proc/<pid>` (its RSS, its CPU time) and from what it wrote on stderr.
+final class AbuseServeProcess: AbuseChildGate {
+    let gate: TestGate
 
     /// Starts `resendgate serve --port 0 --redis <its own Redis> --region CN` with
     /// `arguments`, under a soft and hard RLIMIT_NOFILE of `openFileLimit` when given,
