@@ -5,18 +5,9 @@ import Testing
 /// A release ending a stream early, in virtual time.
 @Suite("CountdownEventSource: ended early by a release")
 struct CountdownEventSourceReleaseTests {
-    typealias Recorder = CountdownEventSourceTests.Recorder
-
     @Test func aReleaseSaysDoneWithItsReasonOnceAndStopsTheTicker() {
-        let clock = VirtualClock()
-        let center = CountdownCenter(clock: clock, scheduler: clock)
-        let released = Recorder()
-        let other = Recorder()
-        let source = CountdownEventSourceTests.source(center, "t#1", remaining: .seconds(60), released)
-        let bystander = CountdownEventSourceTests.source(center, "u#2", remaining: .seconds(3), other)
-        source.start()
-        bystander.start()
-        clock.advance(by: .seconds(1))
+        let streams = CountdownEventSourceTests.TwoStreams("t#1", .seconds(60), "u#2", .seconds(3))
+        let (clock, center, source, released, other) = (streams.clock, streams.center, streams.first, streams.firstFrames, streams.secondFrames)
         source.end(reason: "released")
         let done = "event: done\ndata: {\"retry_after\": 0, \"retry_after_ms\": 0, \"reason\": \"released\"}\n\n"
         #expect(released.frames.count == 3 && released.frames.last == done)

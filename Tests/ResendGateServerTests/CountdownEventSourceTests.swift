@@ -16,6 +16,24 @@ struct CountdownEventSourceTests {
             send: { frame, _ in recorder.frames.append(String(decoding: frame, as: UTF8.self)) }, finish: { recorder.finished += 1 })
     }
 
+    /// Two streams on one center in virtual time, both started, one second in: for the
+    /// tests of one ending early while the other runs on.
+    struct TwoStreams {
+        let clock = VirtualClock()
+        let center: CountdownCenter
+        let first: CountdownEventSource, second: CountdownEventSource
+        let firstFrames = Recorder(), secondFrames = Recorder()
+
+        init(_ firstID: CountdownID, _ firstRemaining: Duration, _ secondID: CountdownID, _ secondRemaining: Duration) {
+            center = CountdownCenter(clock: clock, scheduler: clock)
+            first = CountdownEventSourceTests.source(center, firstID, remaining: firstRemaining, firstFrames)
+            second = CountdownEventSourceTests.source(center, secondID, remaining: secondRemaining, secondFrames)
+            first.start()
+            second.start()
+            clock.advance(by: .seconds(1))
+        }
+    }
+
     static func tick(_ seconds: Int, _ milliseconds: Int) -> String {
         "event: tick\ndata: {\"retry_after\": \(seconds), \"retry_after_ms\": \(milliseconds)}\n\n"
     }
@@ -58,16 +76,9 @@ struct CountdownEventSourceTests {
     }
 
     @Test func aClientLeavingStopsTheTickerAndForgetsTheCountdown() {
-        let clock = VirtualClock()
-        let center = CountdownCenter(clock: clock, scheduler: clock)
-        let leaving = Recorder()
-        let staying = Recorder()
-        let first = Self.source(center, "t#1", remaining: .seconds(10), leaving)
-        let second = Self.source(center, "t#2", remaining: .seconds(3), staying)
-        first.start()
-        second.start()
-        clock.advance(by: .seconds(1))
-        first.cancel()
+        let streams = TwoStreams("t#1", .seconds(10), "t#2", .seconds(3))
+        let (clock, center, leaving, staying) = (streams.clock, streams.center, streams.firstFrames, streams.secondFrames)
+        streams.first.cancel()
         #expect(center.watchedCount == 1)
         #expect(center.currentEvent(for: "t#1") == .finished)  // forgotten, not kept for nobody
         clock.advance(by: .seconds(5))

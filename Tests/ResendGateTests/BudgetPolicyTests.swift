@@ -8,15 +8,6 @@ import Testing
 /// files, each mistake refused at start with its field named.
 @Suite("Budgets and observe mode in policies")
 struct BudgetPolicyTests {
-    private func error(_ body: () throws(ConfigurationError) -> Void) -> ConfigurationError? {
-        do {
-            try body()
-            return nil
-        } catch {
-            return error
-        }
-    }
-
     private func parse(_ json: String) throws(ConfigurationError) -> PolicySet {
         try PolicySet.parse(json: Data(json.utf8), base: .default, plainPurposes: ["signup"])
     }
@@ -35,12 +26,12 @@ struct BudgetPolicyTests {
         "XX=5/1h", "CN=5/1h,CN=6/1h", "+=5/1h", "+0=5/1h", "+1234=5/1h", "+4a=5/1h", "44=5/1h",
     ])
     func aBadRegionBudgetIsRefusedNamingTheFlag(text: String) {
-        #expect(error { () throws(ConfigurationError) in _ = try SendBudget.parseRegions(text, field: "country-max-sends") }?.field
+        #expect(configurationError { () throws(ConfigurationError) in _ = try SendBudget.parseRegions(text, field: "country-max-sends") }?.field
             == "country-max-sends", "\(text)")
     }
 
     @Test func anUnknownRuleIsRefusedNamingTheKnownOnes() throws {
-        let refused = try #require(error { () throws(ConfigurationError) in _ = try Policy.parseObserve("country_limit,pumping") })
+        let refused = try #require(configurationError { () throws(ConfigurationError) in _ = try Policy.parseObserve("country_limit,pumping") })
         #expect(refused.field == "observe")
         #expect(refused.message.contains("\"pumping\""))
         for reason in Decision.Reason.allCases { #expect(refused.message.contains(reason.rawValue)) }
@@ -86,15 +77,16 @@ struct BudgetPolicyTests {
         (#"{"purposes": {"login": {"observe": "country_limit"}}}"#, "purposes.login.observe"),
     ] as [(String, String)])
     func aBadPolicyFileBudgetIsRefusedNamingTheField(json: String, field: String) {
-        #expect(error { () throws(ConfigurationError) in _ = try parse(json) }?.field == field, "\(json)")
+        #expect(configurationError { () throws(ConfigurationError) in _ = try parse(json) }?.field == field, "\(json)")
     }
 
     @Test func lintRefusesABudgetBuiltInCode() {
         var policy = Policy.default
         policy.countryMaxSends = ["ZZ": SendBudget(limit: 5, window: .seconds(60))]
-        #expect(error { () throws(ConfigurationError) in try policy.lint(where: "purposes.x.") }?.field == "purposes.x.country-max-sends")
+        #expect(configurationError { () throws(ConfigurationError) in try policy.lint(where: "purposes.x.") }?.field
+            == "purposes.x.country-max-sends")
         policy.countryMaxSends = [:]
         policy.maxSendsTotal = SendBudget(limit: 0, window: .seconds(60))
-        #expect(error { () throws(ConfigurationError) in try policy.lint() }?.field == "max-sends-total")
+        #expect(configurationError { () throws(ConfigurationError) in try policy.lint() }?.field == "max-sends-total")
     }
 }

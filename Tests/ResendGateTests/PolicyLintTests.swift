@@ -8,18 +8,8 @@ import Testing
 /// gate starts, with the field that is wrong named exactly.
 @Suite("Policy lint and policy files")
 struct PolicyLintTests {
-    /// The error `body` throws, or nil.
-    private func lintError(_ body: () throws(ConfigurationError) -> Void) -> ConfigurationError? {
-        do {
-            try body()
-            return nil
-        } catch {
-            return error
-        }
-    }
-
     private func parseError(_ json: String, base: Policy = .default) -> ConfigurationError? {
-        lintError { () throws(ConfigurationError) in _ = try PolicySet.parse(json: Data(json.utf8), base: base) }
+        configurationError { () throws(ConfigurationError) in _ = try PolicySet.parse(json: Data(json.utf8), base: base) }
     }
 
     // MARK: - Policy.lint
@@ -56,14 +46,14 @@ struct PolicyLintTests {
         (Policy(allowedNumberTypes: []), "allow-number-types"),
     ] as [(Policy, String)])
     func lintNamesTheField(policy: Policy, field: String) {
-        #expect(lintError { () throws(ConfigurationError) in try policy.lint() }?.field == field)
-        #expect(lintError { () throws(ConfigurationError) in try policy.lint(where: "purposes.login.") }?.field
+        #expect(configurationError { () throws(ConfigurationError) in try policy.lint() }?.field == field)
+        #expect(configurationError { () throws(ConfigurationError) in try policy.lint(where: "purposes.login.") }?.field
             == "purposes.login." + field)
     }
 
     /// An empty allow-list would refuse every number of the purpose: a rule that cannot work.
     @Test func anEmptyRegionAllowListIsRefused() {
-        let error = lintError { () throws(ConfigurationError) in try Policy(allowedRegions: []).lint() }
+        let error = configurationError { () throws(ConfigurationError) in try Policy(allowedRegions: []).lint() }
         #expect(error?.field == "allow-regions")
     }
 
@@ -72,14 +62,14 @@ struct PolicyLintTests {
     @Test func maxSendsMustFitIntoTheWindow() throws {
         // 1 s + 1 s before the 3rd send: 2 s does not fit into a 2 s window, 1 s does.
         try Policy(ladder: [.seconds(1)], window: .seconds(2), maxSends: 2).lint()
-        let tooMany = lintError { () throws(ConfigurationError) in
+        let tooMany = configurationError { () throws(ConfigurationError) in
             try Policy(ladder: [.seconds(1)], window: .seconds(2), maxSends: 3).lint(where: "purposes.login.")
         }
         #expect(tooMany?.field == "purposes.login.max-sends")
         #expect(tooMany?.message.contains("3 sends cannot fit") == true, "\(String(describing: tooMany))")
         // The ladder's own steps count, the last repeating: 1 + 5 + 5 = 11 s before the 4th.
         try Policy(ladder: [.seconds(1), .seconds(5)], window: .milliseconds(11_001), maxSends: 4).lint()
-        #expect(lintError { () throws(ConfigurationError) in
+        #expect(configurationError { () throws(ConfigurationError) in
             try Policy(ladder: [.seconds(1), .seconds(5)], window: .seconds(11), maxSends: 4).lint()
         }?.field == "max-sends")
         // One send always fits.
@@ -88,21 +78,21 @@ struct PolicyLintTests {
 
     @Test func policySetLintNamesThePurpose() {
         let set = PolicySet(purposes: ["signup": Policy(maxSends: 0)])
-        let error = lintError { () throws(ConfigurationError) in try set.lint() }
+        let error = configurationError { () throws(ConfigurationError) in try set.lint() }
         #expect(error?.field == "purposes.signup.max-sends")
         let badName = PolicySet(purposes: ["Login": .default])
-        let nameError = lintError { () throws(ConfigurationError) in try badName.lint() }
+        let nameError = configurationError { () throws(ConfigurationError) in try badName.lint() }
         #expect(nameError?.field == "policy")
         #expect(nameError?.message.contains("purposes.Login") == true, "\(String(describing: nameError))")
     }
 
     @Test func gateConfigurationLintsItsPolicies() throws {
         let redis = try RedisConfiguration(url: "redis://127.0.0.1:1/0")
-        let error = lintError { () throws(ConfigurationError) in
+        let error = configurationError { () throws(ConfigurationError) in
             _ = try GateConfiguration(redis: redis, policies: PolicySet(purposes: ["login": Policy(ipMaxSends: 0)]))
         }
         #expect(error?.field == "purposes.login.ip-max-sends")
-        let secret = lintError { () throws(ConfigurationError) in
+        let secret = configurationError { () throws(ConfigurationError) in
             _ = try GateConfiguration(redis: redis, keySecret: "fifteen-chars!!")
         }
         #expect(secret?.field == "key-secret")
@@ -117,11 +107,11 @@ struct PolicyLintTests {
     @Test func ladderRegionsAndNumberTypesFromText() throws {
         #expect(try Policy.parseLadder("60,120,300") == [.seconds(60), .seconds(120), .seconds(300)])
         #expect(try Policy.parseLadder("250ms") == [.milliseconds(250)])
-        #expect(lintError { () throws(ConfigurationError) in _ = try Policy.parseLadder("60,,300") }?.field == "cooldown")
-        #expect(lintError { () throws(ConfigurationError) in _ = try Policy.parseLadder("0") }?.field == "cooldown")
+        #expect(configurationError { () throws(ConfigurationError) in _ = try Policy.parseLadder("60,,300") }?.field == "cooldown")
+        #expect(configurationError { () throws(ConfigurationError) in _ = try Policy.parseLadder("0") }?.field == "cooldown")
         #expect(Policy.parseRegions(" cn, GB ,") == ["CN", "GB"])
         #expect(try Policy.parseNumberTypes("premium_rate, mobile") == [.premiumRate, .mobile])
-        let unknown = lintError { () throws(ConfigurationError) in _ = try Policy.parseNumberTypes("mobile,landline") }
+        let unknown = configurationError { () throws(ConfigurationError) in _ = try Policy.parseNumberTypes("mobile,landline") }
         #expect(unknown?.field == "allow-number-types")
         #expect(unknown?.message.contains("\"landline\"") == true)
     }
@@ -215,6 +205,6 @@ struct PolicyLintTests {
     @Test func aBadBaseIsNamedWhereItIsUsed() {
         let base = Policy(ladder: [.seconds(1)], window: .seconds(1), maxSends: 2)
         #expect(parseError(#"{"purposes": {"login": {"window": "10s"}}}"#, base: base)?.field == "max-sends")
-        #expect(lintError { () throws(ConfigurationError) in try PolicySet(fallback: base).lint() }?.field == "max-sends")
+        #expect(configurationError { () throws(ConfigurationError) in try PolicySet(fallback: base).lint() }?.field == "max-sends")
     }
 }

@@ -33,13 +33,7 @@ struct AbuseBudgetTests {
             let refused = responses.filter { $0.status != 200 }
             #expect(refused.count == 30)
             for response in refused {
-                #expect(response.status == 429)
-                let body = try Abuse.object(response)
-                #expect(body["reason"] as? String == "country_limit", "\(response)")
-                let wait = try #require(body["retry_after"] as? Int)
-                #expect(wait > 3_590 && wait <= 3_600)
-                #expect(response.header("Retry-After") == String(wait))
-                #expect(response.header("RateLimit-Policy") == "\"country_limit\";q=20")
+                let body = try Abuse.expectLimited(response, "country_limit", waits: 3_591...3_600, policy: "\"country_limit\";q=20")
                 #expect(body["observed"] == nil)
             }
             // The total budget (25) is observed: five more sends count, the rest go through reported.

@@ -96,15 +96,8 @@ struct AbuseConnectionMemoryTests {
         // cores (the file-descriptor tests hold /healthz to 500 ms).
         #expect(try server.timeHealthCheck() < ResponsivenessBounds.healthCheck(.seconds(2)))
         clients.removeAll()
-        try ServeCommandTests.poll(timeout: .seconds(5)) { try server.metric("resendgate_http_connections_open") ?? 99 <= 1 }
         // The workers give memory back within a second or so of the crowd leaving.
-        var after = try server.residentMiB()
-        let deadline = ContinuousClock.now + .seconds(3)
-        while MemoryBounds.asserted && after > before + 6 && ContinuousClock.now < deadline {
-            usleep(100_000)
-            after = try server.residentMiB()
-        }
-        #expect(!MemoryBounds.asserted || after <= before + 6, "RSS \(before) → \(during) → \(after) MiB: not given back")
+        try server.expectMemoryGivenBack(before: before, peak: during, slack: 6, within: .seconds(3))
     }
 
     /// While its answer waits for the socket, a connection reads only 4 KiB of what its

@@ -68,16 +68,9 @@ struct AbuseMemoryBudgetTests {
         #expect(held >= 0 && held <= Double(budget.total), "libevent holds \(held) bytes for connections")
 
         clients.removeAll()
-        try ServeCommandTests.poll(timeout: .seconds(5)) { try server.metric("resendgate_http_connections_open") ?? 99 <= 1 }
         // The workers give memory back within a second or so of the crowd leaving (what
         // glibc cannot return, pages still partly used, is 4-5 MB here).
-        var after = try server.residentMiB()
-        let deadline = ContinuousClock.now + .seconds(4)
-        while MemoryBounds.asserted && after > before + 8 && ContinuousClock.now < deadline {
-            usleep(100_000)
-            after = try server.residentMiB()
-        }
-        #expect(!MemoryBounds.asserted || after <= before + 8, "RSS \(before) → \(peak) → \(after) MiB: not given back")
+        try server.expectMemoryGivenBack(before: before, peak: peak, slack: 8, within: .seconds(4))
         #expect(try server.timeHealthCheck() < ResponsivenessBounds.healthCheck(.milliseconds(500)))
     }
 }

@@ -8,15 +8,24 @@ import Testing
 import Glibc
 #endif
 
-/// A real `resendgate serve` child process on a real Redis, for the resource-abuse
-/// tests: they attack it from this process and read what it costs the child from
-/// `/proc/<pid>` (its RSS, its CPU time) and from what it wrote on stderr.
-final class AbuseServeProcess {
-    let gate: TestGate
+/// An abuse suite's child `resendgate serve` on a Redis of its own (a `TestGate`), and
+/// what every such suite reads of it.
+protocol AbuseChildGate {
+    var gate: TestGate { get }
+}
+
+extension AbuseChildGate {
     var redis: RedisServer { gate.redis }
     var port: Int { gate.port }
     /// The child `resendgate serve`.
     var process: ServerProcess { gate.process! }
+}
+
+/// A real `resendgate serve` child process on a real Redis, for the resource-abuse
+/// tests: they attack it from this process and read what it costs the child from
+/// `/proc/<pid>` (its RSS, its CPU time) and from what it wrote on stderr.
+final class AbuseServeProcess: AbuseChildGate {
+    let gate: TestGate
 
     /// Starts `resendgate serve --port 0 --redis <its own Redis> --region CN` with
     /// `arguments`, under a soft and hard RLIMIT_NOFILE of `openFileLimit` when given,
@@ -54,6 +63,25 @@ final class AbuseServeProcess {
         let answer = try client(timeout: timeout).get("/healthz")
         #expect(answer.status == 200, "\(answer)", sourceLocation: sourceLocation)
         return StallWatch.shared.ran(since: started)
+    }
+
+    /// Once a crowd's clients are gone: waits until at most one connection is open, then
+    /// expects the child's RSS back within `slack` MiB of `before` (where `MemoryBounds`
+    /// are asserted) within `grace`. `peak` is what it reached meanwhile, for the message.
+    func expectMemoryGivenBack(
+        before: Double, peak: Double, slack: Double, within grace: Duration, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        try ServeCommandTests.poll(timeout: .seconds(5), sourceLocation: sourceLocation) {
+            try metric("resendgate_http_connections_open") ?? 99 <= 1
+        }
+        var after = try residentMiB()
+        let deadline = ContinuousClock.now + grace
+        while MemoryBounds.asserted && after > before + slack && ContinuousClock.now < deadline {
+            usleep(100_000)
+            after = try residentMiB()
+        }
+        #expect(!MemoryBounds.asserted || after <= before + slack, "RSS \(before) → \(peak) → \(after) MiB: not given back",
+                sourceLocation: sourceLocation)
     }
 
     /// A `/metrics` sample.

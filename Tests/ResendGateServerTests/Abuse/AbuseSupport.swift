@@ -1,6 +1,7 @@
 import Foundation
 import ResendGate
 import ResendGateTestSupport
+import Testing
 
 /// What the abuse suites share: requests pipelined on one connection, JSON bodies, and
 /// the Redis keys they count.
@@ -45,6 +46,24 @@ enum Abuse {
             throw RawHTTPError.malformed("not a JSON object: \(response)")
         }
         return object
+    }
+
+    /// Expects `response` to be a 429 for `reason` whose `retry_after` lies in `waits` and is
+    /// its `Retry-After` header, with `policy` as its `RateLimit-Policy` when one is given;
+    /// returns its body.
+    @discardableResult
+    static func expectLimited(
+        _ response: RawHTTPResponse, _ reason: String, waits: ClosedRange<Int>, policy: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> [String: Any] {
+        #expect(response.status == 429, "\(response)", sourceLocation: sourceLocation)
+        let body = try object(response)
+        #expect(body["reason"] as? String == reason, "\(response)", sourceLocation: sourceLocation)
+        let wait = try #require(body["retry_after"] as? Int, sourceLocation: sourceLocation)
+        #expect(waits.contains(wait), "\(wait)", sourceLocation: sourceLocation)
+        #expect(response.header("Retry-After") == String(wait), sourceLocation: sourceLocation)
+        if let policy { #expect(response.header("RateLimit-Policy") == policy, sourceLocation: sourceLocation) }
+        return body
     }
 
     /// The `error` object of an error answer.

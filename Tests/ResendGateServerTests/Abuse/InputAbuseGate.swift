@@ -11,12 +11,8 @@ import Glibc
 /// input abuse tests (Content-Type, Host and Origin, phone text, paths): the attack goes
 /// through the same binary, flags and environment an operator runs, and its memory is
 /// the child's own (`/proc/<pid>/status`).
-final class InputAbuseGate {
+final class InputAbuseGate: AbuseChildGate {
     let gate: TestGate
-    var redis: RedisServer { gate.redis }
-    var port: Int { gate.port }
-    /// The child `resendgate serve`.
-    var process: ServerProcess { gate.process! }
     var apiKey: String? { gate.clientAPIKey }
 
     /// Starts Redis and `resendgate serve --port 0 --workers 1 --region GB` plus

@@ -2,6 +2,7 @@ import Foundation
 import ResendGateClient
 import ResendGateServerTestSupport
 import ResendGateTestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -10,6 +11,9 @@ import Glibc
 /// `resendgate serve` processes (two workers each) on one Redis or one Redis Cluster, for
 /// the tests of releases reaching open event streams on every gate.
 final class ReleaseTestGates {
+    /// The `data` of the `done` that a release ends a stream with.
+    static let released = "{\"retry_after\": 0, \"retry_after_ms\": 0, \"reason\": \"released\"}"
+
     let gates: [TestGate]
     var ports: [Int] { gates.map(\.port) }
 
@@ -91,6 +95,23 @@ extension EventStreamReader {
         }
         return nil
     }
+
+    /// Expects the next `done` to say `released` within a second of `mark`, less the time
+    /// this process stood frozen.
+    func expectReleased(since mark: ContinuousClock.Instant, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let done = try #require(try nextDone(), sourceLocation: sourceLocation)
+        let delay = StallWatch.shared.ran(since: mark)
+        #expect(done.data == ReleaseTestGates.released, sourceLocation: sourceLocation)
+        #expect(delay < .seconds(1), "the release reached the stream after \(delay) unstalled, \(ContinuousClock.now - mark) in all",
+                sourceLocation: sourceLocation)
+    }
+}
+
+/// How many clients of `client`'s Redis node follow the release channel (`PUBSUB NUMSUB`);
+/// -1 when the reply is not the channel's pair.
+func releaseSubscribers(_ client: RedisTestClient) throws -> Int {
+    guard case .array(let items) = try client.command("PUBSUB", "NUMSUB", releasedChannel), items.count == 2 else { return -1 }
+    return items[1].integer ?? -1
 }
 
 /// Polls `condition` every 20 ms until it holds, for at most `timeout` of this process's
