@@ -1,12 +1,6 @@
 import Dispatch
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// How a child process ended.
 public enum ExitStatus: Sendable, Hashable, CustomStringConvertible {
     /// It called `exit(code)`.

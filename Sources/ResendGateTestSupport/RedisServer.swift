@@ -1,12 +1,6 @@
 import Foundation
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A real `redis-server` for one test: its own free loopback port, its own temp directory.
 ///
 /// ```swift
