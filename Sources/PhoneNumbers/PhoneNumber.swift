@@ -67,20 +67,9 @@ public enum PhoneNumberType: String, Sendable, CaseIterable, Codable {
     case voicemail
     case unknown
 
+    /// The shim's `rg_phone_type`, whose values number the cases above in their order.
     init(cValue: Int32) {
-        switch cValue {
-        case 0: self = .fixedLine
-        case 1: self = .mobile
-        case 2: self = .fixedLineOrMobile
-        case 3: self = .tollFree
-        case 4: self = .premiumRate
-        case 5: self = .sharedCost
-        case 6: self = .voip
-        case 7: self = .personalNumber
-        case 8: self = .pager
-        case 9: self = .uan
-        case 10: self = .voicemail
-        default: self = .unknown
-        }
+        let all = Self.allCases
+        self = all.indices.contains(Int(cValue)) ? all[Int(cValue)] : .unknown
     }
 }
