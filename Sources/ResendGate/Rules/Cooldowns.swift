@@ -27,7 +27,9 @@ final class Cooldowns {
     static let clockSkewAllowance: Int64 = 1_000
 
     private let context: GateContext
-    private let windows: WindowCooldowns
+    /// Where gates keep cooldowns: the reserve script keeps them in windows while
+    /// `keepsCooldownsInWindows()`, a plain decision waits for its first read.
+    let windows: WindowCooldowns
 
     init(loop: EventLoop, context: GateContext) {
         self.context = context
@@ -41,18 +43,7 @@ final class Cooldowns {
         windows.start()
     }
 
-    /// Whether this gate's reserve scripts keep running cooldowns in window keys now.
-    var inWindows: Bool { windows.keepsCooldownsInWindows() }
-
     func close() { windows.close() }
-
-    /// Whether the registry of where gates keep cooldowns was read once: before that, a
-    /// plain decision waits for it (`waitForRegistry`).
-    var registryRead: Bool { windows.firstReadAnswered }
-
-    /// Runs `body` once the registry's first read is answered; false (and `body` dropped)
-    /// when too many wait, so the caller takes the script.
-    func waitForRegistry(_ body: @escaping () -> Void) -> Bool { windows.waitForFirstRead(body) }
 
     /// Decides the request with one `SET NX` when its policy is one plain cooldown and no
     /// gate keeps the purpose's cooldowns in windows (then true); false when the reserve
