@@ -6,18 +6,12 @@ struct Lockout {
     let context: GateContext
     let prefixGuard: PrefixGuard
 
-    /// Records the outcome of a code the back end checked for `phone`: `verified` clears
-    /// its wrong codes; `failed` counts one against the code the number was sent last (none
-    /// in the policy's window: `no_code_sent`, nothing counted) and, at `maxFailedChecks`,
-    /// locks what `lockoutScope` says: that code (`code_locked` for every later check of
-    /// it, until a new code is sent) or the number for `lockout` (sends and verifications
-    /// are then refused with `locked`). Nothing changes while locked, so the back end knows
-    /// to stop accepting the code. One script call on
-    /// the number's slot; a test number, or a policy without lockout (for a `verified`:
-    /// and without pumping guard), asks nothing of Redis. With the pumping guard on, a
-    /// `verified` also marks the number trusted for `trustedFor` (same script) and is
-    /// counted in its destination prefix (a second step, on the prefix's slot), at most
-    /// once per number and guard window.
+    /// `Gate.verify`: nothing changes while locked, so the back end knows to stop accepting
+    /// the code. One script call on the number's slot; a test number, or a policy without
+    /// lockout (for a `verified`: and without pumping guard), asks nothing of Redis. With
+    /// the pumping guard on, a `verified` also marks the number trusted for `trustedFor`
+    /// (same script) and is counted in its destination prefix (a second step, on the
+    /// prefix's slot), at most once per number and guard window.
     func verify(
         _ phone: PhoneNumber, purpose: Purpose, outcome: VerificationOutcome,
         completion: @escaping (Result<VerificationResult, GateError>) -> Void
