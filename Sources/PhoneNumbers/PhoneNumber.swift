@@ -19,19 +19,6 @@ public struct PhoneNumber: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { e164 }
 
-    /// Parses `text` with libphonenumber, using `defaultRegion` (two letters) for a
-    /// number written without a country code. Results are cached.
-    public init(parsing text: String, defaultRegion: String? = nil) throws(PhoneNumberError) {
-        self = try PhoneNumberParser.shared.parse(text, defaultRegion: defaultRegion)
-    }
-
-    init(e164: String, region: String, type: PhoneNumberType, countryCode: Int) {
-        self.e164 = e164
-        self.region = region
-        self.type = type
-        self.countryCode = countryCode
-    }
-
     /// Whether libphonenumber knows `code` as a region (`CN`, `GB`).
     ///
     /// Answers are remembered: the C call copies libphonenumber's ~245 regions into a
@@ -50,6 +37,15 @@ public struct PhoneNumber: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static let knownRegions = Mutex<[String: Bool]>([:])
+}
+
+// In an extension, so that the parser keeps the memberwise init of the struct.
+extension PhoneNumber {
+    /// Parses `text` with libphonenumber, using `defaultRegion` (two letters) for a
+    /// number written without a country code. Results are cached.
+    public init(parsing text: String, defaultRegion: String? = nil) throws(PhoneNumberError) {
+        self = try PhoneNumberParser.shared.parse(text, defaultRegion: defaultRegion)
+    }
 }
 
 /// A number's line type, as libphonenumber classifies it.
