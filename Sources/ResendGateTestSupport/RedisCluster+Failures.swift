@@ -1,7 +1,5 @@
 /// Crashes, restarts and slot moves of a running cluster.
 extension RedisCluster {
-    // MARK: Failures
-
     /// Kills the node on `port` with SIGKILL, as a crash would, and waits until it is gone.
     /// Its directory stays, so `restart(port:)` brings it back with its AOF and nodes.conf.
     public func kill(port: Int) {
