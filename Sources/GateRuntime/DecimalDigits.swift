@@ -13,3 +13,18 @@ extension [UInt8] {
         }
     }
 }
+
+extension Collection<UInt8> {
+    /// The bytes in lower-case hex, two digits a byte: the one hex writer of digests,
+    /// HMAC key texts and secrets.
+    package var lowercaseHex: String {
+        func digit(_ value: UInt8) -> UInt8 { value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10 }
+        return String(unsafeUninitializedCapacity: count * 2) { hex in
+            for (index, byte) in enumerated() {
+                hex[2 * index] = digit(byte >> 4)
+                hex[2 * index + 1] = digit(byte & 0xF)
+            }
+            return count * 2
+        }
+    }
+}

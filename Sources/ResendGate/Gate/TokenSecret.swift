@@ -1,3 +1,4 @@
+import GateRuntime
 import RedisClient
 
 /// The secret countdown tokens are sealed with. Given (`--token-secret`), every worker
@@ -29,7 +30,7 @@ final class TokenSecret {
         reading.run(body) { [store, key] answer in
             var fresh = [UInt8](repeating: 0, count: 32)
             fresh.withUnsafeMutableBytes { CountdownTokenSource.fill($0) }
-            let candidate = CountdownTokenCipher.hex(fresh[...])
+            let candidate = fresh.lowercaseHex
             store.send(slotKey: key, { args in
                 args.append("SET")
                 args.append(key)
