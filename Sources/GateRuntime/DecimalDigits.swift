@@ -28,3 +28,14 @@ extension Collection<UInt8> {
         }
     }
 }
+
+extension UInt8 {
+    /// The value of a lower-case hex digit, as `lowercaseHex` writes them; nil for any other byte.
+    package var lowercaseHexValue: UInt8? {
+        switch self {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): self - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): self - UInt8(ascii: "a") + 10
+        default: nil
+        }
+    }
+}

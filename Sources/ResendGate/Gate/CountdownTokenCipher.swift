@@ -117,18 +117,10 @@ public final class CountdownTokenCipher {
         out.reserveCapacity(32)
         var index = 0
         while index < 64 {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            guard let high = digits[index].lowercaseHexValue, let low = digits[index + 1].lowercaseHexValue else { return nil }
             out.append(high << 4 | low)
             index += 2
         }
         return out
-    }
-
-    private static func nibble(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        default: nil
-        }
     }
 }
