@@ -120,8 +120,7 @@ extension RedisConnection {
         if configuration.database != 0 {
             let database = configuration.database
             steps.append { args in
-                args.append("SELECT")
-                args.append(database)
+                args.append("SELECT", database)
             }
         }
         if !scripts.isEmpty { steps.append { args in args.append("PING") } }
@@ -147,9 +146,7 @@ extension RedisConnection {
         guard let context else { return }
         for script in scripts {
             handshakeStep({ args in
-                args.append("SCRIPT")
-                args.append("LOAD")
-                args.append(script.source)
+                args.append("SCRIPT", "LOAD", script.source)
             }, completion: { [unowned self] result in self.handshakeStepDone(result) })
         }
         holding = false

@@ -25,9 +25,7 @@ final class SentinelResolver {
         }
         let master = self.master
         connection!.send({ args in
-            args.append("SENTINEL")
-            args.append("get-master-addr-by-name")
-            args.append(master)
+            args.append("SENTINEL", "get-master-addr-by-name", master)
         }, completion: { [weak self] result in
             guard let self else { return }
             switch result {

@@ -215,8 +215,7 @@ public final class RedisClusterClient {
             return
         }
         node(candidates[index]).send({ args in
-            args.append("CLUSTER")
-            args.append("SLOTS")
+            args.append("CLUSTER", "SLOTS")
         }, completion: { [unowned self] result in
             guard case .success(let reply) = result, let map = Self.slotMap(reply, askedNode: candidates[index]) else {
                 return self.ask(candidates, at: index + 1)

@@ -56,9 +56,7 @@ final class GateContext {
         }
         let timeout = max(1, configuration.redis.commandTimeout.wholeMilliseconds / 2)
         store.send(slotKey: slotKey(), { args in
-            args.append("WAIT")
-            args.append(wanted)
-            args.append(Int(timeout))
+            args.append("WAIT", wanted, Int(timeout))
         }, completion: { result in
             completion(Self.decode(result) { reply throws(GateError) in
                 guard let acknowledged = reply.integer else { throw Self.unexpected(reply) }
@@ -74,9 +72,7 @@ final class GateContext {
     /// `ZREM` leaves counts until its window ends.
     func giveBack(member: CooldownNonce, of key: String) {
         store.send(slotKey: key, { args in
-            args.append("ZREM")
-            args.append(key)
-            args.append(member.text)
+            args.append("ZREM", key, member.text)
         }, completion: { _ in })
     }
 

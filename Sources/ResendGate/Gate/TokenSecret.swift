@@ -32,11 +32,7 @@ final class TokenSecret {
             fresh.withUnsafeMutableBytes { CountdownTokenSource.fill($0) }
             let candidate = fresh.lowercaseHex
             store.send(slotKey: key, { args in
-                args.append("SET")
-                args.append(key)
-                args.append(candidate)
-                args.append("NX")
-                args.append("GET")
+                args.append("SET", key, candidate, "NX", "GET")
             }, completion: { [weak self] result in
                 let outcome: Result<CountdownTokenCipher, GateError>
                 switch result {

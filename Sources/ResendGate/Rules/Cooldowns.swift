@@ -74,10 +74,7 @@ final class Cooldowns {
             args.append("SET")
             keys.append(.cooldown, purpose: purpose, number: number, to: &args)
             value.append(to: &args)
-            args.append("NX")
-            args.append("PX")
-            args.append(Int(milliseconds))
-            args.append("GET")
+            args.append("NX", "PX", Int(milliseconds), "GET")
         }, completion: { set in
             let decide = { (pttl: Result<RedisReply, RedisError>?) in
                 Self.decision(
@@ -88,8 +85,7 @@ final class Cooldowns {
                     store.send(slotKey: slotKey, { args in
                         args.append("PEXPIRE")
                         keys.append(.cooldown, purpose: purpose, number: number, to: &args)
-                        args.append(Int(milliseconds))
-                        args.append("NX")
+                        args.append(Int(milliseconds), "NX")
                     }, completion: { _ in })
                 }
             }

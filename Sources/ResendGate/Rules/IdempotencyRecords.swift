@@ -29,8 +29,7 @@ struct IdempotencyRecords {
         let number = context.number(request.phone)
         let fingerprint = context.fingerprint(request, number: number)
         context.store.send(slotKey: recordKey, { args in
-            args.append("GET")
-            args.append(recordKey)
+            args.append("GET", recordKey)
         }, completion: { result in
             switch result {
             case .success(.null):
@@ -57,17 +56,9 @@ struct IdempotencyRecords {
         var lifetime = context.configuration.idempotencyLifetime.wholeMilliseconds
         if !decision.allowed { lifetime = max(1, min(lifetime, decision.retryAfterMilliseconds, Self.deniedAnswerLifetime)) }
         context.store.evaluate(GateScripts.idempotencyPut, slotKey: idempotency.key, { args in
-            args.append(1)
-            args.append(idempotency.key)
-            args.append(idempotency.fingerprint)
-            args.append(Int(lifetime))
-            args.append(decision.allowed ? 1 : 0)
-            args.append(decision.reason?.rawValue ?? "")
-            args.append(Int(decision.retryAfterMilliseconds))
-            args.append(decision.sendsInWindow)
-            args.append(Int(decision.nextRetryAfterMilliseconds))
-            args.append(Int(decision.serverTimeMilliseconds))
-            args.append(cooldownValue)
+            args.append(1, idempotency.key, idempotency.fingerprint, Int(lifetime), decision.allowed ? 1 : 0)
+            args.append(decision.reason?.rawValue ?? "", Int(decision.retryAfterMilliseconds), decision.sendsInWindow)
+            args.append(Int(decision.nextRetryAfterMilliseconds), Int(decision.serverTimeMilliseconds), cooldownValue)
             args.append(decision.observed.map(\.rawValue).joined(separator: ","))
         }, completion: { _ in })
     }

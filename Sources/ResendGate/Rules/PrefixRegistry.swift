@@ -37,22 +37,13 @@ final class PrefixRegistry {
         let oldest = now - longestWindowMilliseconds
         let capacity = Self.capacity
         store.send(slotKey: key, { args in
-            args.append("ZADD")
-            args.append(key)
-            args.append(Int(now))
-            args.append(member)
+            args.append("ZADD", key, Int(now), member)
         }, completion: { _ in })
         store.send(slotKey: key, { args in
-            args.append("ZREMRANGEBYSCORE")
-            args.append(key)
-            args.append("-inf")
-            args.append("(" + String(oldest))
+            args.append("ZREMRANGEBYSCORE", key, "-inf", "(" + String(oldest))
         }, completion: { _ in })
         store.send(slotKey: key, { args in
-            args.append("ZREMRANGEBYRANK")
-            args.append(key)
-            args.append(0)
-            args.append(-(capacity + 1))
+            args.append("ZREMRANGEBYRANK", key, 0, -(capacity + 1))
         }, completion: { _ in })
     }
 
@@ -68,10 +59,7 @@ final class PrefixRegistry {
     private func read(completion: @escaping (Result<[PrefixFigures], GateError>) -> Void) {
         let key = context.keys.blockedPrefixes
         context.store.send(slotKey: key, { args in
-            args.append("ZREVRANGE")
-            args.append(key)
-            args.append(0)
-            args.append(Self.capacity - 1)
+            args.append("ZREVRANGE", key, 0, Self.capacity - 1)
         }, completion: { [unowned self] result in
             let members: [(Purpose, PrefixKey, PumpingGuard)]
             switch result {

@@ -39,10 +39,7 @@ final class Refunds {
             keys.append(.cooldown, purpose: purpose, number: number, to: &args)
             keys.append(.window, purpose: purpose, number: number, to: &args)
             keys.append(.refunds, purpose: purpose, number: number, to: &args)
-            args.append(Int(policy.policyWindowMilliseconds))
-            args.append(maxRefunds)
-            args.append(onCluster ? 0 : 1)
-            args.append(channel)
+            args.append(Int(policy.policyWindowMilliseconds), maxRefunds, onCluster ? 0 : 1, channel)
             args.appendRedisNow()
         }, completion: { result in
             let outcome = GateContext.decode(result) { reply throws(GateError) -> (Bool, String) in
@@ -55,8 +52,7 @@ final class Refunds {
             switch outcome {
             case .success((true, let record)) where onCluster && !record.isEmpty:
                 store.send(slotKey: record, { args in
-                    args.append("DEL")
-                    args.append(record)
+                    args.append("DEL", record)
                 }, completion: { _ in completion(.success(true)) })
             case .success((let released, _)):
                 completion(.success(released))
