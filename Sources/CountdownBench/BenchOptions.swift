@@ -38,7 +38,6 @@ struct BenchUsageError: Error {
     let message: String
 }
 
-/// Exit codes, named.
 enum BenchExit: Int32 {
     case success = 0
     case tooSlow = 1

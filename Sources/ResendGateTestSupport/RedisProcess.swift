@@ -76,7 +76,6 @@ final class RedisProcess: Sendable {
         child.withLock { $0?.exitStatus == nil ? $0?.pid : nil }
     }
 
-    /// Whether the process runs.
     var isRunning: Bool { pid != nil }
 
     /// A new client on this process's port (authenticated when the config sets a password).
