@@ -115,14 +115,19 @@ public final class RedisConnection {
             completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
             return
         }
-        arguments.reset()
-        arguments.redisNowMilliseconds = redisNowMilliseconds()
-        arguments.append("EVALSHA")
-        arguments.append(script.sha1)
-        build(&arguments)
+        writeEvaluate(script, build)
         enqueue(context, Pending(
             deadline: .now + configuration.commandTimeout, completion: completion, retry: (script, build)))
         readClockIfDue()
+    }
+
+    /// Writes `EVALSHA` of `script` with its arguments, and Redis's clock as this
+    /// connection reckons it now for `appendRedisNow`.
+    private func writeEvaluate(_ script: RedisScript, _ build: (inout RedisArguments) -> Void) {
+        arguments.reset()
+        arguments.redisNowMilliseconds = redisNowMilliseconds()
+        arguments.append("EVALSHA", script.sha1)
+        build(&arguments)
     }
 
     /// Closes the connection for good; pending commands fail as unavailable.
@@ -188,15 +193,9 @@ public final class RedisConnection {
                 // so the load runs before the retried call.
                 logScriptReload(retry.script)
                 arguments.reset()
-                arguments.append("SCRIPT")
-                arguments.append("LOAD")
-                arguments.append(retry.script.source)
+                arguments.append("SCRIPT", "LOAD", retry.script.source)
                 enqueue(context, Pending(deadline: .now + configuration.commandTimeout, completion: { _ in }, retry: nil))
-                arguments.reset()
-                arguments.redisNowMilliseconds = redisNowMilliseconds()
-                arguments.append("EVALSHA")
-                arguments.append(retry.script.sha1)
-                retry.build(&arguments)
+                writeEvaluate(retry.script, retry.build)
                 enqueue(context, Pending(deadline: entry.deadline, completion: entry.completion, retry: nil))
                 return
             }
