@@ -119,9 +119,7 @@ extension RedisConnection {
         }
         if configuration.database != 0 {
             let database = configuration.database
-            steps.append { args in
-                args.append("SELECT", database)
-            }
+            steps.append { $0.append("SELECT", database) }
         }
         if !scripts.isEmpty { steps.append { args in args.append("PING") } }
         handshakeRepliesLeft = steps.count + scripts.count

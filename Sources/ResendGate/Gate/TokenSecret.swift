@@ -31,9 +31,7 @@ final class TokenSecret {
             var fresh = [UInt8](repeating: 0, count: 32)
             fresh.withUnsafeMutableBytes { CountdownTokenSource.fill($0) }
             let candidate = fresh.lowercaseHex
-            store.send(slotKey: key, { args in
-                args.append("SET", key, candidate, "NX", "GET")
-            }, completion: { [weak self] result in
+            store.send(slotKey: key, { $0.append("SET", key, candidate, "NX", "GET") }, completion: { [weak self] result in
                 let outcome: Result<CountdownTokenCipher, GateError>
                 switch result {
                 case .success(.null): outcome = .success(CountdownTokenCipher(secret: Array(candidate.utf8)))

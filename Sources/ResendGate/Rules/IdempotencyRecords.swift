@@ -28,9 +28,7 @@ struct IdempotencyRecords {
         guard let recordKey = recordKey(request) else { return completion(nil) }
         let number = context.number(request.phone)
         let fingerprint = context.fingerprint(request, number: number)
-        context.store.send(slotKey: recordKey, { args in
-            args.append("GET", recordKey)
-        }, completion: { result in
+        context.store.send(slotKey: recordKey, { $0.append("GET", recordKey) }, completion: { result in
             switch result {
             case .success(.null):
                 completion(nil)

@@ -36,15 +36,9 @@ final class PrefixRegistry {
         let member = Self.member(purpose: purpose, prefix: prefix)
         let oldest = now - longestWindowMilliseconds
         let capacity = Self.capacity
-        store.send(slotKey: key, { args in
-            args.append("ZADD", key, Int(now), member)
-        }, completion: { _ in })
-        store.send(slotKey: key, { args in
-            args.append("ZREMRANGEBYSCORE", key, "-inf", "(" + String(oldest))
-        }, completion: { _ in })
-        store.send(slotKey: key, { args in
-            args.append("ZREMRANGEBYRANK", key, 0, -(capacity + 1))
-        }, completion: { _ in })
+        store.send(slotKey: key, { $0.append("ZADD", key, Int(now), member) }, completion: { _ in })
+        store.send(slotKey: key, { $0.append("ZREMRANGEBYSCORE", key, "-inf", "(" + String(oldest)) }, completion: { _ in })
+        store.send(slotKey: key, { $0.append("ZREMRANGEBYRANK", key, 0, -(capacity + 1)) }, completion: { _ in })
     }
 
     /// The prefixes the guard blocks now, of every purpose whose guard is on, sorted by

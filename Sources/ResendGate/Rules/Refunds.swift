@@ -51,9 +51,7 @@ final class Refunds {
             }
             switch outcome {
             case .success((true, let record)) where onCluster && !record.isEmpty:
-                store.send(slotKey: record, { args in
-                    args.append("DEL", record)
-                }, completion: { _ in completion(.success(true)) })
+                store.send(slotKey: record, { $0.append("DEL", record) }, completion: { _ in completion(.success(true)) })
             case .success((let released, _)):
                 completion(.success(released))
             case .failure(let error):
