@@ -29,20 +29,13 @@ struct IdempotencyRecords {
         let number = context.number(request.phone)
         let fingerprint = context.fingerprint(request, number: number)
         context.store.send(slotKey: recordKey, { $0.append("GET", recordKey) }, completion: { result in
-            switch result {
-            case .success(.null):
-                completion(nil)
-            case .success(.bulk(let record)):
-                completion(Result { () throws(GateError) in
-                    try ReserveAnswer.stored(
-                        record, fingerprint: fingerprint, request: request, policy: policy, number: number, cipher: cipher
-                    ).decision
-                })
-            case .success(let reply):
-                completion(.failure(GateContext.unexpected(reply)))
-            case .failure(let error):
-                completion(.failure(.storeUnavailable(error.description)))
-            }
+            if case .success(.null) = result { return completion(nil) }
+            completion(GateContext.decode(result) { reply throws(GateError) in
+                guard case .bulk(let record) = reply else { throw GateContext.unexpected(reply) }
+                return try ReserveAnswer.stored(
+                    record, fingerprint: fingerprint, request: request, policy: policy, number: number, cipher: cipher
+                ).decision
+            })
         })
     }
 
