@@ -57,10 +57,7 @@ struct Lockout {
             guard trusts, counts, case .success = verification else { return completion(verification) }
             // Counted once Redis has it, so a send after this answer sees the conversion.
             prefixGuard.countVerified(phone, purpose: purpose, rules: pumping) { counted in
-                switch counted {
-                case .success: completion(verification)
-                case .failure(let error): completion(.failure(error))
-                }
+                completion(counted.flatMap { verification })
             }
         })
     }

@@ -49,14 +49,10 @@ final class Refunds {
                 if code == -2 { throw .locked(retryAfterMilliseconds: Int64(max(1, wait))) }
                 return (code == 1, items[2].string ?? "")
             }
-            switch outcome {
-            case .success((true, let record)) where onCluster && !record.isEmpty:
-                store.send(slotKey: record, { $0.append("DEL", record) }, completion: { _ in completion(.success(true)) })
-            case .success((let released, _)):
-                completion(.success(released))
-            case .failure(let error):
-                completion(.failure(error))
+            if case .success((true, let record)) = outcome, onCluster, !record.isEmpty {
+                return store.send(slotKey: record, { $0.append("DEL", record) }, completion: { _ in completion(.success(true)) })
             }
+            completion(outcome.map { released, _ in released })
         })
     }
 
