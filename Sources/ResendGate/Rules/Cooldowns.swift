@@ -53,14 +53,7 @@ final class Cooldowns {
         completion: @escaping (Result<Decision, GateError>) -> Void
     ) -> Bool {
         guard let milliseconds = policy.plainCooldownMilliseconds, windows.plainDecisionIsSafe(for: request.purpose.name) else { return false }
-        reserve(request, number: context.number(request.phone), milliseconds: milliseconds, cipher: cipher, completion: completion)
-        return true
-    }
-
-    private func reserve(
-        _ request: SendRequest, number: String, milliseconds: Int64,
-        cipher: CountdownTokenCipher, completion: @escaping (Result<Decision, GateError>) -> Void
-    ) {
+        let number = context.number(request.phone)
         let purpose = request.purpose
         let context = self.context
         let store = context.store
@@ -98,6 +91,7 @@ final class Cooldowns {
                 context.awaitReplicas(for: decide(pttl) ?? .failure(.storeUnavailable("no decision")), slotKey: slotKey, completion: completion)
             })
         })
+        return true
     }
 
     /// The decision the SET's reply makes, with the PTTL's reply when one was needed; nil
