@@ -47,20 +47,17 @@ public struct JSONWriter {
     public mutating func value(_ text: String) {
         separate()
         appendQuoted(text)
-        needsComma = true
     }
 
     public mutating func value(_ number: Int64) {
         separate()
         if number < 0 { bytes.append(UInt8(ascii: "-")) }
         bytes.appendDecimal(number.magnitude)
-        needsComma = true
     }
 
     public mutating func value(_ flag: Bool) {
         separate()
         bytes.append(contentsOf: (flag ? "true" : "false").utf8)
-        needsComma = true
     }
 
     /// Writes a non-negative fraction (a conversion) as a JSON number, to four decimals:
@@ -78,13 +75,11 @@ public struct JSONWriter {
             bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits - text.utf8.count))
             bytes.append(contentsOf: text.utf8)
         }
-        needsComma = true
     }
 
     public mutating func null() {
         separate()
         bytes.append(contentsOf: "null".utf8)
-        needsComma = true
     }
 
     /// Writes an RFC 3339 UTC timestamp with milliseconds, as a string.
@@ -93,16 +88,16 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
         RFC3339.append(milliseconds, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
-        needsComma = true
     }
 
     public mutating func field(_ name: StaticString, _ text: String) { key(name); value(text) }
     public mutating func field(_ name: StaticString, _ number: Int64) { key(name); value(number) }
     public mutating func field(_ name: StaticString, _ flag: Bool) { key(name); value(flag) }
 
+    /// Writes the comma a value or key needs, if any; the next one needs one (a key or a bracket says otherwise).
     private mutating func separate() {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
-        needsComma = false
+        needsComma = true
     }
 
     private mutating func appendQuoted(_ text: String) {
