@@ -109,10 +109,7 @@ public struct JSONWriter {
             bytes.append(contentsOf: utf8)
             return true
         }
-        if copied == true {
-            bytes.append(UInt8(ascii: "\""))
-            return
-        }
+        if copied == true { return bytes.append(UInt8(ascii: "\"")) }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), byte])
