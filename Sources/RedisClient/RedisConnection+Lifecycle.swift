@@ -20,19 +20,16 @@ extension RedisConnection {
             preconditionFailure("a cluster is served by RedisClusterClient, one connection per node")
         }
         guard let created else {
-            scheduleReconnect(after: RedisError(.unavailable, "could not create a Redis connection (out of memory)"))
-            return
+            return scheduleReconnect(after: RedisError(.unavailable, "could not create a Redis connection (out of memory)"))
         }
         if created.pointee.err != 0 {
             let message = created.pointee.errstr.map { String(cString: $0) } ?? "unknown error"
             redisAsyncFree(created)
-            scheduleReconnect(after: RedisError(.unavailable, "cannot connect to Redis: \(message)"))
-            return
+            return scheduleReconnect(after: RedisError(.unavailable, "cannot connect to Redis: \(message)"))
         }
         guard rg_redis_attach(created, loop.base) == 0 else {
             redisAsyncFree(created)
-            scheduleReconnect(after: RedisError(.unavailable, "could not watch the Redis connection (out of memory)"))
-            return
+            return scheduleReconnect(after: RedisError(.unavailable, "could not watch the Redis connection (out of memory)"))
         }
         generation &+= 1
         context = created

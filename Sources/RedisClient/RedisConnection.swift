@@ -97,8 +97,7 @@ public final class RedisConnection {
     /// Sends one command; `completion` runs on the loop with its reply.
     public func send(_ build: (inout RedisArguments) -> Void, completion: @escaping Completion) {
         guard let context, state == .ready || state == .connecting else {
-            completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
-            return
+            return completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
         }
         arguments.reset()
         build(&arguments)
@@ -112,8 +111,7 @@ public final class RedisConnection {
         _ script: RedisScript, _ build: @escaping (inout RedisArguments) -> Void, completion: @escaping Completion
     ) {
         guard let context, state == .ready || state == .connecting else {
-            completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
-            return
+            return completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
         }
         writeEvaluate(script, build)
         enqueue(context, Pending(
@@ -159,8 +157,7 @@ public final class RedisConnection {
                 command.baseAddress?.assumingMemoryBound(to: CChar.self), command.count - 1)
         }
         guard status == REDIS_OK else {
-            entry.completion(.failure(RedisError(.unavailable, "hiredis refused the command (connection closing)")))
-            return
+            return entry.completion(.failure(RedisError(.unavailable, "hiredis refused the command (connection closing)")))
         }
         pending.append(entry)
         if !deadlineTimer.isScheduled { deadlineTimer.schedule(after: configuration.commandTimeout) }
@@ -182,8 +179,7 @@ public final class RedisConnection {
         guard let entry = pending.popFirst() else { return }
         guard let reply else {
             // hiredis hands out no reply only when the connection is going away.
-            entry.completion(.failure(lastError ?? RedisError(.unavailable, "the connection to Redis was lost")))
-            return
+            return entry.completion(.failure(lastError ?? RedisError(.unavailable, "the connection to Redis was lost")))
         }
         let value = RedisReply(reply.assumingMemoryBound(to: redisReply.self))
         if case .error(let message) = value {
@@ -196,11 +192,9 @@ public final class RedisConnection {
                 arguments.append("SCRIPT", "LOAD", retry.script.source)
                 enqueue(context, Pending(deadline: .now + configuration.commandTimeout, completion: { _ in }, retry: nil))
                 writeEvaluate(retry.script, retry.build)
-                enqueue(context, Pending(deadline: entry.deadline, completion: entry.completion, retry: nil))
-                return
+                return enqueue(context, Pending(deadline: entry.deadline, completion: entry.completion, retry: nil))
             }
-            entry.completion(.failure(RedisError(.server, message)))
-            return
+            return entry.completion(.failure(RedisError(.server, message)))
         }
         entry.completion(.success(value))
     }
