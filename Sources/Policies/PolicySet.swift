@@ -119,7 +119,9 @@ public struct PolicySet: Sendable, Equatable {
             }
             /// `count()` where null means nothing: `why` says what the number does.
             func whole(_ why: String) throws(ConfigurationError) -> Int {
-                guard let whole = try count() else { throw ConfigurationError(field: field, message: "must be a whole number" + why) }
+                guard let whole = try count() else {
+                    throw ConfigurationError(field: field, message: "must be a whole number" + why)
+                }
                 return whole
             }
             func list() throws(ConfigurationError) -> String {
