@@ -78,8 +78,7 @@ struct CountdownHeap {
 
     private mutating func push(_ entry: Entry) {
         if runHead == run.count || entry.key >= run[run.count - 1].key {
-            run.append(entry)
-            return
+            return run.append(entry)
         }
         entries.append(entry)
         siftUp(entries.count - 1)

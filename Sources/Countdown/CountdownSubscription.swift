@@ -98,8 +98,7 @@ final class SubscriptionBox: @unchecked Sendable {
             lock.lock()
             if held.isEmpty {
                 holdsEvents = false
-                lock.unlock()
-                return
+                return lock.unlock()
             }
             let batch = held
             held = []

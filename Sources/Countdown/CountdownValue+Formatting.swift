@@ -20,16 +20,9 @@ extension CountdownValue {
         case .seconds:
             return strings.seconds(totalSeconds)
         case .clock:
-            if days > 0 { return formatted(.paddedClock, strings: strings) }  // the same past a day
-            if hours > 0 {
-                return "\(hours):\(Self.twoDigits(minutes)):\(Self.twoDigits(seconds))"
-            }
-            return "\(minutes):\(Self.twoDigits(seconds))"
+            return days > 0 ? formatted(.paddedClock, strings: strings) : clock(hours: hours)  // the same past a day
         case .bySize:
-            if totalSeconds < 60 { return strings.seconds(totalSeconds) }
-            let hours = totalSeconds / 3_600
-            if hours == 0 { return "\(minutes):\(Self.twoDigits(seconds))" }
-            return "\(hours):\(Self.twoDigits(minutes)):\(Self.twoDigits(seconds))"
+            return totalSeconds < 60 ? strings.seconds(totalSeconds) : clock(hours: totalSeconds / 3_600)
         case .paddedClock:
             let clock = "\(Self.twoDigits(hours)):\(Self.twoDigits(minutes)):\(Self.twoDigits(seconds))"
             return days > 0 ? "\(strings.days(days)) \(clock)" : clock
@@ -39,6 +32,11 @@ extension CountdownValue {
     /// The resend prompt: `Resend in 42s`, or `42秒后重新发送` with ``CountdownStrings/chinese``.
     public func resendPrompt(_ style: CountdownStyle = .seconds, strings: CountdownStrings = .english) -> String {
         strings.resendPrompt(formatted(style, strings: strings))
+    }
+
+    /// `m:ss` under an hour, else `h:mm:ss` with `hours` (which may count whole days too).
+    private func clock(hours: Int64) -> String {
+        hours == 0 ? "\(minutes):\(Self.twoDigits(seconds))" : "\(hours):\(Self.twoDigits(minutes)):\(Self.twoDigits(seconds))"
     }
 
     private static func twoDigits(_ value: Int64) -> String {

@@ -17,12 +17,9 @@ final class TimerCountdown: @unchecked Sendable {
 
 /// Ticks every countdown with its own `DispatchSourceTimer`, on one serial queue.
 func runBaselinePhase(_ options: BenchOptions) -> PhaseResult {
-    let remaining = benchRemainingMilliseconds(count: options.countdowns, seed: options.seed)
     let queue = DispatchQueue(label: "bench.baseline")
-    let counter = ChangeCounter()
     let clock = SystemCountdownClock()
-    let residentBefore = BenchProbe.residentBytes()
-    let countdowns: [TimerCountdown] = queue.sync {
+    return runPhase(options, queue: queue, start: { (remaining, counter) -> [TimerCountdown] in
         let now = clock.now
         return remaining.map { milliseconds in
             let countdown = TimerCountdown(deadline: now.advanced(by: .milliseconds(milliseconds)),
@@ -31,7 +28,7 @@ func runBaselinePhase(_ options: BenchOptions) -> PhaseResult {
             // Started when the countdown started, so it ticks on the countdown's own second boundaries.
             timer.schedule(deadline: .now() + .milliseconds(Int(milliseconds % 1_000)), repeating: .seconds(1), leeway: .nanoseconds(0))
             timer.setEventHandler { [unowned countdown] in
-                let shown = CountdownValue(remainingNanoseconds: clock.now.duration(to: countdown.deadline).countdownNanosecondsForBench).totalSeconds
+                let shown = CountdownValue(remaining: clock.now.duration(to: countdown.deadline)).totalSeconds
                 if shown != countdown.shown {
                     countdown.shown = shown
                     counter.changes += 1
@@ -42,17 +39,5 @@ func runBaselinePhase(_ options: BenchOptions) -> PhaseResult {
             timer.activate()
             return countdown
         }
-    }
-    let residentAfter = BenchProbe.residentBytes()
-    let (cpu, changes) = measure(seconds: options.seconds, queue: queue, counter: counter)
-    queue.sync { for countdown in countdowns { countdown.timer?.cancel() } }
-    return PhaseResult(countdowns: options.countdowns, cpuNanoseconds: cpu, displayedChanges: changes,
-                       residentBytes: residentAfter - residentBefore)
-}
-
-extension Duration {
-    /// Whole nanoseconds (the bench's own copy; the engine's is internal).
-    var countdownNanosecondsForBench: Int64 {
-        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
-    }
+    }, stop: { countdowns in countdowns.forEach { $0.timer?.cancel() } })
 }

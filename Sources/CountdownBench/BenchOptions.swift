@@ -13,12 +13,9 @@ struct BenchOptions {
         while let flag = rest.popFirst() {
             guard let text = rest.popFirst() else { throw BenchUsageError(message: "\(flag) needs a value") }
             switch flag {
-            case "--countdowns":
-                guard let value = Int(text), value > 0 else { throw BenchUsageError(message: "bad --countdowns \(text)") }
-                countdowns = value
-            case "--seconds":
-                guard let value = Int(text), value > 0 else { throw BenchUsageError(message: "bad --seconds \(text)") }
-                seconds = value
+            case "--countdowns", "--seconds":
+                guard let value = Int(text), value > 0 else { throw BenchUsageError(message: "bad \(flag) \(text)") }
+                if flag == "--seconds" { seconds = value } else { countdowns = value }
             case "--phase":
                 guard let value = BenchPhase(rawValue: text) else { throw BenchUsageError(message: "bad --phase \(text)") }
                 phase = value
@@ -41,10 +38,8 @@ struct BenchUsageError: Error {
     let message: String
 }
 
-/// Exit codes, named.
 enum BenchExit: Int32 {
     case success = 0
     case tooSlow = 1
     case usage = 2
-    case childFailed = 3
 }

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Countdown
 import Foundation
 
@@ -44,14 +39,9 @@ struct PhaseResult {
     var line: String {
         "RESULT \(countdowns) \(cpuNanoseconds) \(displayedChanges) \(residentBytes)"
     }
+}
 
-    init(countdowns: Int, cpuNanoseconds: Int64, displayedChanges: Int64, residentBytes: Int64) {
-        self.countdowns = countdowns
-        self.cpuNanoseconds = cpuNanoseconds
-        self.displayedChanges = displayedChanges
-        self.residentBytes = residentBytes
-    }
-
+extension PhaseResult {
     init?(line: Substring) {
         let fields = line.split(separator: " ")
         guard fields.count == 5, fields[0] == "RESULT", let countdowns = Int(fields[1]),

@@ -13,3 +13,29 @@ extension [UInt8] {
         }
     }
 }
+
+extension Collection<UInt8> {
+    /// The bytes in lower-case hex, two digits a byte: the one hex writer of digests,
+    /// HMAC key texts and secrets.
+    package var lowercaseHex: String {
+        func digit(_ value: UInt8) -> UInt8 { value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10 }
+        return String(unsafeUninitializedCapacity: count * 2) { hex in
+            for (index, byte) in enumerated() {
+                hex[2 * index] = digit(byte >> 4)
+                hex[2 * index + 1] = digit(byte & 0xF)
+            }
+            return count * 2
+        }
+    }
+}
+
+extension UInt8 {
+    /// The value of a lower-case hex digit, as `lowercaseHex` writes them; nil for any other byte.
+    package var lowercaseHexValue: UInt8? {
+        switch self {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): self - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): self - UInt8(ascii: "a") + 10
+        default: nil
+        }
+    }
+}

@@ -13,14 +13,7 @@ public struct GateLogger: Sendable {
 
         public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
 
-        public var description: String {
-            switch self {
-            case .debug: "debug"
-            case .info: "info"
-            case .warning: "warning"
-            case .error: "error"
-            }
-        }
+        public var description: String { ["debug", "info", "warning", "error"][rawValue] }
     }
 
     /// The least level written; nil writes nothing.

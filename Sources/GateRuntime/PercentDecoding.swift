@@ -20,7 +20,8 @@ package enum PercentDecoding {
         return String(validating: bytes, as: UTF8.self)
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
+    /// The value of an ASCII hex digit of either case (also for JSON's `\u` escapes), or nil.
+    package static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10

@@ -19,19 +19,6 @@ public struct PhoneNumber: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { e164 }
 
-    /// Parses `text` with libphonenumber, using `defaultRegion` (two letters) for a
-    /// number written without a country code. Results are cached.
-    public init(parsing text: String, defaultRegion: String? = nil) throws(PhoneNumberError) {
-        self = try PhoneNumberParser.shared.parse(text, defaultRegion: defaultRegion)
-    }
-
-    init(e164: String, region: String, type: PhoneNumberType, countryCode: Int) {
-        self.e164 = e164
-        self.region = region
-        self.type = type
-        self.countryCode = countryCode
-    }
-
     /// Whether libphonenumber knows `code` as a region (`CN`, `GB`).
     ///
     /// Answers are remembered: the C call copies libphonenumber's ~245 regions into a
@@ -52,6 +39,15 @@ public struct PhoneNumber: Sendable, Hashable, CustomStringConvertible {
     private static let knownRegions = Mutex<[String: Bool]>([:])
 }
 
+// In an extension, so that the parser keeps the memberwise init of the struct.
+extension PhoneNumber {
+    /// Parses `text` with libphonenumber, using `defaultRegion` (two letters) for a
+    /// number written without a country code. Results are cached.
+    public init(parsing text: String, defaultRegion: String? = nil) throws(PhoneNumberError) {
+        self = try PhoneNumberParser.shared.parse(text, defaultRegion: defaultRegion)
+    }
+}
+
 /// A number's line type, as libphonenumber classifies it.
 public enum PhoneNumberType: String, Sendable, CaseIterable, Codable {
     case fixedLine = "fixed_line"
@@ -67,20 +63,9 @@ public enum PhoneNumberType: String, Sendable, CaseIterable, Codable {
     case voicemail
     case unknown
 
+    /// The shim's `rg_phone_type`, whose values number the cases above in their order.
     init(cValue: Int32) {
-        switch cValue {
-        case 0: self = .fixedLine
-        case 1: self = .mobile
-        case 2: self = .fixedLineOrMobile
-        case 3: self = .tollFree
-        case 4: self = .premiumRate
-        case 5: self = .sharedCost
-        case 6: self = .voip
-        case 7: self = .personalNumber
-        case 8: self = .pager
-        case 9: self = .uan
-        case 10: self = .voicemail
-        default: self = .unknown
-        }
+        let all = Self.allCases
+        self = all.indices.contains(Int(cValue)) ? all[Int(cValue)] : .unknown
     }
 }

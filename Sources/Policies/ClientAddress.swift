@@ -37,17 +37,10 @@ public struct ClientAddress: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { text }
 
-    private static func format(family: Int32, _ address: UnsafeRawPointer) -> String {
+    /// `inet_ntop` of an `in_addr` (`AF_INET`) or an `in6_addr` (`AF_INET6`).
+    private static func format<Address>(family: Int32, _ address: inout Address) -> String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        _ = inet_ntop(family, address, &buffer, socklen_t(buffer.count))
+        _ = withUnsafeBytes(of: &address) { inet_ntop(family, $0.baseAddress, &buffer, socklen_t(buffer.count)) }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    private static func format(family: Int32, _ address: inout in_addr) -> String {
-        withUnsafeBytes(of: &address) { format(family: family, $0.baseAddress!) }
-    }
-
-    private static func format(family: Int32, _ address: inout in6_addr) -> String {
-        withUnsafeBytes(of: &address) { format(family: family, $0.baseAddress!) }
     }
 }

@@ -15,16 +15,7 @@ extension Policy {
     /// Reads `country_limit,global_limit` into rules; any name that is not a reason code is
     /// refused, naming the known ones.
     public static func parseObserve(_ text: String, field: String = "observe") throws(ConfigurationError) -> Set<DecisionReason> {
-        var rules: Set<DecisionReason> = []
-        for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
-            guard let rule = DecisionReason(rawValue: name) else {
-                throw ConfigurationError(
-                    field: field,
-                    message: "\"\(name)\" is not a rule (one of \(DecisionReason.allCases.map(\.rawValue).joined(separator: ", ")))")
-            }
-            rules.insert(rule)
-        }
-        return rules
+        try parseNames(text, field: field, naming: "a rule")
     }
 
     /// Refuses `locked` in observe mode, naming the field: a lock answers wrong codes, and a

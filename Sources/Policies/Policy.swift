@@ -136,11 +136,9 @@ public struct Policy: Sendable, Equatable {
 extension Policy {
     /// Reads `60`, `60s`, `5m` or a ladder `60,120,300` into `ladder`.
     public static func parseLadder(_ text: String, field: String = "cooldown") throws(ConfigurationError) -> [Duration] {
-        var steps: [Duration] = []
-        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-            steps.append(try DurationParser.parse(String(part), field: field))
+        try text.split(separator: ",", omittingEmptySubsequences: false).map { part throws(ConfigurationError) in
+            try DurationParser.parse(String(part), field: field)
         }
-        return steps
     }
 
     /// Reads `CN,GB` into upper-case region codes.
@@ -150,13 +148,22 @@ extension Policy {
 
     /// Reads `mobile,fixed_line_or_mobile` into number types, naming an unknown one.
     public static func parseNumberTypes(_ text: String, field: String = "allow-number-types") throws(ConfigurationError) -> Set<PhoneNumberType> {
-        var types: Set<PhoneNumberType> = []
+        try parseNames(text, field: field, naming: "a number type")
+    }
+
+    /// Reads comma-separated raw values of `Value`; one that is none is refused as not
+    /// `naming`, with the known ones.
+    static func parseNames<Value: RawRepresentable<String> & CaseIterable & Hashable>(
+        _ text: String, field: String, naming: String
+    ) throws(ConfigurationError) -> Set<Value> {
+        var values: Set<Value> = []
         for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
-            guard let type = PhoneNumberType(rawValue: name) else {
-                throw ConfigurationError(field: field, message: "\"\(name)\" is not a number type (one of \(PhoneNumberType.allCases.map(\.rawValue).joined(separator: ", ")))")
+            guard let value = Value(rawValue: name) else {
+                let known = Value.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ConfigurationError(field: field, message: "\"\(name)\" is not \(naming) (one of \(known))")
             }
-            types.insert(type)
+            values.insert(value)
         }
-        return types
+        return values
     }
 }

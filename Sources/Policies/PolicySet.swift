@@ -61,16 +61,14 @@ public struct PolicySet: Sendable, Equatable {
     /// starts from the default; the default starts from `base` (the flags).
     /// `plainPurposes` are configured too (`--purposes`), with the file's default policy.
     public static func parse(json data: Data, base: Policy, plainPurposes: Set<String> = []) throws(ConfigurationError) -> PolicySet {
-        let root: [String: Any]
+        let object: Any
         do {
-            guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-                throw ConfigurationError(field: "policy", message: "the file must hold a JSON object")
-            }
-            root = object
-        } catch let error as ConfigurationError {
-            throw error
+            object = try JSONSerialization.jsonObject(with: data)
         } catch {
             throw ConfigurationError(field: "policy", message: "the file is not valid JSON: \(error.localizedDescription)")
+        }
+        guard let root = object as? [String: Any] else {
+            throw ConfigurationError(field: "policy", message: "the file must hold a JSON object")
         }
         for key in root.keys where key != "default" && key != "purposes" {
             throw ConfigurationError(field: "policy", message: "unknown field \"\(key)\" (use \"default\" and \"purposes\")")
@@ -119,6 +117,13 @@ public struct PolicySet: Sendable, Equatable {
                 }
                 return number.intValue
             }
+            /// `count()` where null means nothing: `why` says what the number does.
+            func whole(_ why: String) throws(ConfigurationError) -> Int {
+                guard let whole = try count() else {
+                    throw ConfigurationError(field: field, message: "must be a whole number" + why)
+                }
+                return whole
+            }
             func list() throws(ConfigurationError) -> String {
                 guard let items = value as? [String] else {
                     throw ConfigurationError(field: field, message: "must be a list of strings")
@@ -130,25 +135,15 @@ public struct PolicySet: Sendable, Equatable {
             case "window": policy.window = try DurationParser.parse(try text(), field: field)
             case "max_sends": policy.maxSends = try count()
             case "ip_max_sends": policy.ipMaxSends = try count()
-            case "max_refunds":
-                guard let refunds = try count() else {
-                    throw ConfigurationError(field: field, message: "must be a whole number (0 disables refunds)")
-                }
-                policy.maxRefunds = refunds
+            case "max_refunds": policy.maxRefunds = try whole(" (0 disables refunds)")
             case "ip_window": policy.ipWindow = try DurationParser.parse(try text(), field: field)
-            case "max_failed_checks":
-                guard let checks = try count() else {
-                    throw ConfigurationError(field: field, message: "must be a whole number (0: no lockout)")
-                }
-                policy.maxFailedChecks = checks
+            case "max_failed_checks": policy.maxFailedChecks = try whole(" (0: no lockout)")
             case "lockout": policy.lockout = try DurationParser.parse(try text(), field: field)
             case "lockout_scope": policy.lockoutScope = try LockoutScope.parse(try text(), field: field)
             case "pumping_min_sends": policy.pumping.minSends = try count()
             case "pumping_window": policy.pumping.window = try DurationParser.parse(try text(), field: field)
             case "pumping_min_conversion": policy.pumping.minConversion = try PumpingGuard.parseConversion(try text(), field: field)
-            case "prefix_digits":
-                guard let digits = try count() else { throw ConfigurationError(field: field, message: "must be a whole number") }
-                policy.pumping.prefixDigits = digits
+            case "prefix_digits": policy.pumping.prefixDigits = try whole("")
             case "trusted_for": policy.pumping.trustedFor = try DurationParser.parse(try text(), field: field)
             case "allow_regions":
                 policy.allowedRegions = value is NSNull ? nil : Policy.parseRegions(try list())

@@ -35,6 +35,13 @@ public struct RedisArguments: ~Copyable {
         ends.append(bytes.count)
     }
 
+    /// Appends each of `arguments` in order, as the command is written:
+    /// `args.append("ZADD", key, score, member)`.
+    @inlinable
+    public mutating func append<each Argument: RedisArgument>(_ arguments: repeat each Argument) {
+        repeat (each arguments).append(to: &self)
+    }
+
     /// Appends Redis's clock now in ms since 1970, as the connection that carries the
     /// script call reckons it (a `TIME` reading carried forward, see `RedisConnection`), or
     /// an empty argument while it has none: the script then asks `TIME` itself. On a
@@ -88,4 +95,17 @@ extension RedisArguments {
     package mutating func endArgument() {
         ends.append(bytes.count)
     }
+}
+
+/// A value a command takes as one argument: text, or a whole number in decimal.
+public protocol RedisArgument {
+    func append(to arguments: inout RedisArguments)
+}
+
+extension String: RedisArgument {
+    public func append(to arguments: inout RedisArguments) { arguments.append(self) }
+}
+
+extension Int: RedisArgument {
+    public func append(to arguments: inout RedisArguments) { arguments.append(self) }
 }

@@ -44,7 +44,6 @@ struct RedisClock {
         return (reading.redisMicroseconds + (now - reading.instant).wholeMicroseconds) / 1000
     }
 
-    /// Whether a reading should be asked for at `now`.
     func isDue(at now: ContinuousClock.Instant) -> Bool {
         guard !readPending else { return false }
         guard let reading else { return true }

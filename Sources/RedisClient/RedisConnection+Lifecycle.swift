@@ -20,19 +20,16 @@ extension RedisConnection {
             preconditionFailure("a cluster is served by RedisClusterClient, one connection per node")
         }
         guard let created else {
-            scheduleReconnect(after: RedisError(.unavailable, "could not create a Redis connection (out of memory)"))
-            return
+            return scheduleReconnect(after: RedisError(.unavailable, "could not create a Redis connection (out of memory)"))
         }
         if created.pointee.err != 0 {
             let message = created.pointee.errstr.map { String(cString: $0) } ?? "unknown error"
             redisAsyncFree(created)
-            scheduleReconnect(after: RedisError(.unavailable, "cannot connect to Redis: \(message)"))
-            return
+            return scheduleReconnect(after: RedisError(.unavailable, "cannot connect to Redis: \(message)"))
         }
         guard rg_redis_attach(created, loop.base) == 0 else {
             redisAsyncFree(created)
-            scheduleReconnect(after: RedisError(.unavailable, "could not watch the Redis connection (out of memory)"))
-            return
+            return scheduleReconnect(after: RedisError(.unavailable, "could not watch the Redis connection (out of memory)"))
         }
         generation &+= 1
         context = created
@@ -119,10 +116,7 @@ extension RedisConnection {
         }
         if configuration.database != 0 {
             let database = configuration.database
-            steps.append { args in
-                args.append("SELECT")
-                args.append(database)
-            }
+            steps.append { $0.append("SELECT", database) }
         }
         if !scripts.isEmpty { steps.append { args in args.append("PING") } }
         handshakeRepliesLeft = steps.count + scripts.count
@@ -147,9 +141,7 @@ extension RedisConnection {
         guard let context else { return }
         for script in scripts {
             handshakeStep({ args in
-                args.append("SCRIPT")
-                args.append("LOAD")
-                args.append(script.source)
+                args.append("SCRIPT", "LOAD", script.source)
             }, completion: { [unowned self] result in self.handshakeStepDone(result) })
         }
         holding = false

@@ -1,5 +1,4 @@
-// MARK: - What the connection tells its logger
-
+/// What the connection tells its logger.
 extension RedisConnection {
     /// The node or master this connection serves, as the log names it: `host:port`, a
     /// socket path, or `master NAME at host:port` with Sentinels. Never a key.

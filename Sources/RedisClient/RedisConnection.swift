@@ -97,8 +97,7 @@ public final class RedisConnection {
     /// Sends one command; `completion` runs on the loop with its reply.
     public func send(_ build: (inout RedisArguments) -> Void, completion: @escaping Completion) {
         guard let context, state == .ready || state == .connecting else {
-            completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
-            return
+            return completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
         }
         arguments.reset()
         build(&arguments)
@@ -112,17 +111,21 @@ public final class RedisConnection {
         _ script: RedisScript, _ build: @escaping (inout RedisArguments) -> Void, completion: @escaping Completion
     ) {
         guard let context, state == .ready || state == .connecting else {
-            completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
-            return
+            return completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
         }
-        arguments.reset()
-        arguments.redisNowMilliseconds = redisNowMilliseconds()
-        arguments.append("EVALSHA")
-        arguments.append(script.sha1)
-        build(&arguments)
+        writeEvaluate(script, build)
         enqueue(context, Pending(
             deadline: .now + configuration.commandTimeout, completion: completion, retry: (script, build)))
         readClockIfDue()
+    }
+
+    /// Writes `EVALSHA` of `script` with its arguments, and Redis's clock as this
+    /// connection reckons it now for `appendRedisNow`.
+    private func writeEvaluate(_ script: RedisScript, _ build: (inout RedisArguments) -> Void) {
+        arguments.reset()
+        arguments.redisNowMilliseconds = redisNowMilliseconds()
+        arguments.append("EVALSHA", script.sha1)
+        build(&arguments)
     }
 
     /// Closes the connection for good; pending commands fail as unavailable.
@@ -154,8 +157,7 @@ public final class RedisConnection {
                 command.baseAddress?.assumingMemoryBound(to: CChar.self), command.count - 1)
         }
         guard status == REDIS_OK else {
-            entry.completion(.failure(RedisError(.unavailable, "hiredis refused the command (connection closing)")))
-            return
+            return entry.completion(.failure(RedisError(.unavailable, "hiredis refused the command (connection closing)")))
         }
         pending.append(entry)
         if !deadlineTimer.isScheduled { deadlineTimer.schedule(after: configuration.commandTimeout) }
@@ -177,8 +179,7 @@ public final class RedisConnection {
         guard let entry = pending.popFirst() else { return }
         guard let reply else {
             // hiredis hands out no reply only when the connection is going away.
-            entry.completion(.failure(lastError ?? RedisError(.unavailable, "the connection to Redis was lost")))
-            return
+            return entry.completion(.failure(lastError ?? RedisError(.unavailable, "the connection to Redis was lost")))
         }
         let value = RedisReply(reply.assumingMemoryBound(to: redisReply.self))
         if case .error(let message) = value {
@@ -188,20 +189,12 @@ public final class RedisConnection {
                 // so the load runs before the retried call.
                 logScriptReload(retry.script)
                 arguments.reset()
-                arguments.append("SCRIPT")
-                arguments.append("LOAD")
-                arguments.append(retry.script.source)
+                arguments.append("SCRIPT", "LOAD", retry.script.source)
                 enqueue(context, Pending(deadline: .now + configuration.commandTimeout, completion: { _ in }, retry: nil))
-                arguments.reset()
-                arguments.redisNowMilliseconds = redisNowMilliseconds()
-                arguments.append("EVALSHA")
-                arguments.append(retry.script.sha1)
-                retry.build(&arguments)
-                enqueue(context, Pending(deadline: entry.deadline, completion: entry.completion, retry: nil))
-                return
+                writeEvaluate(retry.script, retry.build)
+                return enqueue(context, Pending(deadline: entry.deadline, completion: entry.completion, retry: nil))
             }
-            entry.completion(.failure(RedisError(.server, message)))
-            return
+            return entry.completion(.failure(RedisError(.server, message)))
         }
         entry.completion(.success(value))
     }

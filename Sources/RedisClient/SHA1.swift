@@ -1,4 +1,5 @@
 import CCrypto
+import GateRuntime
 
 /// SHA-1 from libcrypto, only to name things the way Redis does (a script's `EVALSHA`
 /// name, an idempotency key's slot in a key name): not for security.
@@ -13,16 +14,7 @@ package enum SHA1 {
             }
             // Only a libcrypto without SHA-1 or out of memory fails: nothing a caller could handle.
             precondition(done == 1, "libcrypto could not compute a SHA-1")
-            return String(unsafeUninitializedCapacity: digestLength * 2) { hex in
-                for (index, byte) in digest.enumerated() {
-                    hex[2 * index] = hexDigit(byte >> 4)
-                    hex[2 * index + 1] = hexDigit(byte & 0x0F)
-                }
-                return digestLength * 2
-            }
+            return digest.lowercaseHex
         }
     }
-
-    /// The ASCII lower-case hex digit of `value` (0...15).
-    private static func hexDigit(_ value: UInt8) -> UInt8 { value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10 }
 }

@@ -24,11 +24,7 @@ final class SentinelResolver {
                 loop: loop, configuration: template.with(endpoint: .tcp(host: sentinel.host, port: sentinel.port)), scripts: [])
         }
         let master = self.master
-        connection!.send({ args in
-            args.append("SENTINEL")
-            args.append("get-master-addr-by-name")
-            args.append(master)
-        }, completion: { [weak self] result in
+        connection!.send({ $0.append("SENTINEL", "get-master-addr-by-name", master) }, completion: { [weak self] result in
             guard let self else { return }
             switch result {
             case .success(.array(let items)) where items.count == 2:

@@ -128,16 +128,14 @@ public final class ResendButtonModel {
                 guard generation == mine else { return }  // the number changed meanwhile
                 lastError = nil
                 refusal = decision.reason
-                follow(decision.countdown, token: decision.countdownToken)
-                return
+                return follow(decision.countdown, token: decision.countdownToken)
             } catch {
                 guard generation == mine else { return }
                 let cancelled = Task.isCancelled || error.code == ResendGateError.cancelled
                 if !cancelled, error.code == ResendGateError.transport, attempt < Self.sendRetries { continue }
                 if !cancelled { lastError = error }
                 state = before
-                changed()
-                return
+                return changed()
             }
         }
     }

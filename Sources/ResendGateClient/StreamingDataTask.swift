@@ -62,8 +62,7 @@ final class StreamingDataTask: NSObject, URLSessionDataDelegate, @unchecked Send
         if overLimit {
             continuation.finish(throwing: ResendGateError(
                 code: ResendGateError.streamTooLarge, message: "the event stream ran over \(limit) bytes ahead of its reader"))
-            cancel()
-            return
+            return cancel()
         }
         continuation.yield(.data(data))
     }

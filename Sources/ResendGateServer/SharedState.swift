@@ -16,7 +16,6 @@ final class SharedState: Sendable {
         self.apiKeys = apiKeys.map { (Array($0.secret.utf8), $0.scopes, SendRequest.callerIdentity(apiKey: $0.secret)) }
     }
 
-    /// True when every worker's Redis connection is ready.
     var redisReady: Bool { redis.allSatisfy(\.isReady) }
 
     func prometheusText() -> String {

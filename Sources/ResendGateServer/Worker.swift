@@ -84,8 +84,7 @@ final class Worker {
         // closing before then would cut it.
         let unwritten = connections?.isBusy ?? false
         guard (inFlight == 0 && !unwritten) || ContinuousClock.now >= drainDeadline else {
-            drainTimer.schedule(after: .milliseconds(10))
-            return
+            return drainTimer.schedule(after: .milliseconds(10))
         }
         if inFlight > 0 { log.message(.warning, "drain timeout: closing \(inFlight) requests in flight") }
         close()

@@ -6,12 +6,13 @@ import Darwin
 
 // MARK: - Platform constants
 
+/// A close-on-exec stream socket's type, where the platform has the flag.
 #if canImport(Glibc)
-private let streamType = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+let streamType = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
 private let sendFlags = Int32(MSG_NOSIGNAL)
 private let shutdownWrite = Int32(SHUT_WR)
 #else
-private let streamType = SOCK_STREAM
+let streamType = SOCK_STREAM
 private let sendFlags: Int32 = 0
 private let shutdownWrite = SHUT_WR
 #endif

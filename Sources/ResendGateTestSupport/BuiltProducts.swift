@@ -18,21 +18,6 @@ public enum BuiltProducts {
     /// The path of the built executable `name` (for example `"resendgate"`).
     /// Throws `TestSupportError.executableNotFound` listing every place it looked.
     public static func executable(named name: String, filePath: String = #filePath) throws -> String {
-        let candidates = searchFolders(filePath: filePath).map { $0 + "/" + name }
-        var isDirectory: ObjCBool = false
-        if let found = candidates.first(where: {
-            FileManager.default.fileExists(atPath: $0, isDirectory: &isDirectory) && !isDirectory.boolValue
-                && FileManager.default.isExecutableFile(atPath: $0)
-        }) {
-            return found
-        }
-        throw TestSupportError.executableNotFound.with(
-            "built executable '\(name)' not found; run `swift build --build-tests` first. Looked at: "
-                + candidates.joined(separator: ", "))
-    }
-
-    /// The folders `executable(named:)` searches, in order.
-    public static func searchFolders(filePath: String = #filePath) -> [String] {
         var folders: [String] = []
         if let override = ProcessInfo.processInfo.environment["RESENDGATE_BUILD_DIR"], !override.isEmpty {
             folders.append(override)
@@ -48,6 +33,16 @@ public enum BuiltProducts {
             .deletingLastPathComponent()
         folders += ["debug", "release"].map { root.appendingPathComponent(".build/\($0)").path }
         var seen = Set<String>()
-        return folders.filter { seen.insert($0).inserted }
+        let candidates = folders.filter { seen.insert($0).inserted }.map { $0 + "/" + name }
+        var isDirectory: ObjCBool = false
+        if let found = candidates.first(where: {
+            FileManager.default.fileExists(atPath: $0, isDirectory: &isDirectory) && !isDirectory.boolValue
+                && FileManager.default.isExecutableFile(atPath: $0)
+        }) {
+            return found
+        }
+        throw TestSupportError.executableNotFound.with(
+            "built executable '\(name)' not found; run `swift build --build-tests` first. Looked at: "
+                + candidates.joined(separator: ", "))
     }
 }

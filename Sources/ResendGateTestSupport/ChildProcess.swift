@@ -1,12 +1,6 @@
 import Dispatch
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// How a child process ended.
 public enum ExitStatus: Sendable, Hashable, CustomStringConvertible {
     /// It called `exit(code)`.
@@ -151,7 +145,6 @@ func readText(_ path: String) -> String {
     (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
 }
 
-/// The last `count` lines of a text.
 func tail(_ text: String, lines count: Int) -> String {
     text.split(separator: "\n", omittingEmptySubsequences: false).suffix(count).joined(separator: "\n")
 }

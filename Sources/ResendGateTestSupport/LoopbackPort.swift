@@ -9,11 +9,7 @@ public enum LoopbackPort {
     /// A port on 127.0.0.1 that was free a moment ago: binds port 0, reads the kernel's choice
     /// back and closes. Another process may take it before you do; callers retry on collision.
     public static func free() throws -> Int {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let fd = socket(AF_INET, streamType, 0)
         guard fd >= 0 else { throw TestSupportError.connection.with("socket(): \(errnoText())") }
         defer { close(fd) }
         var address = sockaddr_in()

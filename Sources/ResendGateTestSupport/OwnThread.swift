@@ -75,8 +75,7 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
             condition.lock()
             while jobs.isEmpty && !stopping { condition.wait() }
             if jobs.isEmpty {
-                condition.unlock()
-                return
+                return condition.unlock()
             }
             let batch = jobs
             jobs.removeAll()

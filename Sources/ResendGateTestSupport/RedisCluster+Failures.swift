@@ -1,7 +1,5 @@
 /// Crashes, restarts and slot moves of a running cluster.
 extension RedisCluster {
-    // MARK: Failures
-
     /// Kills the node on `port` with SIGKILL, as a crash would, and waits until it is gone.
     /// Its directory stays, so `restart(port:)` brings it back with its AOF and nodes.conf.
     public func kill(port: Int) {
@@ -17,12 +15,9 @@ extension RedisCluster {
     /// Returns the new master's port.
     @discardableResult
     public func waitForFailover(of port: Int, timeout: Duration = .seconds(15)) throws -> Int {
-        let old: Node
-        if let before = killed.withLock({ $0[port] }) {
-            old = before
-        } else if let seen = try topology().first(where: { $0.port == port }), seen.isMaster, !seen.slots.isEmpty {
-            old = seen
-        } else {
+        // As it looked before the kill, else as it looks now.
+        let seen = try killed.withLock({ $0[port] }) ?? topology().first { $0.port == port }
+        guard let old = seen, old.isMaster, !old.slots.isEmpty else {
             throw TestSupportError.invalidState.with("the node on port \(port) was not a master with slots")
         }
         let slot = old.slots[0].lowerBound

@@ -2,8 +2,6 @@ import RedisClient
 
 /// What a running cluster looks like: its nodes, their roles and the slots they own.
 extension RedisCluster {
-    // MARK: Topology
-
     /// Every node as one running node sees it (`CLUSTER NODES`).
     public func topology() throws -> [Node] {
         var lastError: Error = TestSupportError.invalidState.with("no node of the cluster runs")

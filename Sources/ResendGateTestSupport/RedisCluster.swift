@@ -214,11 +214,10 @@ public final class RedisCluster: Sendable {
             else {
                 throw TestSupportError.protocolViolation.with("CLUSTER NODES line not understood: \(line)")
             }
-            var slots: [ClosedRange<Int>] = []
-            for entry in fields.dropFirst(8) where !entry.hasPrefix("[") {
+            // `5461` or `0-5460`.
+            let slots = fields.dropFirst(8).filter { !$0.hasPrefix("[") }.compactMap { entry -> ClosedRange<Int>? in
                 let bounds = entry.split(separator: "-").compactMap { Int($0) }
-                if bounds.count == 1 { slots.append(bounds[0]...bounds[0]) }
-                if bounds.count == 2 { slots.append(bounds[0]...bounds[1]) }
+                return (1...2).contains(bounds.count) ? bounds[0]...bounds[bounds.count - 1] : nil
             }
             return Node(
                 port: port, nodeID: fields[0], masterNodeID: fields[3] == "-" ? nil : fields[3],

@@ -1,12 +1,6 @@
 import Foundation
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// One `redis-server` process of a test setup (`RedisServer`, `RedisCluster`,
 /// `RedisSentinelSet`): a port, a directory `<root>/<port>` inside the setup's temp folder,
 /// and the config file the setup writes there. It does not own its directory (the setup
@@ -82,7 +76,6 @@ final class RedisProcess: Sendable {
         child.withLock { $0?.exitStatus == nil ? $0?.pid : nil }
     }
 
-    /// Whether the process runs.
     var isRunning: Bool { pid != nil }
 
     /// A new client on this process's port (authenticated when the config sets a password).

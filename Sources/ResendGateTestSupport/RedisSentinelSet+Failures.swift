@@ -1,7 +1,5 @@
 /// Crashes, stalls and failovers of a running master-replica set.
 extension RedisSentinelSet {
-    // MARK: Failures
-
     /// Kills the current master with SIGKILL and returns its port.
     @discardableResult
     public func killMaster() -> Int {

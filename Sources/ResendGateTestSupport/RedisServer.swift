@@ -1,12 +1,6 @@
 import Foundation
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A real `redis-server` for one test: its own free loopback port, its own temp directory.
 ///
 /// ```swift
@@ -65,7 +59,8 @@ public final class RedisServer: Sendable {
 
     /// `redis://127.0.0.1:PORT/0`, or `redis://default:PASSWORD@127.0.0.1:PORT/0` with a password.
     public var url: String {
-        let credentials = options.password.map { "default:\(percentEncoded($0))@" } ?? ""
+        let encoded = options.password.map { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0 }
+        let credentials = encoded.map { "default:\($0)@" } ?? ""
         return "redis://\(credentials)127.0.0.1:\(port)/0"
     }
 
@@ -116,8 +111,4 @@ public final class RedisServer: Sendable {
         process.terminate(grace: .seconds(5))
         try process.launch()
     }
-}
-
-private func percentEncoded(_ text: String) -> String {
-    text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
 }

@@ -214,10 +214,7 @@ public final class RedisClusterClient {
             refreshTimer.schedule(after: .milliseconds(250))  // nobody answered: try again soon
             return
         }
-        node(candidates[index]).send({ args in
-            args.append("CLUSTER")
-            args.append("SLOTS")
-        }, completion: { [unowned self] result in
+        node(candidates[index]).send({ $0.append("CLUSTER", "SLOTS") }, completion: { [unowned self] result in
             guard case .success(let reply) = result, let map = Self.slotMap(reply, askedNode: candidates[index]) else {
                 return self.ask(candidates, at: index + 1)
             }

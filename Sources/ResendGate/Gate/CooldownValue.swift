@@ -1,3 +1,4 @@
+import GateRuntime
 import RedisClient
 
 /// What a plain cooldown's key holds (the default policy: one cooldown, nothing counted):
@@ -35,7 +36,8 @@ struct CooldownValue {
         if digits.isEmpty {
             deadlineMilliseconds = nil
         } else {
-            guard digits.utf8.allSatisfy(Self.isLowerHexDigit), let deadline = Int64(digits, radix: 16) else { return nil }
+            guard digits.utf8.allSatisfy({ $0.lowercaseHexValue != nil }), let deadline = Int64(digits, radix: 16)
+            else { return nil }
             deadlineMilliseconds = deadline
         }
     }
@@ -53,9 +55,5 @@ struct CooldownValue {
         args.appendPart(nonce.text)
         if let deadlineMilliseconds { args.appendHexPart(UInt64(deadlineMilliseconds), digits: Self.deadlineDigits) }
         args.endArgument()
-    }
-
-    private static func isLowerHexDigit(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
     }
 }

@@ -16,7 +16,7 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
     /// nothing else, so malformed input never reaches the cipher or Redis. Whether it is
     /// a real token is `CountdownTokenCipher.open`'s to say.
     public init?(validating text: Substring) {
-        guard Self.lengths.contains(text.utf8.count), text.utf8.allSatisfy(Self.isTokenByte) else { return nil }
+        guard Self.lengths.contains(text.utf8.count), text.utf8.allSatisfy({ Self.sextet($0) != nil }) else { return nil }
         self.text = String(text)
     }
 
@@ -53,15 +53,12 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
                 emit(chunk >> 18); emit(chunk >> 12); emit(chunk >> 6); emit(chunk)
                 index += 3
             }
-            switch input.count - index {
-            case 1:
-                let chunk = UInt32(input[index]) << 16
+            // One or two bytes left: two or three characters.
+            let rest = input.count - index
+            if rest > 0 {
+                let chunk = UInt32(input[index]) << 16 | (rest == 2 ? UInt32(input[index + 1]) << 8 : 0)
                 emit(chunk >> 18); emit(chunk >> 12)
-            case 2:
-                let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
-                emit(chunk >> 18); emit(chunk >> 12); emit(chunk >> 6)
-            default:
-                break
+                if rest == 2 { emit(chunk >> 6) }
             }
             return written
         }
@@ -98,9 +95,5 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
         case UInt8(ascii: "_"): 63
         default: nil
         }
-    }
-
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        sextet(byte) != nil
     }
 }

@@ -1,4 +1,5 @@
 import CCrypto
+import GateRuntime
 
 /// Seals and opens countdown tokens with AES-256-GCM (OpenSSL's libcrypto). A token is
 /// `nonce (12 bytes, the IV) ‖ ciphertext ‖ tag (16 bytes)` in base64url, where the
@@ -101,7 +102,7 @@ public final class CountdownTokenCipher {
         let number: String
         switch form {
         case 0: number = String(decoding: numberBytes, as: UTF8.self)
-        case 1 where numberBytes.count == 32: number = Self.hex(numberBytes)
+        case 1 where numberBytes.count == 32: number = numberBytes.lowercaseHex
         default: return nil
         }
         let nonce = CooldownNonce(bytes: Array(sealed.prefix(CooldownNonce.byteCount)))
@@ -116,29 +117,10 @@ public final class CountdownTokenCipher {
         out.reserveCapacity(32)
         var index = 0
         while index < 64 {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            guard let high = digits[index].lowercaseHexValue, let low = digits[index + 1].lowercaseHexValue else { return nil }
             out.append(high << 4 | low)
             index += 2
         }
         return out
-    }
-
-    private static func nibble(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        default: nil
-        }
-    }
-
-    static func hex(_ bytes: ArraySlice<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -12,7 +12,7 @@ public struct Decision: Sendable, Equatable {
     /// Milliseconds until a send may be allowed (from Redis): the longest of every limit
     /// that binds the next send. When allowed, the wait this send started: its ladder
     /// step, or longer when it filled `max sends` or the client IP's cap.
-    public let retryAfterMilliseconds: Int64
+    public internal(set) var retryAfterMilliseconds: Int64
     /// Redis's clock when it decided, in ms since 1970.
     public let serverTimeMilliseconds: Int64
     /// Sends counted in the policy's window, this one included when allowed: at most
@@ -63,13 +63,8 @@ public struct Decision: Sendable, Equatable {
     /// The same decision with a wait of at least `milliseconds`: an allowed send that
     /// filled a limit checked apart (a cluster's per-IP cap) binds the next send too.
     func waiting(atLeast milliseconds: Int64) -> Decision {
-        guard milliseconds > retryAfterMilliseconds else { return self }
-        var longer = Decision(
-            allowed: allowed, reason: reason, phone: phone, purpose: purpose, retryAfterMilliseconds: milliseconds,
-            serverTimeMilliseconds: serverTimeMilliseconds, sendsInWindow: sendsInWindow, sendsLeft: sendsLeft,
-            nextRetryAfterMilliseconds: nextRetryAfterMilliseconds, replayed: replayed, countdownToken: countdownToken,
-            testNumber: testNumber)
-        longer.observed = observed
+        var longer = self
+        longer.retryAfterMilliseconds = max(milliseconds, retryAfterMilliseconds)
         return longer
     }
 

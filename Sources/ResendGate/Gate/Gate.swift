@@ -54,17 +54,9 @@ public final class Gate: Sendable {
         idempotencyKey: String? = nil, caller: String = ""
     ) async throws(GateError) -> Decision {
         let (number, purpose) = try parse(phone, region, purpose)
-        var request = SendRequest(phone: number, purpose: purpose, caller: caller)
-        if let clientIP {
-            guard let address = ClientAddress(clientIP) else { throw .invalidField("client_ip must be an IPv4 or IPv6 address") }
-            request.clientAddress = address
-        }
-        if let idempotencyKey {
-            try SendRequest.validateIdempotencyKey(idempotencyKey)
-            request.idempotencyKey = idempotencyKey
-        }
-        let prepared = request
-        return try await onLoop { worker, done in worker.reserve(prepared, completion: done) }
+        let request = try SendRequest(
+            phone: number, purpose: purpose, caller: caller, clientIP: clientIP, idempotencyKey: idempotencyKey)
+        return try await onLoop { worker, done in worker.reserve(request, completion: done) }
     }
 
     /// Reads the cooldown of `phone` for `purpose`; never consumes.

@@ -55,11 +55,7 @@ final class GateContext {
             return completion(outcome)
         }
         let timeout = max(1, configuration.redis.commandTimeout.wholeMilliseconds / 2)
-        store.send(slotKey: slotKey(), { args in
-            args.append("WAIT")
-            args.append(wanted)
-            args.append(Int(timeout))
-        }, completion: { result in
+        store.send(slotKey: slotKey(), { $0.append("WAIT", wanted, Int(timeout)) }, completion: { result in
             completion(Self.decode(result) { reply throws(GateError) in
                 guard let acknowledged = reply.integer else { throw Self.unexpected(reply) }
                 guard acknowledged >= wanted else {
@@ -73,11 +69,7 @@ final class GateContext {
     /// Gives back a share a step took (`ZREM` of its member), not awaited: a share a failed
     /// `ZREM` leaves counts until its window ends.
     func giveBack(member: CooldownNonce, of key: String) {
-        store.send(slotKey: key, { args in
-            args.append("ZREM")
-            args.append(key)
-            args.append(member.text)
-        }, completion: { _ in })
+        store.send(slotKey: key, { $0.append("ZREM", key, member.text) }, completion: { _ in })
     }
 
     /// A store's reply read by `body`; a failed call is a store failure.

@@ -52,8 +52,7 @@ extension GateWorker {
             args.append(2)
             keys.append(.cooldown, purpose: purpose, number: number, to: &args)
             keys.append(.window, purpose: purpose, number: number, to: &args)
-            args.append(Int(policy.windowMilliseconds))
-            args.append(policy.rules.maxSends ?? 0)
+            args.append(Int(policy.windowMilliseconds), policy.rules.maxSends ?? 0)
             args.appendRedisNow()
         }, completion: { result in
             completion(GateContext.decode(result) { reply throws(GateError) in

@@ -173,7 +173,7 @@ public final class GateWorker {
         // One slot only: the same two commands on one Redis and on a cluster; unless a gate
         // keeps this purpose's cooldowns in window keys (`WindowCooldowns`): then the script.
         if ip == nil, request.idempotencyKey == nil, fraudGuard == nil, policy.plainCooldownMilliseconds != nil {
-            if !cooldowns.registryRead, cooldowns.waitForRegistry({ [unowned self] in
+            if !cooldowns.windows.firstReadAnswered, cooldowns.windows.waitForFirstRead({ [unowned self] in
                 self.reserveNumber(request, policy: policy, cipher: cipher, completion: completion)
             }) { return }
             if cooldowns.reservePlainly(request, policy: policy, cipher: cipher, completion: completion) { return }
@@ -212,7 +212,8 @@ public final class GateWorker {
     /// policy without one has the same script either way).
     func reserveScript(_ purpose: Purpose, guarded: Bool = false, countingIP: Bool) -> RedisScript {
         guard let scripts = reserveScripts[purpose.name] else { preconditionFailure("no reserve script for a configured purpose") }
-        return scripts.script(guarded: guarded, countingIP: countingIP, cooldownInWindow: cooldowns.inWindows)
+        let inWindow = cooldowns.windows.keepsCooldownsInWindows()
+        return scripts.script(guarded: guarded, countingIP: countingIP, cooldownInWindow: inWindow)
     }
 
     /// Records the outcome of a code the back end checked (`Lockout`).

@@ -1,4 +1,5 @@
 import CCrypto
+import GateRuntime
 
 /// Turns a canonical number into the text that names its Redis keys: the number
 /// itself, or, with a secret, its HMAC-SHA256 in hex, so that a Redis dump lists no
@@ -43,13 +44,6 @@ public final class NumberKeyHasher {
                      messageBytes.bindMemory(to: UInt8.self).baseAddress, messageBytes.count, &digest, &length)
             }
         }
-        let hex = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(Int(length) * 2)
-        for byte in digest.prefix(Int(length)) {
-            out.append(hex[Int(byte >> 4)])
-            out.append(hex[Int(byte & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        return digest.prefix(Int(length)).lowercaseHex
     }
 }

@@ -25,6 +25,20 @@ public struct SendRequest: Sendable {
         self.caller = caller
     }
 
+    /// A request with the client's address and `Idempotency-Key` as a caller writes them,
+    /// each checked in that order: `invalid_field` for an address that is no IPv4 or IPv6
+    /// address, or a malformed key (`validateIdempotencyKey`).
+    package init(
+        phone: PhoneNumber, purpose: Purpose, caller: String, clientIP: String?, idempotencyKey: String?
+    ) throws(GateError) {
+        self.init(phone: phone, purpose: purpose, idempotencyKey: idempotencyKey, caller: caller)
+        if let clientIP {
+            guard let address = ClientAddress(clientIP) else { throw .invalidField("client_ip must be an IPv4 or IPv6 address") }
+            clientAddress = address
+        }
+        if let idempotencyKey { try Self.validateIdempotencyKey(idempotencyKey) }
+    }
+
     /// A short, stable name of an API key for ``caller``: 16 hex digits of an HMAC-SHA256,
     /// so that Redis (which stores it in idempotency records) never holds the key itself.
     public static func callerIdentity(apiKey: String) -> String {

@@ -1,3 +1,4 @@
+import GateRuntime
 import RedisClient
 
 /// The secret countdown tokens are sealed with. Given (`--token-secret`), every worker
@@ -29,20 +30,14 @@ final class TokenSecret {
         reading.run(body) { [store, key] answer in
             var fresh = [UInt8](repeating: 0, count: 32)
             fresh.withUnsafeMutableBytes { CountdownTokenSource.fill($0) }
-            let candidate = CountdownTokenCipher.hex(fresh[...])
-            store.send(slotKey: key, { args in
-                args.append("SET")
-                args.append(key)
-                args.append(candidate)
-                args.append("NX")
-                args.append("GET")
-            }, completion: { [weak self] result in
-                let outcome: Result<CountdownTokenCipher, GateError>
-                switch result {
-                case .success(.null): outcome = .success(CountdownTokenCipher(secret: Array(candidate.utf8)))
-                case .success(.bulk(let stored)) where !stored.isEmpty: outcome = .success(CountdownTokenCipher(secret: stored))
-                case .success(let reply): outcome = .failure(GateContext.unexpected(reply))
-                case .failure(let error): outcome = .failure(.storeUnavailable(error.description))
+            let candidate = fresh.lowercaseHex
+            store.send(slotKey: key, { $0.append("SET", key, candidate, "NX", "GET") }, completion: { [weak self] result in
+                let outcome = GateContext.decode(result) { reply throws(GateError) in
+                    switch reply {
+                    case .null: return CountdownTokenCipher(secret: Array(candidate.utf8))
+                    case .bulk(let stored) where !stored.isEmpty: return CountdownTokenCipher(secret: stored)
+                    default: throw GateContext.unexpected(reply)
+                    }
                 }
                 if case .success(let cipher) = outcome { self?.cipher = cipher }
                 answer(outcome)

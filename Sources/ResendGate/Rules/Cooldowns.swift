@@ -27,7 +27,9 @@ final class Cooldowns {
     static let clockSkewAllowance: Int64 = 1_000
 
     private let context: GateContext
-    private let windows: WindowCooldowns
+    /// Where gates keep cooldowns: the reserve script keeps them in windows while
+    /// `keepsCooldownsInWindows()`, a plain decision waits for its first read.
+    let windows: WindowCooldowns
 
     init(loop: EventLoop, context: GateContext) {
         self.context = context
@@ -41,18 +43,7 @@ final class Cooldowns {
         windows.start()
     }
 
-    /// Whether this gate's reserve scripts keep running cooldowns in window keys now.
-    var inWindows: Bool { windows.keepsCooldownsInWindows() }
-
     func close() { windows.close() }
-
-    /// Whether the registry of where gates keep cooldowns was read once: before that, a
-    /// plain decision waits for it (`waitForRegistry`).
-    var registryRead: Bool { windows.firstReadAnswered }
-
-    /// Runs `body` once the registry's first read is answered; false (and `body` dropped)
-    /// when too many wait, so the caller takes the script.
-    func waitForRegistry(_ body: @escaping () -> Void) -> Bool { windows.waitForFirstRead(body) }
 
     /// Decides the request with one `SET NX` when its policy is one plain cooldown and no
     /// gate keeps the purpose's cooldowns in windows (then true); false when the reserve
@@ -62,14 +53,7 @@ final class Cooldowns {
         completion: @escaping (Result<Decision, GateError>) -> Void
     ) -> Bool {
         guard let milliseconds = policy.plainCooldownMilliseconds, windows.plainDecisionIsSafe(for: request.purpose.name) else { return false }
-        reserve(request, number: context.number(request.phone), milliseconds: milliseconds, cipher: cipher, completion: completion)
-        return true
-    }
-
-    private func reserve(
-        _ request: SendRequest, number: String, milliseconds: Int64,
-        cipher: CountdownTokenCipher, completion: @escaping (Result<Decision, GateError>) -> Void
-    ) {
+        let number = context.number(request.phone)
         let purpose = request.purpose
         let context = self.context
         let store = context.store
@@ -83,10 +67,7 @@ final class Cooldowns {
             args.append("SET")
             keys.append(.cooldown, purpose: purpose, number: number, to: &args)
             value.append(to: &args)
-            args.append("NX")
-            args.append("PX")
-            args.append(Int(milliseconds))
-            args.append("GET")
+            args.append("NX", "PX", Int(milliseconds), "GET")
         }, completion: { set in
             let decide = { (pttl: Result<RedisReply, RedisError>?) in
                 Self.decision(
@@ -97,8 +78,7 @@ final class Cooldowns {
                     store.send(slotKey: slotKey, { args in
                         args.append("PEXPIRE")
                         keys.append(.cooldown, purpose: purpose, number: number, to: &args)
-                        args.append(Int(milliseconds))
-                        args.append("NX")
+                        args.append(Int(milliseconds), "NX")
                     }, completion: { _ in })
                 }
             }
@@ -111,6 +91,7 @@ final class Cooldowns {
                 context.awaitReplicas(for: decide(pttl) ?? .failure(.storeUnavailable("no decision")), slotKey: slotKey, completion: completion)
             })
         })
+        return true
     }
 
     /// The decision the SET's reply makes, with the PTTL's reply when one was needed; nil

@@ -39,12 +39,7 @@ struct IPCap {
         let member = context.tokens.next()
         let keep = longestWindowMilliseconds
         context.store.evaluate(GateScripts.ipTake, slotKey: key, { args in
-            args.append(1)
-            args.append(key)
-            args.append(cap)
-            args.append(Int(policy.ipWindowMilliseconds))
-            args.append(member.text)
-            args.append(Int(keep))
+            args.append(1, key, cap, Int(policy.ipWindowMilliseconds), member.text, Int(keep))
             args.appendRedisNow()
         }, completion: { result in
             completion(GateContext.decode(result) { reply throws(GateError) in

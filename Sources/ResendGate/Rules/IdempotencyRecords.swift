@@ -28,24 +28,14 @@ struct IdempotencyRecords {
         guard let recordKey = recordKey(request) else { return completion(nil) }
         let number = context.number(request.phone)
         let fingerprint = context.fingerprint(request, number: number)
-        context.store.send(slotKey: recordKey, { args in
-            args.append("GET")
-            args.append(recordKey)
-        }, completion: { result in
-            switch result {
-            case .success(.null):
-                completion(nil)
-            case .success(.bulk(let record)):
-                completion(Result { () throws(GateError) in
-                    try ReserveAnswer.stored(
-                        record, fingerprint: fingerprint, request: request, policy: policy, number: number, cipher: cipher
-                    ).decision
-                })
-            case .success(let reply):
-                completion(.failure(GateContext.unexpected(reply)))
-            case .failure(let error):
-                completion(.failure(.storeUnavailable(error.description)))
-            }
+        context.store.send(slotKey: recordKey, { $0.append("GET", recordKey) }, completion: { result in
+            if case .success(.null) = result { return completion(nil) }
+            completion(GateContext.decode(result) { reply throws(GateError) in
+                guard case .bulk(let record) = reply else { throw GateContext.unexpected(reply) }
+                return try ReserveAnswer.stored(
+                    record, fingerprint: fingerprint, request: request, policy: policy, number: number, cipher: cipher
+                ).decision
+            })
         })
     }
 
@@ -57,17 +47,9 @@ struct IdempotencyRecords {
         var lifetime = context.configuration.idempotencyLifetime.wholeMilliseconds
         if !decision.allowed { lifetime = max(1, min(lifetime, decision.retryAfterMilliseconds, Self.deniedAnswerLifetime)) }
         context.store.evaluate(GateScripts.idempotencyPut, slotKey: idempotency.key, { args in
-            args.append(1)
-            args.append(idempotency.key)
-            args.append(idempotency.fingerprint)
-            args.append(Int(lifetime))
-            args.append(decision.allowed ? 1 : 0)
-            args.append(decision.reason?.rawValue ?? "")
-            args.append(Int(decision.retryAfterMilliseconds))
-            args.append(decision.sendsInWindow)
-            args.append(Int(decision.nextRetryAfterMilliseconds))
-            args.append(Int(decision.serverTimeMilliseconds))
-            args.append(cooldownValue)
+            args.append(1, idempotency.key, idempotency.fingerprint, Int(lifetime), decision.allowed ? 1 : 0)
+            args.append(decision.reason?.rawValue ?? "", Int(decision.retryAfterMilliseconds), decision.sendsInWindow)
+            args.append(Int(decision.nextRetryAfterMilliseconds), Int(decision.serverTimeMilliseconds), cooldownValue)
             args.append(decision.observed.map(\.rawValue).joined(separator: ","))
         }, completion: { _ in })
     }

@@ -6,18 +6,12 @@ struct Lockout {
     let context: GateContext
     let prefixGuard: PrefixGuard
 
-    /// Records the outcome of a code the back end checked for `phone`: `verified` clears
-    /// its wrong codes; `failed` counts one against the code the number was sent last (none
-    /// in the policy's window: `no_code_sent`, nothing counted) and, at `maxFailedChecks`,
-    /// locks what `lockoutScope` says: that code (`code_locked` for every later check of
-    /// it, until a new code is sent) or the number for `lockout` (sends and verifications
-    /// are then refused with `locked`). Nothing changes while locked, so the back end knows
-    /// to stop accepting the code. One script call on
-    /// the number's slot; a test number, or a policy without lockout (for a `verified`:
-    /// and without pumping guard), asks nothing of Redis. With the pumping guard on, a
-    /// `verified` also marks the number trusted for `trustedFor` (same script) and is
-    /// counted in its destination prefix (a second step, on the prefix's slot), at most
-    /// once per number and guard window.
+    /// `Gate.verify`: nothing changes while locked, so the back end knows to stop accepting
+    /// the code. One script call on the number's slot; a test number, or a policy without
+    /// lockout (for a `verified`: and without pumping guard), asks nothing of Redis. With
+    /// the pumping guard on, a `verified` also marks the number trusted for `trustedFor`
+    /// (same script) and is counted in its destination prefix (a second step, on the
+    /// prefix's slot), at most once per number and guard window.
     func verify(
         _ phone: PhoneNumber, purpose: Purpose, outcome: VerificationOutcome,
         completion: @escaping (Result<VerificationResult, GateError>) -> Void
@@ -39,11 +33,8 @@ struct Lockout {
             keys.append(.failedChecks, purpose: purpose, number: number, to: &args)
             keys.append(.trusted, purpose: purpose, number: number, to: &args)
             keys.append(.window, purpose: purpose, number: number, to: &args)
-            args.append(outcome.rawValue)
-            args.append(max(1, limit))
-            args.append(Int(policy.policyWindowMilliseconds))
-            args.append(Int(policy.rules.lockout.wholeMilliseconds))
-            args.append(trusts ? Int(pumping.trustedFor.wholeMilliseconds) : 0)
+            args.append(outcome.rawValue, max(1, limit), Int(policy.policyWindowMilliseconds))
+            args.append(Int(policy.rules.lockout.wholeMilliseconds), trusts ? Int(pumping.trustedFor.wholeMilliseconds) : 0)
             args.append(Int(pumping.window.wholeMilliseconds))
             args.appendRedisNow()
             args.append(policy.rules.lockoutScope.rawValue)
@@ -66,10 +57,7 @@ struct Lockout {
             guard trusts, counts, case .success = verification else { return completion(verification) }
             // Counted once Redis has it, so a send after this answer sees the conversion.
             prefixGuard.countVerified(phone, purpose: purpose, rules: pumping) { counted in
-                switch counted {
-                case .success: completion(verification)
-                case .failure(let error): completion(.failure(error))
-                }
+                completion(counted.flatMap { verification })
             }
         })
     }

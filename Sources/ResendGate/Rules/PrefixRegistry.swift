@@ -36,24 +36,9 @@ final class PrefixRegistry {
         let member = Self.member(purpose: purpose, prefix: prefix)
         let oldest = now - longestWindowMilliseconds
         let capacity = Self.capacity
-        store.send(slotKey: key, { args in
-            args.append("ZADD")
-            args.append(key)
-            args.append(Int(now))
-            args.append(member)
-        }, completion: { _ in })
-        store.send(slotKey: key, { args in
-            args.append("ZREMRANGEBYSCORE")
-            args.append(key)
-            args.append("-inf")
-            args.append("(" + String(oldest))
-        }, completion: { _ in })
-        store.send(slotKey: key, { args in
-            args.append("ZREMRANGEBYRANK")
-            args.append(key)
-            args.append(0)
-            args.append(-(capacity + 1))
-        }, completion: { _ in })
+        store.send(slotKey: key, { $0.append("ZADD", key, Int(now), member) }, completion: { _ in })
+        store.send(slotKey: key, { $0.append("ZREMRANGEBYSCORE", key, "-inf", "(" + String(oldest)) }, completion: { _ in })
+        store.send(slotKey: key, { $0.append("ZREMRANGEBYRANK", key, 0, -(capacity + 1)) }, completion: { _ in })
     }
 
     /// The prefixes the guard blocks now, of every purpose whose guard is on, sorted by
@@ -68,10 +53,7 @@ final class PrefixRegistry {
     private func read(completion: @escaping (Result<[PrefixFigures], GateError>) -> Void) {
         let key = context.keys.blockedPrefixes
         context.store.send(slotKey: key, { args in
-            args.append("ZREVRANGE")
-            args.append(key)
-            args.append(0)
-            args.append(Self.capacity - 1)
+            args.append("ZREVRANGE", key, 0, Self.capacity - 1)
         }, completion: { [unowned self] result in
             let members: [(Purpose, PrefixKey, PumpingGuard)]
             switch result {

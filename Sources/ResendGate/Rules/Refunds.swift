@@ -9,15 +9,11 @@ final class Refunds {
 
     init(context: GateContext) { self.context = context }
 
-    /// Ends the number's running cooldown and refunds its send (the SMS never left: the
-    /// send leaves the window, so the ladder step and the count go back by one), at most
-    /// the policy's `maxRefunds` times per window; each refund is recorded in the window.
-    /// The idempotency record of the refunded send is voided, so a retry with its key is
+    /// `Gate.release`: the refunded send leaves the window (the ladder step and the count
+    /// go back by one), and each refund is recorded there, against `maxRefunds`. The
+    /// idempotency record of the refunded send is voided, so a retry with its key is
     /// decided afresh. The script also publishes the value the cooldown key held on the
     /// release channel, so the event streams following it end on every gate (`follow`).
-    /// `true` when a cooldown was running and was refunded, `false` when
-    /// none ran (nothing is consumed). Fails with `refund_limit` past the limit and
-    /// `forbidden` when the policy allows no refunds; then nothing changes.
     ///
     /// On one Redis this is one atomic script. On a Redis Cluster the idempotency record
     /// lives in another slot: the script (on the number's slot) returns its name and a
@@ -43,10 +39,7 @@ final class Refunds {
             keys.append(.cooldown, purpose: purpose, number: number, to: &args)
             keys.append(.window, purpose: purpose, number: number, to: &args)
             keys.append(.refunds, purpose: purpose, number: number, to: &args)
-            args.append(Int(policy.policyWindowMilliseconds))
-            args.append(maxRefunds)
-            args.append(onCluster ? 0 : 1)
-            args.append(channel)
+            args.append(Int(policy.policyWindowMilliseconds), maxRefunds, onCluster ? 0 : 1, channel)
             args.appendRedisNow()
         }, completion: { result in
             let outcome = GateContext.decode(result) { reply throws(GateError) -> (Bool, String) in
@@ -56,27 +49,15 @@ final class Refunds {
                 if code == -2 { throw .locked(retryAfterMilliseconds: Int64(max(1, wait))) }
                 return (code == 1, items[2].string ?? "")
             }
-            switch outcome {
-            case .success((true, let record)) where onCluster && !record.isEmpty:
-                store.send(slotKey: record, { args in
-                    args.append("DEL")
-                    args.append(record)
-                }, completion: { _ in completion(.success(true)) })
-            case .success((let released, _)):
-                completion(.success(released))
-            case .failure(let error):
-                completion(.failure(error))
+            if case .success((true, let record)) = outcome, onCluster, !record.isEmpty {
+                return store.send(slotKey: record, { $0.append("DEL", record) }, completion: { _ in completion(.success(true)) })
             }
+            completion(outcome.map { released, _ in released })
         })
     }
 
-    /// Follows the releases of every gate on this Redis: `onRelease` gets the nonce each
-    /// released cooldown key held (``CountdownReading/cooldownIdentity``), on this
-    /// worker's loop, through one subscriber connection of the worker's own (reconnected
-    /// with the main connection's backoff). `onSubscribed` runs each time the
-    /// subscription is (again) in place: releases published while it was down are not
-    /// seen, so the caller re-checks what it follows then. Idempotent: the first call's
-    /// handlers stay.
+    /// `GateWorker.followReleases`, through one subscriber connection of the worker's own
+    /// (reconnected with the main connection's backoff); the first call's handlers stay.
     func follow(onRelease: @escaping (String) -> Void, onSubscribed: @escaping () -> Void) {
         guard releases == nil else { return }
         releases = context.store.follow(

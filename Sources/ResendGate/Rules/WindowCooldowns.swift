@@ -109,8 +109,7 @@ final class WindowCooldowns {
         let announced = self.announced
         let sent = ContinuousClock.now
         store.evaluate(GateScripts.windowCooldowns, slotKey: key, { args in
-            args.append(1)
-            args.append(key)
+            args.append(1, key)
             for part in announced { args.append(part) }
         }, completion: { [unowned self] result in
             let now = ContinuousClock.now

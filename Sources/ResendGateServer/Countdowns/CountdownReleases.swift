@@ -48,7 +48,6 @@ final class CountdownReleases {
         followers[identity, default: [:]][stream.serial] = stream
     }
 
-    /// `stream` ended: forget it.
     func unfollow(_ stream: EventStream, identity: String) {
         guard var streams = followers[identity], streams.removeValue(forKey: stream.serial) != nil else { return }
         followers[identity] = streams.isEmpty ? nil : streams

@@ -43,8 +43,7 @@ final class LoopCountdownScheduler: CountdownScheduler, @unchecked Sendable {
     private func timerFired() {
         guard let due = pending else { return }
         if clock.now < due.instant {
-            arm(for: due.instant)
-            return
+            return arm(for: due.instant)
         }
         pending = nil
         due.fire()

@@ -3,7 +3,7 @@ import CHTTPConnection
 /// One request as the server's framing parsed it: a view of its connection's buffer,
 /// valid until the answer is sent; confined to the worker's loop.
 struct HTTPRequest {
-    enum Method: String {
+    enum Method: String, CaseIterable {
         case get = "GET", post = "POST", delete = "DELETE", head = "HEAD", put = "PUT"
         case options = "OPTIONS", patch = "PATCH", trace = "TRACE", connect = "CONNECT", other = "OTHER"
     }
@@ -13,20 +13,12 @@ struct HTTPRequest {
     /// The framing's parse of the request (read through the accessors below).
     let parsed: UnsafePointer<rg_http_request>
 
+    /// The framing's `rg_http_method`, whose values number the cases of `Method` in their order.
     var method: Method {
-        switch parsed.pointee.method {
-        case RG_HTTP_GET: .get
-        case RG_HTTP_POST: .post
-        case RG_HTTP_DELETE: .delete
-        case RG_HTTP_HEAD: .head
-        case RG_HTTP_PUT: .put
-        case RG_HTTP_OPTIONS: .options
-        case RG_HTTP_PATCH: .patch
-        case RG_HTTP_TRACE: .trace
-        case RG_HTTP_CONNECT: .connect
-        default: .other
-        }
+        Self.methods[min(Int(parsed.pointee.method.rawValue), Self.methods.count - 1)]
     }
+
+    private static let methods = Method.allCases
 
     /// The path, still percent-encoded, and the query (without `?`).
     var target: (path: Substring, query: Substring?) {
@@ -60,7 +52,6 @@ struct HTTPRequest {
             return nil
         }
     }
-
 
     /// Copies the body into `buffer` (reused between requests).
     func readBody(into buffer: inout [UInt8]) {

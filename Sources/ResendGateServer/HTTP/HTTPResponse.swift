@@ -17,11 +17,9 @@ struct ResponseHeaders {
     mutating func add(_ name: String, _ value: String) {
         guard !value.utf8.contains(where: { $0 == 13 || $0 == 10 }) else { return }
         bytes.append(contentsOf: name.utf8)
-        bytes.append(UInt8(ascii: ":"))
-        bytes.append(UInt8(ascii: " "))
+        bytes.append(contentsOf: ": ".utf8)
         bytes.append(contentsOf: value.utf8)
-        bytes.append(13)
-        bytes.append(10)
+        bytes.append(contentsOf: "\r\n".utf8)
     }
 }
 

@@ -1,3 +1,5 @@
+import GateRuntime
+
 /// Reads the top-level fields of a JSON object body, strictly (RFC 8259): nesting
 /// is bounded, strings must be valid UTF-8, and anything malformed is refused
 /// rather than guessed at. Only string, number, boolean and null members are kept;
@@ -191,15 +193,8 @@ private struct Reader {
         guard index + 4 <= bytes.count else { throw .malformed("bad \\u escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {
-            let byte = bytes[index]
+            guard let digit = PercentDecoding.hexValue(bytes[index]) else { throw .malformed("bad \\u escape") }
             index += 1
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: throw .malformed("bad \\u escape")
-            }
             value = value << 4 | UInt32(digit)
         }
         return value

@@ -17,26 +17,20 @@ public struct JSONWriter {
         needsComma = false
     }
 
-    public mutating func beginObject() {
-        separate()
-        bytes.append(UInt8(ascii: "{"))
-        needsComma = false
-    }
-
-    public mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
-        needsComma = true
-    }
-
+    public mutating func beginObject() { open(UInt8(ascii: "{")) }
+    public mutating func endObject() { close(UInt8(ascii: "}")) }
     /// Starts an array (of objects or values, each written as usual).
-    public mutating func beginArray() {
+    public mutating func beginArray() { open(UInt8(ascii: "[")) }
+    public mutating func endArray() { close(UInt8(ascii: "]")) }
+
+    private mutating func open(_ bracket: UInt8) {
         separate()
-        bytes.append(UInt8(ascii: "["))
+        bytes.append(bracket)
         needsComma = false
     }
 
-    public mutating func endArray() {
-        bytes.append(UInt8(ascii: "]"))
+    private mutating func close(_ bracket: UInt8) {
+        bytes.append(bracket)
         needsComma = true
     }
 
@@ -45,28 +39,24 @@ public struct JSONWriter {
         separate()
         bytes.append(UInt8(ascii: "\""))
         name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        bytes.append(contentsOf: "\":".utf8)
         needsComma = false
     }
 
     public mutating func value(_ text: String) {
         separate()
         appendQuoted(text)
-        needsComma = true
     }
 
     public mutating func value(_ number: Int64) {
         separate()
         if number < 0 { bytes.append(UInt8(ascii: "-")) }
         bytes.appendDecimal(number.magnitude)
-        needsComma = true
     }
 
     public mutating func value(_ flag: Bool) {
         separate()
         bytes.append(contentsOf: (flag ? "true" : "false").utf8)
-        needsComma = true
     }
 
     /// Writes a non-negative fraction (a conversion) as a JSON number, to four decimals:
@@ -84,13 +74,11 @@ public struct JSONWriter {
             bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits - text.utf8.count))
             bytes.append(contentsOf: text.utf8)
         }
-        needsComma = true
     }
 
     public mutating func null() {
         separate()
         bytes.append(contentsOf: "null".utf8)
-        needsComma = true
     }
 
     /// Writes an RFC 3339 UTC timestamp with milliseconds, as a string.
@@ -99,16 +87,16 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
         RFC3339.append(milliseconds, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
-        needsComma = true
     }
 
     public mutating func field(_ name: StaticString, _ text: String) { key(name); value(text) }
     public mutating func field(_ name: StaticString, _ number: Int64) { key(name); value(number) }
     public mutating func field(_ name: StaticString, _ flag: Bool) { key(name); value(flag) }
 
+    /// Writes the comma a value or key needs, if any; the next one needs one (a key or a bracket says otherwise).
     private mutating func separate() {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
-        needsComma = false
+        needsComma = true
     }
 
     private mutating func appendQuoted(_ text: String) {
@@ -121,21 +109,14 @@ public struct JSONWriter {
             bytes.append(contentsOf: utf8)
             return true
         }
-        if copied == true {
-            bytes.append(UInt8(ascii: "\""))
-            return
-        }
+        if copied == true { return bytes.append(UInt8(ascii: "\"")) }
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), byte])
             case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
             case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
             case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20, 0x7F:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                          hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            case 0..<0x20, 0x7F: bytes.append(contentsOf: "\\u00\(CollectionOfOne(byte).lowercaseHex)".utf8)
             default: bytes.append(byte)
             }
         }

@@ -35,23 +35,11 @@ final class AccessLog {
     /// reconnects, master switches, slot re-maps and script reloads), at this log's
     /// level. It runs on the worker's loop, which owns this log.
     func gateLogger(worker index: Int) -> GateLogger {
-        let minimum: GateLogger.Level
-        switch level {
-        case .debug: minimum = .debug
-        case .info: minimum = .info
-        case .warning: minimum = .warning
-        case .error: minimum = .error
-        case .off: return .off
-        }
+        // The two enums name their levels alike; `off` has no `GateLogger` level.
+        guard let minimum = GateLogger.Level.allCases.first(where: { $0.description == level.rawValue }) else { return .off }
         let log = Unchecked(self)
         return GateLogger(minimumLevel: minimum) { level, text in
-            let wanted: LogLevel = switch level {
-            case .debug: .debug
-            case .info: .info
-            case .warning: .warning
-            case .error: .error
-            }
-            log.value.message(wanted, "worker \(index): \(text)")
+            log.value.message(LogLevel(rawValue: level.description)!, "worker \(index): \(text)")
         }
     }
 

@@ -96,11 +96,7 @@ final class WorkerMetrics: Sendable {
     func observe(latency: Duration, status: Int) {
         let microseconds = latency / .microseconds(1)
         let seconds = microseconds / 1_000_000
-        var bucket = Self.latencyBuckets.count
-        for (index, bound) in Self.latencyBuckets.enumerated() where seconds <= bound {
-            bucket = index
-            break
-        }
+        let bucket = Self.latencyBuckets.firstIndex { seconds <= $0 } ?? Self.latencyBuckets.count
         buckets[bucket].wrappingAdd(1, ordering: .relaxed)
         add(.latencySumMicroseconds, Int64(microseconds))
         add(.latencyCount)

@@ -112,19 +112,9 @@ enum SendInput {
         let clientIP = try string(fields, "client_ip", required: false)
         let region = try string(fields, "region", required: false)
         do throws(GateError) {
-            var request = SendRequest(
-                phone: try gate.phone(phoneText, region: region), purpose: try gate.purpose(purposeText), caller: caller)
-            if let clientIP {
-                guard let address = ClientAddress(clientIP) else {
-                    throw GateError.invalidField("client_ip must be an IPv4 or IPv6 address")
-                }
-                request.clientAddress = address
-            }
-            if let idempotencyKey {
-                try SendRequest.validateIdempotencyKey(idempotencyKey)
-                request.idempotencyKey = idempotencyKey
-            }
-            return request
+            return try SendRequest(
+                phone: try gate.phone(phoneText, region: region), purpose: try gate.purpose(purposeText), caller: caller,
+                clientIP: clientIP, idempotencyKey: idempotencyKey)
         } catch {
             throw APIError(error)
         }
