@@ -5,17 +5,17 @@
 -- replaced by a later send, or wrong codes locked the number). The running cooldown is
 -- the cooldown key's while there is one, else the window's own, after its sends' ';'
 -- (reserve.lua). Either value begins with the nonce, then the deadline in 12 hex digits of
--- ms: the time left is counted to it, as the send's answer was (the key's PTTL, on Redis's
--- own clock, may differ from the gate's reckoning by a few ms), or is the PTTL when the
--- deadline has passed on the gate's clock while the key lives on.
+-- ms. The time left is counted to that deadline, as the send's answer was, or to the key's
+-- end (its PTTL) when that is later: the gate's reckoning of Redis's clock is a few ms off
+-- Redis's own, and the countdown must neither move the "resend at" the send answered nor
+-- end while the key still refuses a send.
 -- Redis's clock: ARGV[2] (prelude.lua's `clock`).
 local _, now = clock(ARGV[2])
 local held = call('MGET', KEYS[1], KEYS[2])
 local remaining = -2
 if held[1] then
   if cooldownNonce(held[1]) == ARGV[1] then
-    remaining = (cooldownDeadline(held[1]) or 0) - now
-    if remaining < 1 then remaining = call('PTTL', KEYS[1]) end
+    remaining = math.max((cooldownDeadline(held[1]) or 0) - now, call('PTTL', KEYS[1]))
   end
 elseif held[2] then
   local cut = string.find(held[2], ';', 1, true)

@@ -1,17 +1,18 @@
 -- KEYS: cooldown, window (the sends in it, as reserve.lua keeps them). ARGV: window ms
 -- (0: the policy has none), max sends (0: none), now (Redis's clock, below). Returns
 -- {wait ms, Redis time ms}, never writing: the running cooldown's (until the deadline the
--- cooldown key's value holds, as the send's answer counted it; a lock's, or a value whose
--- deadline passed on the gate's clock, the key's PTTL: -2 none, -1 no expiry; or the window's own, after its sends' ';', until its
--- deadline: read whatever the policy, since one with a window may have written it), or,
+-- cooldown key's value holds, as the send's answer counted it, or the key's end when that
+-- is later, as countdown-of-cooldown.lua; a lock's, the key's PTTL: -2 none, -1 no
+-- expiry; or the window's own, after its sends' ';', until its deadline: read whatever the policy, since one with a window may have written it), or,
 -- when the window already holds `max sends`, until the send whose leaving lets the next
 -- one in leaves it, if that is later. The cooldown normally lasts that long already; this
 -- also covers windows filled before it did, or under a higher `max sends`.
 -- Redis's clock: ARGV[3] (prelude.lua's `clock`).
 local _, now = clock(ARGV[3])
-local value = call('GET', KEYS[1])
-local wait = value and string.sub(value, 1, 6) ~= 'locked' and (cooldownDeadline(value) or 0) - now or 0
-if wait < 1 then wait = call('PTTL', KEYS[1]) end
+local value, wait = call('GET', KEYS[1]), call('PTTL', KEYS[1])
+if value and wait > 0 and string.sub(value, 1, 6) ~= 'locked' then
+  wait = math.max(wait, (cooldownDeadline(value) or 0) - now)
+end
 local window, maxSends = tonumber(ARGV[1]), tonumber(ARGV[2])
 local sends = call('GET', KEYS[2]) or ''
 local cut = string.find(sends, ';', 1, true)
