@@ -155,9 +155,10 @@ extension RedisTestClient {
     }
 }
 
-/// A loopback port nothing listens on (probed, then closed).
+/// A loopback port nothing listens on, held for the test run: a port probed free and given
+/// back could be taken by another test's redis-server before the test connects.
 func closedPort() throws -> Int {
-    let port = try LoopbackPort.free()
+    let port = try LoopbackPort.refusing()
     precondition(!LoopbackPort.isAccepting(port))
     return port
 }
