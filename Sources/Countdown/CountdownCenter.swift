@@ -15,10 +15,10 @@ import Foundation
 /// block on another queue (`DispatchQueue.main.sync`) or call back into the center:
 ///
 /// ```swift
-/// // One center per libevent worker: the loop's timer is the scheduler.
-/// let center = CountdownCenter(clock: SystemCountdownClock(), scheduler: LibeventScheduler(base))
-/// // LibeventScheduler.schedule(at:_:) arms an evtimer for clock.now.duration(to: instant)
-/// // and calls `fire` from the loop's callback; events then arrive inline on the loop.
+/// // One center per event-loop worker: the loop's timer is the scheduler (the server's
+/// // LoopCountdownScheduler arms one libevent timer for clock.now.duration(to: instant)
+/// // and calls `fire` from the loop's callback; events then arrive inline on the loop).
+/// let center = CountdownCenter(clock: SystemCountdownClock(), scheduler: loopScheduler)
 /// ```
 public final class CountdownCenter: @unchecked Sendable {
     // @unchecked: all mutable state below is guarded by `lock`.

@@ -1,6 +1,6 @@
 /// The package's one first-in, first-out queue, over one reused array: the Redis client's
-/// pending commands wait here in the order their replies come back, the server's
-/// connection tracker keeps its eviction order here. Inlinable, so that each module using
+/// pending commands wait here in the order their replies come back, the server's countdown
+/// streams and followed releases keep their age order here. Inlinable, so that each module using
 /// it specializes it: unspecialized, every append and pop looked up the generic type's
 /// metadata at run time (the Redis client does both for each command). Public only for
 /// that: this compiler does not specialize `package` inlinable code in another module, and
