@@ -29,9 +29,8 @@ extension Worker {
         guard !shared.apiKeys.isEmpty else { return Grant(scopes: .all, caller: "") }
         guard let header = exchange.request.header("Authorization") else { return nil }
         let bytes = Array(header.utf8)
-        let scheme = Array("Bearer ".utf8)
-        guard bytes.count > scheme.count,
-              bytes[..<scheme.count].map({ $0 | 0x20 }) == scheme.map({ $0 | 0x20 }) else { return nil }
+        let scheme = "Bearer ".utf8
+        guard bytes.count > scheme.count, bytes.prefix(scheme.count).equalsIgnoringASCIICase(scheme) else { return nil }
         let presented = bytes[scheme.count...]
         var caller: String?
         var scopes: APIScopes = []
