@@ -65,7 +65,8 @@ public enum PhoneNumberType: String, Sendable, CaseIterable, Codable {
 
     /// The shim's `rg_phone_type`, whose values number the cases above in their order.
     init(cValue: Int32) {
-        let all = Self.allCases
-        self = all.indices.contains(Int(cValue)) ? all[Int(cValue)] : .unknown
+        self = Self.all.indices.contains(Int(cValue)) ? Self.all[Int(cValue)] : .unknown
     }
+
+    private static let all = allCases
 }

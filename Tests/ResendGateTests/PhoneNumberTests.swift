@@ -1,3 +1,4 @@
+import CPhoneNumber
 import Foundation
 import Testing
 @testable import PhoneNumbers
@@ -116,5 +117,22 @@ struct PhoneNumberTests {
             let number = try PhoneNumber(parsing: spelling)
             #expect(try PhoneNumber(parsing: number.e164).e164 == number.e164)
         }
+    }
+}
+
+/// `PhoneNumberType(cValue:)` indexes the cases by the shim's `rg_phone_type`: each of the
+/// shim's values is the case of the same name, and a value past them is `unknown`.
+@Suite struct PhoneNumberTypeFromShimTests {
+    @Test func eachShimTypeIsTheCaseOfItsName() {
+        let shim: [(rg_phone_type, PhoneNumberType)] = [
+            (RG_PHONE_TYPE_FIXED_LINE, .fixedLine), (RG_PHONE_TYPE_MOBILE, .mobile),
+            (RG_PHONE_TYPE_FIXED_LINE_OR_MOBILE, .fixedLineOrMobile), (RG_PHONE_TYPE_TOLL_FREE, .tollFree),
+            (RG_PHONE_TYPE_PREMIUM_RATE, .premiumRate), (RG_PHONE_TYPE_SHARED_COST, .sharedCost),
+            (RG_PHONE_TYPE_VOIP, .voip), (RG_PHONE_TYPE_PERSONAL_NUMBER, .personalNumber), (RG_PHONE_TYPE_PAGER, .pager),
+            (RG_PHONE_TYPE_UAN, .uan), (RG_PHONE_TYPE_VOICEMAIL, .voicemail), (RG_PHONE_TYPE_UNKNOWN, .unknown),
+        ]
+        for (value, type) in shim { #expect(PhoneNumberType(cValue: Int32(value.rawValue)) == type, "\(value)") }
+        #expect(shim.count == PhoneNumberType.allCases.count)
+        #expect(PhoneNumberType(cValue: 12) == .unknown && PhoneNumberType(cValue: -1) == .unknown)
     }
 }

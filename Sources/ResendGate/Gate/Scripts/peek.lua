@@ -3,13 +3,15 @@
 -- {wait ms, Redis time ms}, never writing: the running cooldown's (until the deadline the
 -- cooldown key's value holds, as the send's answer counted it, or the key's end when that
 -- is later, as countdown-of-cooldown.lua; a lock's, the key's PTTL: -2 none, -1 no
--- expiry; or the window's own, after its sends' ';', until its deadline: read whatever the policy, since one with a window may have written it), or,
--- when the window already holds `max sends`, until the send whose leaving lets the next
--- one in leaves it, if that is later. The cooldown normally lasts that long already; this
--- also covers windows filled before it did, or under a higher `max sends`.
+-- expiry; or the window's own, after its sends' ';', until its deadline: read whatever
+-- the policy, since one with a window may have written it), or, when the window already
+-- holds `max sends`, until the send whose leaving lets the next one in leaves it, if that
+-- is later. The cooldown normally lasts that long already; this also covers windows
+-- filled before it did, or under a higher `max sends`.
 -- Redis's clock: ARGV[3] (prelude.lua's `clock`).
 local _, now = clock(ARGV[3])
-local value, wait = call('GET', KEYS[1]), call('PTTL', KEYS[1])
+local value = call('GET', KEYS[1])
+local wait = value and call('PTTL', KEYS[1]) or -2
 if value and wait > 0 and string.sub(value, 1, 6) ~= 'locked' then
   wait = math.max(wait, (cooldownDeadline(value) or 0) - now)
 end
