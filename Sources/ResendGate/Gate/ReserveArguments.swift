@@ -26,8 +26,9 @@ struct ReserveArguments {
     var cluster: (linkedRecord: String?, outsideWaitMilliseconds: Int64)? = nil
     /// Budgets and the pumping guard in the same call (one Redis: `FraudGuard`).
     var fraudGuard: FraudGuard? = nil
-    /// For a purpose that issues codes: the new code's digest and seal (`CodeSealer`), passed
-    /// last, after the number's code key, the last key (`code-issue.lua`).
+    /// For a purpose that issues codes: the new code (`IssuedCodeRule.argument`), passed
+    /// last (after the cluster's two, on one Redis too), and the number's code key, the
+    /// last key (`code-issue.lua`).
     var code: String? = nil
 
     /// The hash tag of the number's keys: where the call runs on a cluster.
@@ -60,6 +61,10 @@ struct ReserveArguments {
         if let cluster {
             args.append(Int(cluster.outsideWaitMilliseconds))
             args.append(cluster.linkedRecord ?? "")
+        } else if code != nil {
+            // The cluster's two arguments, empty, so the code's stays last and ip-check.lua
+            // and cooldown-write.lua read theirs where a cluster puts them.
+            args.append(0, "")
         }
         if let code { args.append(code) }
     }
