@@ -291,3 +291,36 @@ struct GateIssuedCodeTests {
         #expect(throws: ConfigurationError.self) { try noLockout.lint() }
     }
 }
+
+extension GateIssuedCodeTests {
+    /// The pumping guard's conversion comes from checks alone: a right check counts once for
+    /// its code (a second use counts nothing), wrong ones count nothing, and no outcome
+    /// report can add to it.
+    @Test func aRightCheckCountsTowardConversionOnce() async throws {
+        try await withRedis { redis in
+            var policy = Self.policy
+            policy.pumping = PumpingGuard(minSends: 1_000_000, window: .seconds(3600), prefixDigits: 4)
+            let gate = try Self.gate(redis, policy: policy)
+            let client = try redis.client()
+            let prefixKey = GateKeys(prefix: "rg").pumping(purpose: .default, prefix: PrefixKey(try gate.canonical(number), digits: 4))
+            func conversions() throws -> Int {
+                let fields = try client.command("HGETALL", prefixKey).array?.compactMap(\.string) ?? []
+                return stride(from: 0, to: fields.count - 1, by: 2).filter { fields[$0].hasPrefix("v:") }.reduce(0) { $0 + (Int(fields[$1 + 1]) ?? 0) }
+            }
+            let code = try #require(try await gate.reserve(phone: number).issuedCode).code
+            #expect(Self.kind(await Self.check(gate, Self.wrong(code))) == .wrongCode)
+            #expect(try conversions() == 0)
+            #expect((try? await Self.check(gate, code).get()) != nil)
+            #expect(try conversions() == 1)
+            #expect(Self.kind(await Self.check(gate, code)) == .codeUsed)
+            let report = await gateError { () async throws(GateError) in try await gate.verify(phone: number, outcome: .verified) }
+            #expect(report?.kind == .codesIssued)
+            #expect(try conversions() == 1)
+            // Another number of the prefix converts too: two in all.
+            let other = "+8613800138123"
+            let second = try #require(try await gate.reserve(phone: other).issuedCode).code
+            #expect((try? await Self.check(gate, second, phone: other).get()) != nil)
+            #expect(try conversions() == 2)
+        }
+    }
+}
