@@ -79,8 +79,9 @@ final class Cooldowns {
                 keys.append(.cooldown, purpose: purpose, number: number, to: &args)
                 keys.append(.code, purpose: purpose, number: number, to: &args)
                 value.append(to: &args)
-                args.append(Int(milliseconds))
-                args.appendRedisNow()
+                // The gate's clock, as the cooldown's deadline and `server_time` are: a new
+                // code's `code_expires_in_ms` is its lifetime exactly.
+                args.append(Int(milliseconds), Int(now))
                 args.append(code, Int(issuing.lifetime.wholeMilliseconds), issuing.onResend.rawValue)
             }, completion: completion)
         }

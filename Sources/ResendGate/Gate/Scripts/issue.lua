@@ -4,8 +4,8 @@
 -- stored, nor a code stored for a refused send.
 -- KEYS: 1 cooldown, 2 the number's issued code.
 -- ARGV: 1 the cooldown's value (`CooldownValue`: the send's nonce, then its deadline),
---       2 the cooldown in ms, 3 now (Redis's clock as the gate reckons it, prelude.lua's
---       `clock`), 4 the new code's identity, digest and seal (`CodeRecord`), 5 the code's lifetime
+--       2 the cooldown in ms, 3 now (the gate's clock, as the cooldown's deadline is:
+--       the plain send's `server_time`), 4 the new code's identity, digest and seal (`CodeRecord`), 5 the code's lifetime
 --       in ms, 6 'same' or 'fresh' (`IssuedCodes.Resend`).
 -- Returns the running cooldown's value when one refuses the send (as the SET's GET does),
 -- or {the code's record} for an allowed send.
