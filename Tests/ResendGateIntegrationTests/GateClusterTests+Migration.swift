@@ -1,0 +1,109 @@
+import Foundation
+import GateRuntime
+import RedisClient
+import ResendGate
+import ResendGateTestSupport
+import Synchronization
+import Testing
+
+/// A slot moving between masters under load, for a policy decided by a script.
+extension GateClusterTests {
+    /// One answered request: when it left and when its answer came (this process's clock).
+    struct Answer: Sendable {
+        let number: String
+        let allowed: Bool
+        let sent: ContinuousClock.Instant
+        let received: ContinuousClock.Instant
+    }
+
+    /// What the clients of a test saw, and whether the move is over.
+    final class MigrationRecord: Sendable {
+        let answers = Mutex<[Answer]>([])
+        let failures = Mutex<[String]>([])
+        let finished = Mutex(false)
+    }
+
+    /// Numbers whose keys fall in the slot of `first`'s (about one in 16 384 numbers does).
+    static func numbersSharingASlot(with first: String, count: Int) -> [String] {
+        let slot = RedisCluster.slot(forKey: gateKey(.cooldown, first))
+        var sample = [first]
+        var candidate = 0
+        while sample.count < count && candidate < 3_000_000 {
+            let number = "+86138\(String(format: "%08d", candidate))"
+            if number != first, RedisCluster.slot(forKey: gateKey(.cooldown, number)) == slot { sample.append(number) }
+            candidate += 1
+        }
+        return sample
+    }
+
+    /// A slot holding running cooldowns moves while clients keep asking for its numbers, with
+    /// a client address (so the per-IP cap makes the script decide): no request of them is
+    /// refused as unavailable, and no number is allowed twice within its cooldown. (Before,
+    /// the call named keys never written, and Redis answered TRYAGAIN for the whole move:
+    /// 503 after half a second of retries.) The move takes well over the 1 s Redis timeout.
+    @Test(.timeLimit(.minutes(2))) func migratingASlotRefusesNoNumberOfItAndAllowsNoneTwice() async throws {
+        let cluster = try RedisCluster()
+        defer { cluster.stop() }
+        let cooldown: Duration = .seconds(1)
+        let gate = try await Self.servedGate(
+            cluster: cluster, policy: Policy(ladder: [cooldown], ipMaxSends: 1_000_000, ipWindow: .seconds(60)))
+        let sample = Self.numbersSharingASlot(with: "+8613800138000", count: 16)
+        #expect(sample.count == 16)
+        let slot = cluster.slot(forKey: gateKey(.cooldown, sample[0]))
+        let source = try cluster.masterPort(forSlot: slot)
+        let target = try #require(try cluster.masters().map(\.port).first { $0 != source })
+        // Running cooldowns in the slot: three quarters of the numbers were just allowed.
+        for number in sample.prefix(12) {
+            #expect(try await gate.reserve(phone: number, clientIP: "198.51.100.9").allowed, "\(number)")
+        }
+
+        let record = MigrationRecord()
+        let migration = Task.detached {
+            defer { record.finished.withLock { $0 = true } }
+            // Eight batches of two keys, 150 ms apart: the slot is half moved for over a second.
+            try cluster.migrateSlot(slot, from: source, to: target, batchSize: 2, pause: .milliseconds(150))
+        }
+        // Four clients, each over every number of the slot again and again, until the move
+        // is over and one round more.
+        let clients = (0..<4).map { client in
+            Task.detached {
+                var roundsAfter = 0
+                while roundsAfter < 2 {
+                    if record.finished.withLock({ $0 }) { roundsAfter += 1 }
+                    for number in sample {
+                        let sent = ContinuousClock.now
+                        do {
+                            let decision = try await gate.reserve(phone: number, clientIP: "203.0.113.\(client)")
+                            let answer = Answer(number: number, allowed: decision.allowed, sent: sent, received: .now)
+                            record.answers.withLock { $0.append(answer) }
+                        } catch {
+                            record.failures.withLock { $0.append("\(number): \(error)") }
+                        }
+                    }
+                }
+            }
+        }
+        _ = try await migration.value
+        for client in clients { await client.value }
+        #expect(try cluster.masterPort(forSlot: slot) == target)
+
+        let all = record.answers.withLock { $0 }
+        let failures = record.failures.withLock { $0 }
+        #expect(failures.isEmpty, "\(failures.prefix(5)) of \(failures.count)")
+        #expect(all.count >= 4 * sample.count * 3, "the load ran during the move: \(all.count) answers")
+        // A double allow is proven when two allowed sends of one number, each decided within
+        // its request's send-to-answer interval, are less than the cooldown apart however
+        // placed in them: the later one's answer came less than a cooldown after the earlier
+        // one's request left.
+        var doubles: [String] = []
+        for (number, sends) in Dictionary(grouping: all.filter(\.allowed), by: \.number) {
+            let ordered = sends.sorted { $0.sent < $1.sent }
+            for (earlier, later) in zip(ordered, ordered.dropFirst()) where later.received - earlier.sent < cooldown {
+                doubles.append("\(number): \(later.received - earlier.sent)")
+            }
+        }
+        #expect(doubles.isEmpty, "\(doubles)")
+        // Numbers were allowed again during the move (their cooldowns ran out in it).
+        #expect(all.filter(\.allowed).count >= sample.count, "\(all.filter(\.allowed).count) allowed")
+    }
+}
