@@ -106,4 +106,73 @@ extension GateClusterTests {
         // Numbers were allowed again during the move (their cooldowns ran out in it).
         #expect(all.filter(\.allowed).count >= sample.count, "\(all.filter(\.allowed).count) allowed")
     }
+
+    /// Once a slot's keys have moved, and before the slot is the target's, the source sends
+    /// every call for it to the target with ASK, and the target refuses a call naming two
+    /// keys (a number's cooldown and window) while one is missing (TRYAGAIN, until the
+    /// migration ends): a new number, and every number whose running cooldown the window
+    /// key keeps alone. The gate asks the target with the script's one-key variant instead:
+    /// new numbers are allowed once, numbers whose cooldowns moved are refused, status
+    /// reads see them. The migration is held there for longer than the Redis timeout.
+    @Test(.timeLimit(.minutes(2))) func aSlotWhoseKeysMovedServesItsNumbersBeforeItIsAssigned() async throws {
+        let cluster = try RedisCluster()
+        defer { cluster.stop() }
+        let base = try RedisConfiguration(url: RedisConfiguration.defaultURL, connectTimeout: .seconds(1), commandTimeout: .seconds(1))
+        let seeds = try RedisConfiguration.HostPort.parseList(cluster.seedList, field: "redis-cluster")
+        var configuration = try GateConfiguration(
+            redis: try .cluster(seeds: seeds, base: base),
+            policies: PolicySet(fallback: Policy(ladder: [.seconds(60), .seconds(120)])), defaultRegion: "CN",
+            cooldownsInWindows: true)
+        // Cooldowns go to window keys after two periods (a gate's warm-up). (Without
+        // `cooldownsInWindows` a number is in the same state once its cooldown key expired
+        // and its window key, which lasts the window, remains.)
+        configuration.windowCooldownsPeriod = .milliseconds(100)
+        let gate = Gate(configuration: configuration)
+        let sample = Self.numbersSharingASlot(with: "+8613800138000", count: 12)
+        let (running, fresh) = (Array(sample.prefix(6)), Array(sample.dropFirst(6)))
+        let slot = cluster.slot(forKey: gateKey(.cooldown, sample[0]))
+        // Wait for the warm-up: a probe number's cooldown lands in its window key alone.
+        var probe = 0
+        _ = try await poll(every: .milliseconds(100), upTo: .seconds(20)) { () -> Bool? in
+            probe += 1
+            let number = "+861390000\(String(format: "%04d", probe))"
+            guard (try? await gate.reserve(phone: number))?.allowed == true else { return nil }
+            let key = gateKey(.cooldown, number)
+            return try? cluster.client(forKey: key).command("EXISTS", key) == .integer(0) ? true : nil
+        }
+        for number in running { #expect(try await gate.reserve(phone: number).allowed, "\(number)") }
+        let owner = try cluster.client(forKey: gateKey(.window, running[0]))
+        #expect(try owner.command("EXISTS", gateKey(.cooldown, running[0])) == .integer(0), "the window holds the cooldown")
+
+        let source = try cluster.masterPort(forSlot: slot)
+        let target = try #require(try cluster.masters().map(\.port).first { $0 != source })
+        let state = MigrationRecord()
+        let migration = Task.detached {
+            try cluster.migrateSlot(slot, from: source, to: target, batchSize: 1_000) { step in
+                guard case .moved = step else { return }
+                // Every key moved; the slot stays migrating until the test is done with it.
+                state.finished.withLock { $0 = true }
+                let held = ContinuousClock.now
+                while state.answers.withLock({ $0.isEmpty }) && ContinuousClock.now - held < .seconds(60) { usleep(20_000) }
+            }
+        }
+        defer { state.answers.withLock { $0.append(Answer(number: "", allowed: false, sent: .now, received: .now)) } }
+        _ = try await poll(every: .milliseconds(20), upTo: .seconds(20)) { state.finished.withLock { $0 } ? true : nil }
+        #expect(try cluster.client(port: source).command("CLUSTER", "COUNTKEYSINSLOT", "\(slot)") == .integer(0))
+
+        for number in running {
+            let decision = try await gate.reserve(phone: number)
+            #expect(!decision.allowed && decision.reason == .cooldown, "\(number): \(decision)")
+            #expect(try await gate.peek(phone: number).active, "\(number)")
+        }
+        for number in fresh {
+            #expect(try await gate.reserve(phone: number).allowed, "\(number)")
+            #expect(try await gate.reserve(phone: number).reason == .cooldown, "\(number)")
+        }
+        state.answers.withLock { $0.append(Answer(number: "", allowed: false, sent: .now, received: .now)) }
+        _ = try await migration.value
+        #expect(try cluster.masterPort(forSlot: slot) == target)
+        // What the target wrote during the move holds after it.
+        for number in sample { #expect(try await gate.reserve(phone: number).reason == .cooldown, "\(number)") }
+    }
 }

@@ -12,6 +12,8 @@ public final class RedisClusterClient {
     private let seeds: [RedisConfiguration.HostPort]
     private let configuration: RedisConfiguration
     private let scripts: [RedisScript]
+    /// Each script's variant for the node an `ASK` names, by the script's SHA-1.
+    private let askedVariants: [String: RedisScript]
     private var nodes: [RedisConfiguration.HostPort: RedisConnection] = [:]
     private var owners = [RedisConfiguration.HostPort?](repeating: nil, count: ClusterSlot.count)
     private var mapKnown = false
@@ -48,7 +50,11 @@ public final class RedisClusterClient {
         self.loop = loop
         self.seeds = seeds
         self.configuration = configuration
-        self.scripts = scripts
+        var variants: [String: RedisScript] = [:]
+        for script in scripts { variants[script.sha1] = Self.askedVariant(of: script) }
+        askedVariants = variants
+        // Both loaded at connect: a NOSCRIPT retry would lose the ASKING before it.
+        self.scripts = scripts + scripts.compactMap { variants[$0.sha1] }
         self.logger = logger
         for seed in seeds { _ = node(seed) }
         refresh()
@@ -63,8 +69,21 @@ public final class RedisClusterClient {
         _ script: RedisScript, slotKey: String, _ build: @escaping (inout RedisArguments) -> Void,
         completion: @escaping RedisConnection.Completion
     ) {
-        route(slot: ClusterSlot.of(slotKey), Redirections(), asking: nil, completion: completion) { connection, done in
-            connection.evaluate(script, build, completion: done)
+        route(slot: ClusterSlot.of(slotKey), Redirections(), asking: nil, completion: completion) { [askedVariants] connection, asked, done in
+            // After ASK the migrating node holds none of the call's keys (Redis answers
+            // TRYAGAIN while it holds some), and none can come back to it, so the importing
+            // node alone holds those that exist: it serves a call naming one key even when
+            // that key is missing, where it refuses one naming several with TRYAGAIN until
+            // the migration ends. So the call names its first key and the variant reads
+            // the others from ARGV, one key per command.
+            if asked, let variant = askedVariants[script.sha1] {
+                connection.evaluate(variant, { args in
+                    build(&args)
+                    args.nameFirstKeyOnly()
+                }, completion: done)
+            } else {
+                connection.evaluate(script, build, completion: done)
+            }
         }
     }
 
@@ -72,7 +91,7 @@ public final class RedisClusterClient {
     public func send(
         slotKey: String, _ build: @escaping (inout RedisArguments) -> Void, completion: @escaping RedisConnection.Completion
     ) {
-        route(slot: ClusterSlot.of(slotKey), Redirections(), asking: nil, completion: completion) { connection, done in
+        route(slot: ClusterSlot.of(slotKey), Redirections(), asking: nil, completion: completion) { connection, _, done in
             connection.send(build, completion: done)
         }
     }
@@ -121,7 +140,7 @@ public final class RedisClusterClient {
 
     private func route(
         slot: Int, _ way: Redirections, asking: RedisConfiguration.HostPort?, completion: @escaping RedisConnection.Completion,
-        _ issue: @escaping (RedisConnection, @escaping RedisConnection.Completion) -> Void
+        _ issue: @escaping (RedisConnection, _ asked: Bool, @escaping RedisConnection.Completion) -> Void
     ) {
         guard !closed else { return completion(.failure(RedisError(.unavailable, "the cluster client was closed"))) }
         guard let target = asking ?? owners[slot] ?? (mapKnown ? nil : seeds.first) else {
@@ -133,7 +152,7 @@ public final class RedisClusterClient {
             // ASKING holds for the very next command on this connection: the two pipeline.
             connection.send({ $0.append("ASKING") }, completion: { _ in })
         }
-        issue(connection) { [unowned self] result in
+        issue(connection, asking != nil) { [unowned self] result in
             guard case .failure(let error) = result else { return completion(result) }
             var way = way
             if case .server = error.kind {
@@ -204,6 +223,30 @@ public final class RedisClusterClient {
         }
         retries[ObjectIdentifier(timer)] = (timer, body)
         timer.schedule(after: delay)
+    }
+
+    /// `script` as the node an `ASK` named runs it (`RedisArguments.nameFirstKeyOnly`): its
+    /// first key named, the others taken from ARGV after their count, and a `MGET` made one
+    /// `GET` per key (a command on several keys is refused there while one is missing).
+    static func askedVariant(of script: RedisScript) -> RedisScript {
+        let shim = """
+            -- The call after ASK (RedisClusterClient.askedVariant): KEYS[1] alone, the
+            -- other keys first in ARGV after their count.
+            local KEYS, ARGV = (function(keys, args)
+              local count, named, rest = tonumber(args[1]), {keys[1]}, {}
+              for i = 1, count do named[i + 1] = args[i + 1] end
+              for i = count + 2, #args do rest[#rest + 1] = args[i] end
+              return named, rest
+            end)(KEYS, ARGV)
+            local function mgetByKey(...)
+              local values = {}
+              for i, key in ipairs({...}) do values[i] = redis.call('GET', key) end
+              return values
+            end
+
+            """
+        let source = script.source.replacing("redis.call('MGET', ", with: "mgetByKey(").replacing("call('MGET', ", with: "mgetByKey(")
+        return RedisScript(shim + source)
     }
 
     /// `MOVED 3999 127.0.0.1:6381` → 127.0.0.1:6381.
