@@ -175,4 +175,55 @@ extension GateClusterTests {
         // What the target wrote during the move holds after it.
         for number in sample { #expect(try await gate.reserve(phone: number).reason == .cooldown, "\(number)") }
     }
+
+    /// A number whose two keys a migration moves in different batches is on neither node
+    /// whole between them: both answer TRYAGAIN. The gate asks again (from the slot's
+    /// owner, with a backoff) for up to its Redis timeout, so a migration step shorter than
+    /// that refuses nothing: here the move is held 1.5 s between the two keys of a number,
+    /// with a 3 s timeout. (Before, 25 tries 20 ms apart: 503 after about half a second.)
+    @Test(.timeLimit(.minutes(2))) func aNumberSplitBetweenTwoNodesWaitsForTheNextBatch() async throws {
+        let cluster = try RedisCluster()
+        defer { cluster.stop() }
+        let base = try RedisConfiguration(url: RedisConfiguration.defaultURL, connectTimeout: .seconds(3), commandTimeout: .seconds(3))
+        let seeds = try RedisConfiguration.HostPort.parseList(cluster.seedList, field: "redis-cluster")
+        // A window policy keeping cooldowns in cooldown keys: a number holds both keys.
+        let gate = Gate(configuration: try GateConfiguration(
+            redis: try .cluster(seeds: seeds, base: base),
+            policies: PolicySet(fallback: Policy(ladder: [.seconds(60), .seconds(120)])), defaultRegion: "CN"))
+        let sample = Self.numbersSharingASlot(with: "+8613800138000", count: 4)
+        _ = try await Self.whenServed(within: .seconds(10)) { () async throws(GateError) in try await gate.peek(phone: sample[0]) }
+        for number in sample { #expect(try await gate.reserve(phone: number).allowed, "\(number)") }
+        let slot = cluster.slot(forKey: gateKey(.cooldown, sample[0]))
+        let owner = try cluster.client(port: cluster.masterPort(forSlot: slot))
+        for number in sample {
+            #expect(try owner.command("EXISTS", gateKey(.cooldown, number), gateKey(.window, number)) == .integer(2), "\(number)")
+        }
+        let source = try cluster.masterPort(forSlot: slot)
+        let target = try #require(try cluster.masters().map(\.port).first { $0 != source })
+        let state = MigrationRecord()
+        let split = Mutex<String?>(nil)
+        let migration = Task.detached {
+            var moved: Set<String> = []
+            try cluster.migrateSlot(slot, from: source, to: target, batchSize: 1) { step in
+                guard case .moved(let keys) = step else { return }
+                moved.formUnion(keys)
+                // The first number with one key moved and the other not: hold the move there.
+                guard split.withLock({ $0 }) == nil, let number = sample.first(where: { number in
+                    moved.contains(gateKey(.cooldown, number)) != moved.contains(gateKey(.window, number))
+                }) else { return }
+                split.withLock { $0 = number }
+                usleep(1_500_000)
+                state.finished.withLock { $0 = true }
+            }
+        }
+        let number = try await poll(every: .milliseconds(10), upTo: .seconds(20)) { split.withLock { $0 } }
+        let asked = ContinuousClock.now
+        let decision = try await gate.reserve(phone: try #require(number))
+        let waited = ContinuousClock.now - asked
+        #expect(!decision.allowed && decision.reason == .cooldown, "\(decision)")
+        // It was answered once the move went on (not at once, not at the timeout).
+        #expect(state.finished.withLock { $0 }, "answered after \(waited), before the hold ended")
+        _ = try await migration.value
+        for number in sample { #expect(try await gate.reserve(phone: number).reason == .cooldown, "\(number)") }
+    }
 }
