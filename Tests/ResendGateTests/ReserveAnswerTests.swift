@@ -173,14 +173,24 @@ struct ReserveScriptsTests {
 }
 
 extension ReserveScriptsTests {
-    /// A policy without a window has nowhere else to keep a cooldown: one script.
-    @Test func aPolicyWithoutAWindowKeepsItsCooldownInItsKey() {
+    /// A policy without a window has nowhere else to keep a cooldown: one script, and its
+    /// twin for a cluster that names the cooldown key alone (it reads no window key).
+    @Test func aPolicyWithoutAWindowKeepsItsCooldownInItsKey() throws {
         var rules = Policy(ladder: [.seconds(60)])
         rules.observe = [.cooldown]
         let scripts = ReserveScripts(
             policy: CompiledPolicy(rules), idempotencyLifetimeMilliseconds: 600_000, longestIPWindowMilliseconds: 0)
-        #expect(scripts.all.count == 1)
-        #expect(scripts.script(guarded: false, countingIP: false, cooldownInWindow: true).source.contains("local cooldownInWindow = false\n"))
+        let script = scripts.script(guarded: false, countingIP: false, cooldownInWindow: true)
+        #expect(script.source.contains("local cooldownInWindow = false\n"))
+        let alone = try #require(scripts.cooldownKeyOnly)
+        #expect(Set(scripts.all) == [script, alone])
+        #expect(alone.source == script.source.replacing(ReserveScripts.numberRead, with: ReserveScripts.cooldownRead))
+        #expect(!alone.source.contains("call('MGET'") && alone.source.contains(ReserveScripts.cooldownRead))
+        // A policy with a window reads both keys: no such twin.
+        let windowed = ReserveScripts(
+            policy: CompiledPolicy(Policy(ladder: [.seconds(60), .seconds(120)])), idempotencyLifetimeMilliseconds: 600_000,
+            longestIPWindowMilliseconds: 0)
+        #expect(windowed.cooldownKeyOnly == nil)
     }
 
     /// With one step, a number's second send waits that step again.
