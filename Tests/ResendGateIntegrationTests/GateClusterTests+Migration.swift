@@ -140,7 +140,12 @@ extension GateClusterTests {
             let key = gateKey(.cooldown, number)
             return try? cluster.client(forKey: key).command("EXISTS", key) == .integer(0) ? true : nil
         }
-        for number in running { #expect(try await gate.reserve(phone: number).allowed, "\(number)") }
+        var tokens: [CountdownToken] = []
+        for number in running {
+            let decision = try await gate.reserve(phone: number)
+            #expect(decision.allowed, "\(number)")
+            if let token = decision.countdownToken { tokens.append(token) }
+        }
         let owner = try cluster.client(forKey: gateKey(.window, running[0]))
         #expect(try owner.command("EXISTS", gateKey(.cooldown, running[0])) == .integer(0), "the window holds the cooldown")
 
@@ -169,6 +174,13 @@ extension GateClusterTests {
             #expect(try await gate.reserve(phone: number).allowed, "\(number)")
             #expect(try await gate.reserve(phone: number).reason == .cooldown, "\(number)")
         }
+        // The other scripts of a number (each names keys that may not exist) are served too:
+        // a countdown token's reading, a wrong code, a refund and the send after it.
+        #expect(tokens.count == running.count)
+        for token in tokens { #expect((try await gate.countdown(token))?.retryAfterMilliseconds ?? 0 > 0) }
+        #expect(try await gate.verify(phone: fresh[0], outcome: .failed).attemptsLeft == Policy.defaultMaxFailedChecks - 1)
+        #expect(try await gate.release(phone: fresh[1]))
+        #expect(try await gate.reserve(phone: fresh[1]).allowed)
         state.answers.withLock { $0.append(Answer(number: "", allowed: false, sent: .now, received: .now)) }
         _ = try await migration.value
         #expect(try cluster.masterPort(forSlot: slot) == target)
