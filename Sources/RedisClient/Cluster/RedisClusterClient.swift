@@ -70,8 +70,9 @@ public final class RedisClusterClient {
         completion: @escaping RedisConnection.Completion
     ) {
         route(slot: ClusterSlot.of(slotKey), Redirections(), asking: nil, completion: completion) { [askedVariants] connection, asked, done in
-            // After ASK the migrating node holds none of the call's keys (Redis answers
-            // TRYAGAIN while it holds some), and none can come back to it, so the importing
+            // After ASK the migrating node holds none of the call's keys (since Redis 7.0,
+            // redis/redis#9526, it answers TRYAGAIN while it holds some; the gate needs 7.0
+            // for SET NX GET anyway), and none can come back to it, so the importing
             // node alone holds those that exist: it serves a call naming one key even when
             // that key is missing, where it refuses one naming several with TRYAGAIN until
             // the migration ends. So the call names its first key and the variant reads
