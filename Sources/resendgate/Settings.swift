@@ -17,6 +17,16 @@ struct Settings {
     var waitReplicas = GateConfiguration.defaultWaitReplicas
     var redisTimeout = RedisConfiguration.defaultTimeout
 
+    /// Where the gate's Redis is, for the start-up line: the URL, a cluster's seeds (its
+    /// URL's host is not dialled then), or the Sentinels and the master's name.
+    var redisSummary: String {
+        if let redisCluster { return "Redis Cluster seeds " + redisCluster.map(\.description).joined(separator: ",") }
+        if let redisSentinels {
+            return "Redis Sentinel master \(sentinelMaster) via " + redisSentinels.map(\.description).joined(separator: ",")
+        }
+        return "Redis \(redisURL)"
+    }
+
     // The gate and its policy
     var region: String?
     /// The flags' policy: the fallback of every purpose, and the base of a policy file.

@@ -59,7 +59,16 @@ extension GateWorker {
             fingerprint: nil)
         script.cluster = (linkedRecord: idempotency?.key, outsideWaitMilliseconds: outsideWait)
         script.code = codes.argument(policy, purpose: request.purpose, number: number)
-        context.store.evaluate(reserveScript(request.purpose, countingIP: false), slotKey: script.slotKey, script.write, completion: {
+        var lua = reserveScript(request.purpose, countingIP: false)
+        // A policy without a window names its cooldown key alone, while no gate keeps the
+        // purpose's cooldowns in windows (as a plain `SET NX` does): one key is never held
+        // up by a slot migration.
+        if let cooldownKeyOnly = reserveScripts[request.purpose.name]?.cooldownKeyOnly,
+           cooldowns.windows.plainDecisionIsSafe(for: request.purpose.name) {
+            lua = cooldownKeyOnly
+            script.cooldownKeyOnly = true
+        }
+        context.store.evaluate(lua, slotKey: script.slotKey, script.write, completion: {
             [unowned self] result in
             var nonce: Substring = ""
             var outcome = GateContext.decode(result) { reply throws(GateError) in

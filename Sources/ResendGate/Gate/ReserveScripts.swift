@@ -14,6 +14,14 @@ import RedisClient
 struct ReserveScripts {
     /// Indexed by `[guarded][countingIP][cooldownInWindow]` (as 0 or 1).
     private let scripts: [[[RedisScript]]]
+    /// For a policy without a window, on a cluster: the script called with the number's
+    /// cooldown key alone (it reads no window), while no gate keeps the purpose's cooldowns
+    /// in window keys (`WindowCooldowns`). Redis refuses a call naming two keys of a slot
+    /// being migrated with `TRYAGAIN` while it holds one of them and not the other (a
+    /// window key such a policy never writes: every number with a running cooldown) and
+    /// on the importing node while either is missing; a call naming one key is always
+    /// served, where that key is (`ASK` leads there). Nil for a policy with a window.
+    let cooldownKeyOnly: RedisScript?
 
     init(policy: CompiledPolicy, idempotencyLifetimeMilliseconds: Int64, longestIPWindowMilliseconds: Int64) {
         let capsIP = policy.rules.ipMaxSends != nil
@@ -35,7 +43,22 @@ struct ReserveScripts {
                 }
             }
         }
+        if hasWindow {
+            cooldownKeyOnly = nil
+        } else {
+            let source = Self.source(
+                policy: policy, countingIP: false, cooldownInWindow: false,
+                idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
+                longestIPWindowMilliseconds: longestIPWindowMilliseconds)
+            guard source.contains(Self.numberRead) else { preconditionFailure("reserve.lua lost its read of the number's keys") }
+            cooldownKeyOnly = RedisScript(source.replacing(Self.numberRead, with: Self.cooldownRead))
+        }
     }
+
+    /// reserve.lua's read of the number's two keys, and what a call naming the cooldown key
+    /// alone reads instead (the same table, without a window).
+    static let numberRead = "local held = call('MGET', KEYS[1], KEYS[2])\n"
+    static let cooldownRead = "local held = {call('GET', KEYS[1])}\n"
 
     /// The script that decides budgets and the pumping guard too or not, counts the IP or
     /// not, and keeps the cooldown in the window key or not (each the same script when the
@@ -45,7 +68,7 @@ struct ReserveScripts {
     }
 
     /// Every distinct script, to load at connect.
-    var all: [RedisScript] { Array(Set(scripts.joined().joined())) }
+    var all: [RedisScript] { Array(Set(scripts.joined().joined()).union(cooldownKeyOnly.map { [$0] } ?? [])) }
 
     static let blockStart = "-- policy (ReserveScripts writes this block for each purpose)\n"
     static let blockEnd = "-- end of policy\n"

@@ -12,7 +12,9 @@
 --       running cooldown, the window's own), 3 the IP's sends
 --       (sorted set: one member per send, scored by its time; a key of the
 --       number's slot when the IP is not capped in this call), 4 idempotency record (a key
---       of the number's slot when the request has no Idempotency-Key).
+--       of the number's slot when the request has no Idempotency-Key). On a cluster only
+--       KEYS 1 and 2 (the IP's cap and the record are steps of their own; a key never
+--       written would make Redis answer TRYAGAIN while the slot migrates).
 -- ARGV: 1 now, Redis's clock in ms as the gate's connection reckons it ('': the script
 --       asks Redis's TIME), 2 fresh nonce (16 characters), then, when the IP is capped, the
 --       IP's member (a nonce of its own, so the IP's set cannot be joined to the number's
