@@ -81,8 +81,9 @@ void rg_connection_resume_all(evutil_socket_t fd, short what, void *argument) {
         c->next_to_resume = NULL;
         if (c->state != READING || !rg_connection_process(c)) continue;
         // Still waiting for (the rest of) a request: read on, or, after the client's end
-        // of input, there is nothing more to answer.
-        if (c->state == READING) rg_connection_read_on(c);
+        // of input, there is nothing more to answer. Not when the request was answered
+        // inside its callback and the connection is queued again: whole requests wait.
+        if (c->state == READING && !c->resume_pending) rg_connection_read_on(c);
     }
     static const struct timeval now = {0, 0};
     if (server->to_resume && !event_pending(server->resume, EV_TIMEOUT, NULL)) event_add(server->resume, &now);
