@@ -100,6 +100,31 @@ struct FramingStrictnessLiveTests {
         }
     }
 
+    /// Empty lines before a request line are skipped (RFC 9112 §2.2), CRLF or LF; a bare CR
+    /// is no line end (h11 refuses it; the framing skipped it), so it is refused too.
+    @Test func onlyEmptyLinesBeforeARequestLineAreSkipped() throws {
+        try withRunningGate { gate in
+            let healthz = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            for prefix in ["\r\n", "\n", "\r\n\n\r\n"] {
+                let response = try gate.client().request("GET", "/healthz")  // warm, and a baseline
+                #expect(response.status == 200)
+                let connection = try RawHTTPConnection(port: gate.port, timeout: .seconds(5))
+                try connection.write(prefix + healthz)
+                #expect(try connection.readResponse().status == 200, "\(prefix.debugDescription)")
+            }
+            // The CR of an empty line may arrive alone.
+            let split = try RawHTTPConnection(port: gate.port, timeout: .seconds(5))
+            try split.write("\r")
+            usleep(50_000)
+            try split.write("\n" + healthz)
+            #expect(try split.readResponse().status == 200)
+            for prefix in ["\r", "\r\r\n", " \r\n"] {
+                try HostileInputTests.expectRefused(gate, Array((prefix + healthz).utf8), [400], prefix.debugDescription,
+                                                    mustClose: true)
+            }
+        }
+    }
+
     /// A 409 goes out with its reason phrase (it went out as `409 Status`).
     @Test func aConflictGoesOutAs409Conflict() throws {
         try withRunningGate { gate in
