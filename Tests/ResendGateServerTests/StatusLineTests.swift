@@ -5,9 +5,10 @@ import Testing
 
 /// Every status the server can answer goes out with its RFC 9110 reason phrase (a 409
 /// went out as `409 Status`). The statuses are gathered where they are made, so a new one
-/// is checked without being listed here: every `APIError` (`APIErrorTests` holds that list
-/// to every code), every `status: NNN` a route or the worker passes, and every status the
-/// framing refuses with (`refuse(…, NNN`) in Sources/CHTTPConnection.
+/// is checked without being listed here: every status APIError.swift gives (its kind switch
+/// and its HTTP-only codes, read from the source, and every error `APIErrorTests` lists),
+/// every `status: NNN` a route or the worker passes, and every status the framing refuses
+/// with (`refuse(…, NNN`) in Sources/CHTTPConnection.
 @Suite struct StatusLineTests {
     private static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -39,6 +40,8 @@ import Testing
 
     @Test func everyStatusTheServerCanAnswerHasItsReasonPhrase() throws {
         let errors = Set((APIErrorTests.gateErrors.map(APIError.init) + APIErrorTests.httpErrors).map(\.status))
+            .union(try Self.statuses(in: "Sources/ResendGateServer", "APIError.swift", #"(?m)^ *case [^:\n]+: (\d{3})$"#))
+            .union(try Self.statuses(in: "Sources/ResendGateServer", "APIError.swift", #"APIError\("[a-z_]+", (\d{3})\b"#))
         let routes = try Self.statuses(in: "Sources/ResendGateServer", ".swift", #"status: (?:[^,\n]*\? )?(\d{3})\b"#)
             .union(try Self.statuses(in: "Sources/ResendGateServer", ".swift", #"status: [^,\n]* : (\d{3})\b"#))
         let framing = try Self.statuses(in: "Sources/CHTTPConnection", ".c", #"refuse\((?:c|error), (\d{3})\b"#)

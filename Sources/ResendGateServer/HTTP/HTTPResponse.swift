@@ -78,6 +78,7 @@ enum HTTPResponder {
         case 404: "Not Found"
         case 405: "Method Not Allowed"
         case 409: "Conflict"
+        case 410: "Gone"
         case 413: "Content Too Large"
         case 415: "Unsupported Media Type"
         case 421: "Misdirected Request"
