@@ -131,7 +131,11 @@ extension RedisConnection {
                 self.clock.readPending = false
                 return
             }
+            let steps = self.clock.steps
             self.clock.received(redisMicroseconds: seconds * 1_000_000 + micros, sent: sent, received: .now)
+            if self.clock.steps > steps {
+                self.logger.warning("redis \(self.address): Redis's clock stepped; its reckoning starts anew")
+            }
         }, retry: nil))
     }
 }
