@@ -30,11 +30,18 @@ struct Settings {
     var testNumbers = TestNumbers.none
     var cooldownsInWindows = false
     var ipMaxRequests: RequestRate?
+    /// The flags' policy issues codes (`--issue-codes`), with these settings.
+    var issueCodes = false
+    var codes = IssuedCodes()
+    var codeSecret: String?
+    var testCode: String?
 
     // send, status, release
     var purpose = Purpose.default.name
     var clientIP: String?
     var idempotencyKey: String?
+    /// `check`: the code the user typed.
+    var checkCode: String?
 
     // serve
     var host = ServerConfiguration.defaultHost
@@ -71,6 +78,8 @@ struct Settings {
             guard !sentinelMaster.isEmpty else { throw ConfigurationError(field: "sentinel-master", message: "needs the master's name") }
             redis = .sentinel(sentinels: redisSentinels, master: sentinelMaster, base: redis)
         }
+        var policy = self.policy
+        if issueCodes { policy.codes = codes }
         var policies = PolicySet(fallback: policy, plainPurposes: Set(purposes))
         if let policyFile {
             guard let data = FileManager.default.contents(atPath: policyFile) else {
@@ -81,7 +90,7 @@ struct Settings {
         var configuration = try GateConfiguration(
             redis: redis, policies: policies, defaultRegion: region?.uppercased(), keyPrefix: keyPrefix,
             keySecret: keySecret, tokenSecret: tokenSecret, waitReplicas: waitReplicas, testNumbers: testNumbers,
-            cooldownsInWindows: cooldownsInWindows)
+            cooldownsInWindows: cooldownsInWindows, codeSecret: codeSecret, testCode: testCode)
         configuration.ipMaxRequests = ipMaxRequests
         return configuration
     }

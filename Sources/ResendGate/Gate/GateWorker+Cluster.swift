@@ -58,12 +58,14 @@ extension GateWorker {
             keys: context.keys, purpose: request.purpose, number: number, nonce: token, ipAddress: nil, idempotencyKey: nil,
             fingerprint: nil)
         script.cluster = (linkedRecord: idempotency?.key, outsideWaitMilliseconds: outsideWait)
+        script.code = codes.argument(policy, purpose: request.purpose, number: number)
         context.store.evaluate(reserveScript(request.purpose, countingIP: false), slotKey: script.slotKey, script.write, completion: {
             [unowned self] result in
             var nonce: Substring = ""
             var outcome = GateContext.decode(result) { reply throws(GateError) in
                 let decided = try ReserveAnswer.decision(
-                    from: reply, fingerprint: nil, request: request, policy: policy, number: number, cipher: cipher)
+                    from: reply, fingerprint: nil, request: request, policy: policy, number: number, cipher: cipher,
+                    sealer: self.context.codeSealer, offeredCode: script.code)
                 nonce = decided.nonce
                 return decided.decision
             }

@@ -26,12 +26,16 @@ struct ReserveArguments {
     var cluster: (linkedRecord: String?, outsideWaitMilliseconds: Int64)? = nil
     /// Budgets and the pumping guard in the same call (one Redis: `FraudGuard`).
     var fraudGuard: FraudGuard? = nil
+    /// For a purpose that issues codes: the new code (`IssuedCodeRule.argument`), passed
+    /// last (after the cluster's two, on one Redis too), and the number's code key, the
+    /// last key (`code-issue.lua`).
+    var code: String? = nil
 
     /// The hash tag of the number's keys: where the call runs on a cluster.
     var slotKey: String { keys.slotKey(purpose: purpose, number: number) }
 
     func write(_ args: inout RedisArguments) {
-        args.append(4 + (fraudGuard?.keyCount ?? 0))
+        args.append(4 + (fraudGuard?.keyCount ?? 0) + (code == nil ? 0 : 1))
         keys.append(.cooldown, purpose: purpose, number: number, to: &args)
         keys.append(.window, purpose: purpose, number: number, to: &args)
         if let ipAddress {
@@ -45,6 +49,7 @@ struct ReserveArguments {
             keys.append(.noIdempotency, purpose: purpose, number: number, to: &args)
         }
         fraudGuard?.appendKeys(keys, purpose: purpose, number: number, to: &args)
+        if code != nil { keys.append(.code, purpose: purpose, number: number, to: &args) }
         args.appendRedisNow()
         // The IP's and the budgets' members ride after the nonce in the same argument (one
         // argument each fewer).
@@ -56,6 +61,11 @@ struct ReserveArguments {
         if let cluster {
             args.append(Int(cluster.outsideWaitMilliseconds))
             args.append(cluster.linkedRecord ?? "")
+        } else if code != nil {
+            // The cluster's two arguments, empty, so the code's stays last and ip-check.lua
+            // and cooldown-write.lua read theirs where a cluster puts them.
+            args.append(0, "")
         }
+        if let code { args.append(code) }
     }
 }
