@@ -6,6 +6,8 @@
 -- done() prints one machine-readable line, "BENCH key=value ...", that bench-http parses.
 
 local REPEAT_PROBABILITY = 0.25
+-- deploy/bench-http --client-ips N: each request names one of N client addresses.
+local CLIENT_IPS = tonumber(os.getenv("BENCH_CLIENT_IPS") or "0") or 0
 local RECENT = 256
 
 local recent = {}
@@ -38,6 +40,11 @@ function request()
         recent_next = recent_next % RECENT + 1
         recent[recent_next] = phone
         recent_count = recent_count + 1
+    end
+    if CLIENT_IPS > 0 then
+        local n = math.random(0, CLIENT_IPS - 1)
+        local ip = string.format("10.%d.%d.%d", math.floor(n / 65536) % 256, math.floor(n / 256) % 256, n % 256)
+        return wrk.format(nil, nil, nil, '{"phone":"' .. phone .. '","client_ip":"' .. ip .. '"}')
     end
     return wrk.format(nil, nil, nil, '{"phone":"' .. phone .. '"}')
 end

@@ -2,10 +2,10 @@
 import Glibc
 #endif
 
-/// A client's IP address as the per-IP limit counts it. IPv6 addresses count by
-/// their /64 prefix (one subscriber usually holds a whole /64, so counting single
-/// addresses would let one client rotate through billions), and IPv4-mapped IPv6
-/// addresses count as the IPv4 address they are.
+/// A client's IP address as the per-IP limits count it. IPv6 addresses count by their /64
+/// prefix (one subscriber usually holds a whole /64, so counting single addresses would let
+/// one client rotate through billions); an IPv6 address that carries an IPv4 address
+/// counts as that IPv4 address (`IPv4Embedding`), so one client spelled two ways is one.
 public struct ClientAddress: Sendable, Hashable, CustomStringConvertible {
     /// The normalised text: `203.0.113.7` or `2001:db8:1:2::/64`.
     public let text: String
@@ -23,10 +23,10 @@ public struct ClientAddress: Sendable, Hashable, CustomStringConvertible {
         var v6 = in6_addr()
         guard inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
         var bytes = withUnsafeBytes(of: &v6) { Array($0) }
-        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
-            var mapped = in_addr()
-            withUnsafeMutableBytes(of: &mapped) { $0.copyBytes(from: bytes[12..<16]) }
-            self.text = Self.format(family: AF_INET, &mapped)
+        if let embedded = IPv4Embedding.address(in: bytes) {
+            var folded = in_addr()
+            withUnsafeMutableBytes(of: &folded) { $0.copyBytes(from: embedded) }
+            self.text = Self.format(family: AF_INET, &folded)
             return
         }
         for index in 8..<16 { bytes[index] = 0 }

@@ -83,6 +83,13 @@ public struct RedisConfiguration: Sendable, Equatable {
     /// The master name Sentinels are asked for unless told otherwise (Redis's own example name).
     public static let defaultSentinelMaster = "mymaster"
 
+    /// The answer to a `rediss://` URL (issue 34, finding 7): Debian 12's hiredis (0.14) has
+    /// no TLS, so the gate speaks TLS through a local stunnel, which the message points to.
+    static let tlsUnsupported = ConfigurationError(
+        field: "redis",
+        message: "rediss:// (TLS) is not supported: this build's hiredis has no TLS; run a client-mode stunnel on "
+            + "loopback in front of the TLS Redis and give the gate its redis:// address (docs/operations.md#tls-to-redis)")
+
     /// Reads `redis://[user:password@]host:port/db` or `unix:///path/to/redis.sock`
     /// (`unix:///path?db=1` selects a database).
     public init(
@@ -115,6 +122,7 @@ public struct RedisConfiguration: Sendable, Equatable {
             endpoint = .unix(path: String(rest))
             return
         }
+        if url.lowercased().hasPrefix("rediss://") { throw Self.tlsUnsupported }
         guard url.hasPrefix("redis://") else { throw invalid }
         var rest = Substring(url.dropFirst("redis://".count))
         if let at = rest.lastIndex(of: "@") {

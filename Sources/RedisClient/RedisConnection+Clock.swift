@@ -3,30 +3,50 @@
 /// own `TIME` call, one of the dearest parts of a small script; its times stay Redis's, not
 /// this machine's wall clock, so gates whose clocks disagree still agree on every window.
 ///
-/// Redis read its clock somewhere between the request and the reply, so a reading is
-/// placed half-way and is off by at most half its round trip; a busy loop that handles the
-/// reply late stretches the round trip. So a reading is read again after `lifetime`, or
-/// after `quickReread` when its round trip was over `quickRoundTrip` (and never more
-/// often), and a new reading replaces the held one only when its round trip is no longer
-/// (or, once the held one is past its lifetime, at most twice the shortest seen). A new
+/// The error bound (issue 34, finding 6): the reckoning is never more than `maximumError`
+/// (25 ms) off Redis's clock, or there is none and scripts ask `TIME` themselves. Redis
+/// read its clock somewhere between the request and the reply, so a reading is placed
+/// half-way and is off by at most half its round trip (a busy loop that handles the reply
+/// late stretches it); a reading whose round trip is over `maximumRoundTrip` (40 ms) is
+/// never used, and another is asked `retryAfterRejected` later. While carried forward, a
+/// reading may drift from Redis's clock by `driftRate` (500 ppm, the most NTP slews a
+/// clock) and is used for `lifetime` (10 s) at most: 20 + 5 ms. Each reading is read again
+/// after `reread` (1 s), and a new one is checked against the held one: when they disagree
+/// by more than both their errors, Redis's clock stepped (an operator, NTP) and the new
+/// reading replaces the held one at once (or, when its round trip is over the bound, the
+/// held one is dropped). Otherwise the one with the smaller error now is kept. A new
 /// connection (a restart, a failover) starts a new reckoning; until a reading comes there
 /// is none.
 struct RedisClock {
-    /// How long a good reading is carried forward: monotonic clocks drift apart by parts
-    /// per million, far below a millisecond in this time.
+    /// The longest round trip of a reading that is used: its error is at most half that.
+    static let maximumRoundTrip: Duration = .milliseconds(40)
+    /// How long a reading is carried forward at most.
     static let lifetime: Duration = .seconds(10)
-    /// A round trip this short makes a reading good (off by a millisecond at most).
-    static let quickRoundTrip: Duration = .milliseconds(2)
-    /// How soon a reading whose round trip was longer is read again.
-    static let quickReread: Duration = .seconds(1)
+    /// How fast Redis's clock may move apart from this machine's monotonic clock, in
+    /// parts per million: NTP slews a clock by at most 500 ppm.
+    static let driftRate: Int64 = 500
+    /// The most the reckoning is off Redis's clock: half the longest round trip used, plus
+    /// the drift of a reading at the end of its lifetime.
+    static let maximumError: Duration = maximumRoundTrip / 2 + drift(over: lifetime)
+    /// How soon a held reading is read again (and checked for a step of Redis's clock).
+    static let reread: Duration = .seconds(1)
+    /// How soon a reading is asked again after one that was not used (too slow), while no
+    /// reading is held.
+    static let retryAfterRejected: Duration = .milliseconds(100)
 
     struct Reading {
         /// Redis's `TIME` in µs since 1970…
         let redisMicroseconds: Int64
         /// …at this moment by the monotonic clock (half-way between the request and its reply).
         let instant: ContinuousClock.Instant
-        /// The request's round trip: twice the reading's largest error.
+        /// The request's round trip: twice the reading's largest error when taken.
         let roundTrip: Duration
+
+        /// Redis's clock at `now` in µs, carried forward.
+        func microseconds(at now: ContinuousClock.Instant) -> Int64 { redisMicroseconds + (now - instant).wholeMicroseconds }
+
+        /// The most this reading is off Redis's clock at `now`.
+        func error(at now: ContinuousClock.Instant) -> Duration { roundTrip / 2 + RedisClock.drift(over: now - instant) }
     }
 
     private(set) var reading: Reading?
@@ -34,21 +54,20 @@ struct RedisClock {
     var readPending = false
     /// When the last one was sent.
     private(set) var lastSent: ContinuousClock.Instant?
-    /// The shortest round trip of a reading so far.
-    private var shortestRoundTrip: Duration?
+    /// How many readings noticed a step of Redis's clock (for tests and logs).
+    private(set) var steps = 0
 
     /// Redis's clock at `now` in ms since 1970 (whole ms, as a script makes of `TIME`), or
-    /// nil without a reading.
+    /// nil without a usable reading (none yet, or the held one past its lifetime).
     func milliseconds(at now: ContinuousClock.Instant) -> Int64? {
-        guard let reading else { return nil }
-        return (reading.redisMicroseconds + (now - reading.instant).wholeMicroseconds) / 1000
+        guard let reading, now - reading.instant <= Self.lifetime else { return nil }
+        return reading.microseconds(at: now) / 1000
     }
 
     func isDue(at now: ContinuousClock.Instant) -> Bool {
         guard !readPending else { return false }
-        guard let reading else { return true }
-        let rereadAfter = reading.roundTrip <= Self.quickRoundTrip ? Self.lifetime : Self.quickReread
-        return now - reading.instant > rereadAfter && lastSent.map { now - $0 > Self.quickReread } ?? true
+        guard let reading else { return lastSent.map { now - $0 >= Self.retryAfterRejected } ?? true }
+        return now - reading.instant > Self.reread && lastSent.map { now - $0 > Self.reread } ?? true
     }
 
     mutating func sent(at instant: ContinuousClock.Instant) {
@@ -56,20 +75,31 @@ struct RedisClock {
         lastSent = instant
     }
 
-    /// Takes Redis's `TIME` (µs) from a request sent at `sent` and answered at `received`,
-    /// unless the reading held is the better one.
+    /// Takes Redis's `TIME` (µs) from a request sent at `sent` and answered at `received`:
+    /// checks the held reading against it, and keeps the better of the two.
     mutating func received(redisMicroseconds: Int64, sent: ContinuousClock.Instant, received: ContinuousClock.Instant) {
         readPending = false
         let candidate = Reading(
             redisMicroseconds: redisMicroseconds, instant: sent + (received - sent) / 2, roundTrip: received - sent)
-        let shortest = min(shortestRoundTrip ?? candidate.roundTrip, candidate.roundTrip)
-        shortestRoundTrip = shortest
-        if let held = reading, candidate.roundTrip > held.roundTrip {
-            let heldIsFresh = received - held.instant <= Self.lifetime
-            if heldIsFresh || candidate.roundTrip > shortest * 2 { return }
+        let usable = candidate.roundTrip <= Self.maximumRoundTrip
+        guard let held = reading, received - held.instant <= Self.lifetime else {
+            reading = usable ? candidate : nil
+            return
         }
-        reading = candidate
+        // Both readings hold Redis's clock at the candidate's instant, each within its error
+        // (plus a ms: TIME's µs and the monotonic clock's ns are cut to whole µs).
+        let apart = abs(held.microseconds(at: candidate.instant) - candidate.redisMicroseconds)
+        let tolerance = (held.error(at: candidate.instant) + candidate.roundTrip / 2 + .milliseconds(1)).wholeMicroseconds
+        if apart > tolerance {
+            steps += 1
+            reading = usable ? candidate : nil
+        } else if usable && candidate.error(at: received) <= held.error(at: received) {
+            reading = candidate
+        }
     }
+
+    /// The most Redis's clock moves apart from the monotonic clock over `duration`.
+    static func drift(over duration: Duration) -> Duration { .microseconds(duration.wholeMicroseconds * driftRate / 1_000_000) }
 }
 
 extension RedisConnection {
@@ -101,7 +131,11 @@ extension RedisConnection {
                 self.clock.readPending = false
                 return
             }
+            let steps = self.clock.steps
             self.clock.received(redisMicroseconds: seconds * 1_000_000 + micros, sent: sent, received: .now)
+            if self.clock.steps > steps {
+                self.logger.warning("redis \(self.address): Redis's clock stepped; its reckoning starts anew")
+            }
         }, retry: nil))
     }
 }

@@ -26,8 +26,12 @@ public final class HTTPServer: Sendable {
         signal(SIGPIPE, SIG_IGN)
         self.configuration = configuration
         let loops = (0..<configuration.workers).map { EventLoop.startThread(name: "resendgate-worker-\($0)") }
+        // One count of --ip-max-requests for the whole process, as nginx's limit_req zone.
+        let requestLimiter = gate.ipMaxRequests.map { RequestLimiter(rate: $0) }
         let workers = loops.enumerated().map { index, loop in
-            loop.submitAndWait { Unchecked(Worker(index: index, loop: loop, configuration: configuration, gate: gate)) }.value
+            loop.submitAndWait {
+                Unchecked(Worker(index: index, loop: loop, configuration: configuration, gate: gate, requestLimiter: requestLimiter))
+            }.value
         }
         let shared = SharedState(
             metrics: workers.map(\.metrics), redis: workers.map(\.gate.store.statistics), apiKeys: configuration.apiKeys)

@@ -38,11 +38,16 @@ final class Worker {
     private var drainDeadline = ContinuousClock.now
     private var memoryTrim = MemoryTrim()
 
-    init(index: Int, loop: EventLoop, configuration: ServerConfiguration, gate: GateConfiguration) {
+    /// `requestLimiter`: the server's one count of `--ip-max-requests`, shared by its workers.
+    init(
+        index: Int, loop: EventLoop, configuration: ServerConfiguration, gate: GateConfiguration,
+        requestLimiter: RequestLimiter?
+    ) {
         self.loop = loop
         self.configuration = configuration
         log = AccessLog(level: configuration.logLevel)
-        self.gate = GateWorker(loop: loop, configuration: gate, logger: log.gateLogger(worker: index))
+        self.gate = GateWorker(
+            loop: loop, configuration: gate, logger: log.gateLogger(worker: index), requestLimiter: requestLimiter)
         nextRequestID = UInt64(index) << 48 | UInt64.random(in: 0..<(1 << 32))
         checksHost = configuration.checksHost
         bodyBuffer.reserveCapacity(configuration.maxBodyBytes)

@@ -58,7 +58,7 @@ extension Settings {
                    help: "at most N sends per client IP (IPv6: per /64) in `--ip-window`: over it, 429 `ip_limit`"),
             .duration("ip-window", \.policy.ipWindow, help: "the sliding window of `--ip-max-sends`"),
             Option.value("ip-max-requests", \.ipMaxRequests, placeholder: "N/D",
-                         help: "at most N send requests per client IP (IPv6: per /64) in any D, allowed or not, counted in each worker's memory before Redis is asked (so a server of W workers lets an IP make up to W times that): over it, 429 `too_many_requests` ([What the limits do not cover](anti-abuse.md#what-the-limits-do-not-cover))",
+                         help: "at most N send requests per client IP (IPv6: per /64) in any D, allowed or not, counted in the gate process's memory (one count for all its workers) before Redis is asked; an IPv4 address written as IPv6 counts as itself: over it, 429 `too_many_requests` ([What the limits do not cover](anti-abuse.md#what-the-limits-do-not-cover))",
                          parse: { text throws(ConfigurationError) in text.isEmpty ? nil : try RequestRate.parse(text) },
                          render: { $0?.text })
                 .with(documentedDefault: "none"),

@@ -44,7 +44,8 @@ public struct GateConfiguration: Sendable {
     /// change it.
     public var windowCooldownsPeriod: Duration
     /// At most this many requests per client address (`client_ip`, IPv6 per /64) in the
-    /// rate's period, allowed or not, counted in each worker's memory before Redis is asked
+    /// rate's period, allowed or not, counted in the process's memory (one count shared by a
+    /// server's workers) before Redis is asked
     /// (`RequestLimiter`): over it, `too_many_requests`. Nil: no limit.
     public var ipMaxRequests: RequestRate? = nil
 

@@ -30,7 +30,8 @@ public final class GateWorker {
     let prefixGuard: PrefixGuard
     let lockout: Lockout
     let codes: IssuedCodeRule
-    /// Each client address's requests against `ipMaxRequests`, before Redis; nil without it.
+    /// Each client address's requests against `ipMaxRequests`, before Redis (shared by the
+    /// server's workers); nil without it.
     let requestLimiter: RequestLimiter?
     /// On a cluster, the sends with steps outside the number's slot (budgets, the pumping
     /// guard) being decided, one at a time per number (`SameNumberQueue`).
@@ -44,10 +45,11 @@ public final class GateWorker {
     /// minutes of traffic, where repeats happen. `logger` hears what happens to the Redis
     /// connection (reconnects, master switches, slot re-maps, script reloads), never a number.
     /// `store` makes another store than Redis, given the scripts to load: a test's, or a
-    /// second kind of store.
+    /// second kind of store. `requestLimiter` counts `ipMaxRequests` (the one a server's
+    /// workers share); nil: a limiter of this worker's own, when `ipMaxRequests` is set.
     public init(
         loop: EventLoop, configuration: GateConfiguration, parserCapacity: Int = 16_384, logger: GateLogger = .off,
-        store makeStore: (([RedisScript]) -> any GateStore)? = nil
+        requestLimiter: RequestLimiter? = nil, store makeStore: (([RedisScript]) -> any GateStore)? = nil
     ) {
         self.configuration = configuration
         parser = PhoneNumberParser(capacity: parserCapacity)
@@ -76,7 +78,7 @@ public final class GateWorker {
         prefixGuard = PrefixGuard(context: context, idempotency: idempotency)
         lockout = Lockout(context: context, prefixGuard: prefixGuard)
         codes = IssuedCodeRule(context: context, prefixGuard: prefixGuard)
-        requestLimiter = configuration.ipMaxRequests.map { RequestLimiter(rate: $0) }
+        self.requestLimiter = configuration.ipMaxRequests.map { requestLimiter ?? RequestLimiter(rate: $0) }
     }
 
     /// Canonicalises `text`: a national spelling is read in `region` (a request's country

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ResendGate
 import ResendGateServerTestSupport
 import ResendGateTestSupport
@@ -42,6 +43,32 @@ struct RequestLimitTests {
             #expect(try send("+8613800138061", ip: "2001:db8:1:2::2").status == 429)
             let metrics = try PrometheusSamples(try client.get("/metrics").text)
             #expect(metrics.value("resendgate_decisions_total", #"outcome="denied",reason="too_many_requests""#) == 21)
+        }
+    }
+
+    /// Issue 34, finding 5: each worker counted on its own, so `--ip-max-requests 20/1m` let
+    /// a client make 20 requests a minute per worker (a client's connections are spread over
+    /// the workers by the kernel). Now one count per process: 80 requests of one client, each
+    /// on a connection of its own, from 4 threads at once, over 2 workers: exactly 20 pass.
+    /// (A period of an hour, so that no request is let in again while the test runs.)
+    @Test func twoWorkersShareOneCountOverSeparateConnections() throws {
+        try TestGate.with({
+            try TestGate(workers: 2, ipMaxRequests: RequestRate(count: 20, period: .seconds(3600)), waitUntilReady: true)
+        }) { gate in
+            let client = gate.client()
+            let statuses = Mutex<[Int]>([])
+            DispatchQueue.concurrentPerform(iterations: 4) { thread in
+                for index in 0..<20 {
+                    let phone = "+86138002\(thread)\(String(format: "%04d", index))"
+                    let status = (try? client.send(#"{"phone": "\#(phone)", "client_ip": "198.51.100.20"}"#))?.status ?? 0
+                    statuses.withLock { $0.append(status) }
+                }
+            }
+            let all = statuses.withLock { $0 }
+            #expect(all.count == 80 && all.allSatisfy { $0 == 200 || $0 == 429 }, "\(all)")
+            #expect(all.filter { $0 == 200 }.count == 20, "\(all.filter { $0 == 200 }.count) of 80 admitted past a limit of 20")
+            let metrics = try PrometheusSamples(try client.get("/metrics").text)
+            #expect(metrics.value("resendgate_decisions_total", #"outcome="denied",reason="too_many_requests""#) == 60)
         }
     }
 
