@@ -149,7 +149,7 @@ import Testing
             updates.append(update)
         }
         #expect(updates.count == 2)
-        #expect(updates.last == .done(reason: ResendGateError.notFound))
+        #expect(updates.last == .done(reason: ResendGateError.notFound.rawValue))
     }
 }
 
