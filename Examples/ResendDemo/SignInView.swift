@@ -13,13 +13,19 @@ public struct SignInView: View {
     public var body: some View {
         Form {
             TextField("Phone", text: $flow.phone)
+            #if os(iOS)
                 .textContentType(.telephoneNumber)
+                .keyboardType(.phonePad)
+            #endif
             Button(flow.button.title) { Task { await flow.sendTapped() } }
                 .disabled(!flow.button.isEnabled)
                 .accessibilityLabel(flow.button.accessibilityLabel)
                 .accessibilityValue(flow.button.accessibilityValue)
             TextField("Code", text: $flow.code)
+            #if os(iOS)
                 .textContentType(.oneTimeCode)
+                .keyboardType(.numberPad)
+            #endif
             Button("Sign in") { Task { await flow.submit() } }
                 .disabled(flow.code.isEmpty)
             Text(flow.message)

@@ -49,6 +49,11 @@ extension StubBackEndSuites {
             await StubBackEnd.waitForRequests(2)
             live.cancel()
             await live.value
+            // The request's end reaches the stub on the session's own queue: wait for it.
+            let deadline = PatientDeadline(.seconds(5))
+            while !StubBackEnd.stopped.contains("/v1/countdowns/T1/events") && deadline.hasTimeLeft {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
             #expect(StubBackEnd.stopped.contains("/v1/countdowns/T1/events"))
             StubBackEnd.release("/v1/countdowns/T1/events")
             #expect(button.state == .counting(seconds: 60))
