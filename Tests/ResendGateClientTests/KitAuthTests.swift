@@ -96,3 +96,41 @@ extension StubBackEndSuites {
         }
     }
 }
+
+extension StubBackEndSuites {
+    /// Issue 37: the event stream keeps only the newest update for a slow reader
+    /// (`bufferingNewest(1)`): a reader that comes late never walks through stale ticks.
+    @Suite struct StreamBufferingTests {
+        /// A system clock that counts how often its monotonic time was read (once a tick).
+        final class CountingClock: CountdownClock, @unchecked Sendable {
+            // @unchecked: `count` is guarded by `lock`.
+            private let lock = NSLock()
+            private var count = 0
+            private let system = SystemCountdownClock()
+            var reads: Int { lock.withLock { count } }
+            var now: CountdownInstant {
+                lock.withLock { count += 1 }
+                return system.now
+            }
+            var wallNow: Date { system.wallNow }
+        }
+
+        @Test func aLateReaderGetsOnlyTheNewestUpdate() async throws {
+            StubBackEnd.reset()
+            let ticks = (1...3).reversed().map { "event: tick\ndata: {\"retry_after\":\($0),\"retry_after_ms\":\($0 * 1000)}\n\n" }
+            StubBackEnd.answer = { _ in .events(ticks.joined() + "event: done\ndata: {\"retry_after\":0,\"retry_after_ms\":0}\n\n") }
+            let clock = CountingClock()
+            let events = StubBackEnd.makeClient(clock: clock).countdownEvents(token: "T1")
+            // The reader waits until the stream has read all three ticks (it reads the clock
+            // once for each), then starts.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while clock.reads < 3 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(clock.reads >= 3)
+            var seconds: [Int64] = []
+            for try await update in events {
+                if case .tick(let tick) = update { seconds.append(tick.retryAfter) }
+            }
+            #expect(seconds.allSatisfy { $0 == 1 }, "stale ticks kept for a late reader: \(seconds)")
+        }
+    }
+}
