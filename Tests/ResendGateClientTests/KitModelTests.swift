@@ -17,21 +17,33 @@ extension StubBackEndSuites {
                                      store: MemoryStore(), center: center)
         }
 
-        /// Models on the system clock share `CountdownCenter.shared`; a freed one took its
-        /// countdown's record with it (it stayed there for the process's life).
+        /// Models on the system clock share `CountdownCenter.shared`; a freed one takes its
+        /// countdown's record (it stayed there for the process's life) and its live task with it.
         @Test func aFreedModelLeavesNoRecordInTheSharedCenter() async {
             guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
             StubBackEnd.reset()
-            StubBackEnd.answer = { _ in StubBackEnd.allowed(seconds: 600, token: "T1") }
+            StubBackEnd.answer = { request in
+                request.path.hasSuffix("/events") ? StubBackEnd.released : StubBackEnd.allowed(seconds: 600, token: "T1")
+            }
             let before = CountdownCenter.shared.states().count
             var button: ResendButtonModel? = ResendButtonModel(
                 client: StubBackEnd.makeClient(clock: SystemCountdownClock()), phone: Self.phone, purpose: "login", store: MemoryStore())
             await button?.send()
             #expect(CountdownCenter.shared.states().count == before + 1)
+            StubBackEnd.hold("/v1/countdowns/T1/events")
+            button?.startLiveUpdates()
+            await StubBackEnd.waitForRequests(2)
             weak let freed = button
             button = nil
             #expect(freed == nil)
             #expect(CountdownCenter.shared.states().count == before)
+            // ...and its live task ended with it: the stream's request is cancelled.
+            let deadline = PatientDeadline(.seconds(5))
+            while !StubBackEnd.stopped.contains("/v1/countdowns/T1/events") && deadline.hasTimeLeft {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(StubBackEnd.stopped.contains("/v1/countdowns/T1/events"), "the freed model's stream still runs")
+            StubBackEnd.release("/v1/countdowns/T1/events")
         }
 
         /// `.task { await button.liveUpdates() }`: the stream is followed while the task runs and
