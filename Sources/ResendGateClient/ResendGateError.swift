@@ -123,6 +123,8 @@ extension ResendGateError {
     public static let codeVoided: Code = "code_voided"
     /// The purpose does not issue codes.
     public static let codesNotIssued: Code = "codes_not_issued"
+    /// An outcome reported (`POST /v1/verifications`) for a purpose whose codes the gate issues.
+    public static let codesIssued: Code = "codes_issued"
 
     /// Every code the server answers with (its `APIError` and the issued codes' check), each
     /// mapped to a sentence by ``ResendErrorStrings/message(for:strings:)``.
@@ -130,7 +132,7 @@ extension ResendGateError {
         invalidJSON, missingField, invalidField, invalidPhone, invalidPurpose, badRequest, unauthorized, forbidden,
         regionNotAllowed, numberTypeNotAllowed, notFound, methodNotAllowed, bodyTooLarge, unsupportedMediaType,
         misdirectedRequest, idempotencyKeyReused, refundLimit, locked, noCodeSent, codeLocked, headerTooLarge,
-        storeUnavailable, wrongCode, codeExpired, codeUsed, codeVoided, codesNotIssued,
+        storeUnavailable, wrongCode, codeExpired, codeUsed, codeVoided, codesNotIssued, codesIssued,
     ]
 }
 

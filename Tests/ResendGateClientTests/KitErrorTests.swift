@@ -31,24 +31,25 @@ extension StubBackEndSuites {
             }
         }
 
-        /// Every code the server answers (docs/API.md's table, which APIErrorTests holds to
-        /// APIError.swift) and every code of issued codes has a constant here and a row in
-        /// docs/clients.md's mapping.
+        /// Every code the server answers (APIError.swift's own and every GateError.Kind, read
+        /// from the server's sources) has a constant here and a row in docs/clients.md's mapping.
         @Test func everyServerCodeIsMappedAndDocumented() throws {
             let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            let document = try String(contentsOf: root.appendingPathComponent("docs/API.md"), encoding: .utf8)
-            let errors = try #require(document.range(of: "\n## Errors\n"))
-            let api = document[errors.upperBound...].components(separatedBy: "\n## ")[0]
-            let clients = try String(contentsOf: root.appendingPathComponent("docs/clients.md"), encoding: .utf8)
-            let table = api.components(separatedBy: "\n").compactMap { line -> String? in
-                guard line.hasPrefix("| 4") || line.hasPrefix("| 5") else { return nil }
-                let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-                guard cells.count >= 2, cells[0].count == 3, cells[1].hasPrefix("`") else { return nil }
-                return cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
+            func read(_ path: String) throws -> String {
+                try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
             }
-            let issued = ["wrong_code", "code_locked", "locked", "code_expired", "code_used", "code_voided", "codes_not_issued"]
-            #expect(table.count >= 20, "\(table)")
-            for code in Set(table + issued) {
+            let apiError = try read("Sources/ResendGateServer/APIError.swift")
+            let gateError = try read("Sources/ResendGate/Gate/GateError.swift")
+            let clients = try read("docs/clients.md")
+            var codes = apiError.components(separatedBy: "APIError(\"").dropFirst().map { String($0.prefix { $0 != "\"" }) }
+            let kinds = try #require(gateError.range(of: "public enum Kind")).upperBound
+            for line in gateError[kinds...].components(separatedBy: "\n    }")[0].split(separator: "\n") {
+                let words = line.trimmingCharacters(in: .whitespaces).split(separator: " ")
+                guard words.first == "case", words.count >= 2 else { continue }
+                codes.append(words.count >= 4 ? words[3].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : String(words[1]))
+            }
+            #expect(codes.count >= 25 && codes.contains("wrong_code") && codes.contains("locked"), "\(codes)")
+            for code in Set(codes) {
                 #expect(ResendGateError.apiCodes.contains(ResendGateError.Code(rawValue: code)), "no constant for \(code)")
                 #expect(clients.contains("`\(code)`"), "docs/clients.md maps no \(code)")
             }

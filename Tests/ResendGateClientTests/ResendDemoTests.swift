@@ -58,6 +58,41 @@ extension StubBackEndSuites {
             }
         }
 
+        /// Issued codes against a live gate (`--issue-codes`): the back end's send answer
+        /// carries the code (it would text it), the app checks what the user typed through the
+        /// kit's `check`: a refunded send's code is void; then wrong, right once, used.
+        @Test func theDemoChecksIssuedCodesAgainstALiveGate() async throws {
+            guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
+            let options = ["--issue-codes", "--max-failed-checks", "3", "--code-secret", "the kit tests' own code secret"]
+            try await withLiveGate(cooldown: "60s", options: options) { gate in
+                let backEnd = gate.client()
+                let flow = SignInFlow(backEnd: backEnd, checker: BackEndCodeChecker(backEnd: backEnd), phone: "+86 138 0013 8003",
+                                      store: MemoryStore())
+                await flow.submit(code: "482913")
+                #expect(flow.lastCheck == .noCode, "no code issued yet: code_expired")
+                await flow.sendTapped()
+                let first = try #require(flow.button.lastDecision?.issuedCode, "the back end's answer carries the code")
+                #expect(first.code.count == 6 && first.countdownToken != nil)
+                #expect((590_000...600_000).contains(first.expiresInMilliseconds))
+                // Its SMS failed: the back end refunds the send, which voids the code.
+                try await gate.client().release(phone: "+8613800138003", purpose: "login")
+                await flow.submit(code: first.code)
+                #expect(flow.checkError?.code == ResendGateError.codeVoided && flow.checkError?.status == 410)
+                #expect(flow.message == "This code is no longer valid. Request a new one.")
+                await flow.becameActive()  // the refund ended the countdown: the button may send again
+                #expect(flow.button.isEnabled)
+                await flow.sendTapped()
+                let issued = try #require(flow.button.lastDecision?.issuedCode)
+                let wrong = String(issued.code.map { $0 == "9" ? "0" : Character(String(Int(String($0))! + 1)) })
+                await flow.submit(code: wrong)
+                #expect(flow.lastCheck == .wrong(attemptsLeft: 2) && flow.message == "Wrong code: 2 more tries")
+                await flow.submit(code: issued.code)
+                #expect(flow.lastCheck == .verified && flow.message == "Signed in")
+                await flow.submit(code: issued.code)
+                #expect(flow.checkError?.code == ResendGateError.codeUsed && flow.message == "This code was already used. Request a new one.")
+            }
+        }
+
         /// Issued codes (issue 35's `POST /v1/checks`), against a stub back end that issues the
         /// code and proxies the check: the app never sees the code; wrong, locked, right, used.
         @Test func theDemoChecksIssuedCodesThroughTheBackEnd() async throws {
