@@ -13,13 +13,48 @@ public enum CodeCheck: Equatable, Sendable {
 }
 
 /// The app's back end as the sign-in screen sees it: it checks the code the user typed.
+/// Other failures (offline, a used or voided code, the back end down) are thrown as a
+/// ``ResendGateClient/ResendGateError``, which the screen shows.
 public protocol CodeChecking: Sendable {
-    func check(phone: String, purpose: String, code: String) async throws -> CodeCheck
+    func check(phone: String, purpose: String, code: String) async throws(ResendGateError) -> CodeCheck
 }
 
-/// A stand-in for the app's back end, in process: it knows the code its SMS provider sent
-/// (here one fixed code), checks the typed one, and reports the outcome to the gate with
-/// the kit's types, as a real back end does after its own check (docs/clients.md).
+extension CodeCheck {
+    /// The outcome an error of a check means, if it is one (a wrong, locked or expired code).
+    init?(_ error: ResendGateError) {
+        switch error.code {
+        case ResendGateError.wrongCode: self = .wrong(attemptsLeft: error.attemptsLeft)
+        case ResendGateError.codeLocked, ResendGateError.locked: self = .codeLocked
+        case ResendGateError.noCodeSent, ResendGateError.codeExpired: self = .noCode
+        default: return nil
+        }
+    }
+}
+
+/// The app's side of issued codes: the back end proxies `POST /v1/checks` (the gate issued
+/// the code, the back end sent it by SMS), and the app asks through the kit's
+/// ``ResendGateClient/ResendGateClient/check(phone:purpose:code:)``.
+public struct BackEndCodeChecker: CodeChecking {
+    /// The app's back end.
+    public let backEnd: ResendGateClient
+
+    public init(backEnd: ResendGateClient) { self.backEnd = backEnd }
+
+    public func check(phone: String, purpose: String, code: String) async throws(ResendGateError) -> CodeCheck {
+        do {
+            _ = try await backEnd.check(phone: phone, purpose: purpose, code: code)
+            return .verified
+        } catch {
+            if let outcome = CodeCheck(error) { return outcome }
+            throw error
+        }
+    }
+}
+
+/// A stand-in for a back end that sends its own codes, in process: it knows the code its SMS
+/// provider sent (here one fixed code), checks the typed one, and reports the outcome to the
+/// gate with the kit's types (`POST /v1/verifications`), as such a back end does after its
+/// own check (docs/clients.md).
 public struct DemoCodeChecker: CodeChecking {
     /// The gate, as the back end reaches it (with its API key, `verify` scope).
     public let gate: ResendGateClient
@@ -31,17 +66,14 @@ public struct DemoCodeChecker: CodeChecking {
         self.sentCode = sentCode
     }
 
-    public func check(phone: String, purpose: String, code: String) async throws -> CodeCheck {
+    public func check(phone: String, purpose: String, code: String) async throws(ResendGateError) -> CodeCheck {
         let outcome: VerificationOutcome = code == sentCode ? .verified : .failed
         let report: VerificationReport
         do {
             report = try await gate.reportVerification(phone: phone, purpose: purpose, outcome: outcome)
         } catch {
-            switch error.code {
-            case "code_locked", "locked": return .codeLocked
-            case "no_code_sent": return .noCode
-            default: throw error
-            }
+            if let outcome = CodeCheck(error) { return outcome }
+            throw error
         }
         return outcome == .verified ? .verified : .wrong(attemptsLeft: report.attemptsLeft)
     }

@@ -22,6 +22,17 @@ public final class CountdownBinding {
         subscription = center.subscribeOnMainActor(to: id, handler)
     }
 
+    /// Shows countdown `id` as ``bind(to:in:_:)`` does, the handler receiving `owner` (the
+    /// cell) instead of capturing it: a cell holds its binding, so a handler that captured
+    /// the cell would keep it alive until `unbind` (a retain cycle); with `owner`, a freed
+    /// cell gets no more updates and the center lets go at the countdown's next change.
+    public func bind<Owner: AnyObject & Sendable>(to id: CountdownID, in center: CountdownCenter = .shared, owner: Owner,
+                                                  _ handler: @escaping @MainActor (Owner, CountdownEvent) -> Void) {
+        subscription?.cancel()
+        self.id = id
+        subscription = center.subscribeOnMainActor(to: id, owner: owner, handler)
+    }
+
     /// Ends the updates (the view left the screen, or `prepareForReuse`).
     public func unbind() {
         subscription?.cancel()

@@ -27,8 +27,10 @@ extension CountdownCenter {
     }
 
     /// Starts (or restarts) countdown `id` ending at a wall-clock `wallClockDeadline` (a
-    /// parsed ``CountdownDeadline``, a server's `resend_at`). Converted to the monotonic
-    /// clock once, here; later wall-clock changes do not move it.
+    /// parsed ``CountdownDeadline``). Converted to the monotonic clock once, here; later
+    /// wall-clock changes do not move it. It trusts the device's clock: for a server's
+    /// deadline use ``start(_:deadline:)`` with the answer's arrival plus its time left
+    /// (the client kit's `ServerCountdown.deadline`), which is right however wrong that clock is.
     public func start(_ id: CountdownID, wallClockDeadline: Date) {
         start(id, deadline: monotonicInstant(for: wallClockDeadline))
     }

@@ -12,17 +12,22 @@ public struct ClientRoutes: Sendable {
     public var countdownEvents: @Sendable (_ token: String) -> String
     /// `POST`: a checked code's outcome (`{"phone", "purpose", "outcome"}`).
     public var verifications: String
+    /// `POST`: check a typed code against the issued one (`{"phone", "purpose", "code"}`).
+    public var checks: String
 
+    /// Makes the routes of a back end with its own paths.
     public init(
         sends: String, cooldown: @escaping @Sendable (_ phone: String, _ purpose: String) -> String,
         countdown: @escaping @Sendable (_ token: String) -> String,
-        countdownEvents: @escaping @Sendable (_ token: String) -> String, verifications: String
+        countdownEvents: @escaping @Sendable (_ token: String) -> String, verifications: String,
+        checks: String = "/v1/checks"
     ) {
         self.sends = sends
         self.cooldown = cooldown
         self.countdown = countdown
         self.countdownEvents = countdownEvents
         self.verifications = verifications
+        self.checks = checks
     }
 
     /// The gate's API (`/v1/...`): for a back end that forwards these paths as they are.

@@ -44,8 +44,9 @@ public struct Decision: Hashable, Sendable {
     /// The server's clock when it decided (Redis `TIME`): with ``resendAt`` it gives the time
     /// left whatever the device's own clock says.
     public var serverTime: Date
-    /// The cooldown the next allowed send would start, in seconds.
-    public var nextRetryAfter: Int64
+    /// The cooldown the next allowed send would start, in seconds; nil in a fail-open
+    /// answer (``recorded`` false), where the server could not ask its store.
+    public var nextRetryAfter: Int64?
     /// Sends still allowed in the window; nil when the policy sets no cap.
     public var sendsLeft: Int64?
     /// The handle of the running cooldown for ``ResendGateClient/countdown(token:)`` and
@@ -56,6 +57,13 @@ public struct Decision: Hashable, Sendable {
     public var testNumber: Bool
     /// Rules in observe mode that would have refused this send (`observed`); empty when none.
     public var observed: [Reason] = []
+    /// False when the gate allowed the send without recording it (`--on-store-failure open`,
+    /// `"store": "unavailable"`): the SMS goes out, no cooldown runs on the server and the
+    /// countdown shown is the policy's for display only (no ``countdownToken``).
+    public var recorded: Bool = true
+    /// The code the gate issued, for a purpose with issued codes: only in the answer to the
+    /// app's back end (it sends the code by SMS and forwards the rest without it).
+    public var issuedCode: IssuedCode?
     /// When the answer arrived, on the client's monotonic clock, and how long it travelled.
     public var receipt: ServerReceipt
 
@@ -63,6 +71,29 @@ public struct Decision: Hashable, Sendable {
     public var countdown: ServerCountdown {
         ServerCountdown(remainingMilliseconds: retryAfterMilliseconds, resendAt: resendAt,
                         serverTime: serverTime, receipt: receipt)
+    }
+}
+
+/// A code the gate issued with an allowed send (a purpose with issued codes): the back end
+/// sends ``code`` by SMS; the app may show ``countdown`` ("code valid for 9:59").
+public struct IssuedCode: Hashable, Sendable {
+    /// The code itself: never forward it to the app.
+    public var code: String
+    /// When it stops being accepted, on the server's clock.
+    public var expiresAt: Date
+    /// Its lifetime when issued, in milliseconds.
+    public var expiresInMilliseconds: Int64
+    /// A countdown token of the code's lifetime (follow it as ``Decision/countdownToken``).
+    public var countdownToken: String?
+    /// The server's clock when it answered.
+    public var serverTime: Date
+    /// When the answer arrived.
+    public var receipt: ServerReceipt
+
+    /// The code's lifetime as a countdown on the server's time.
+    public var countdown: ServerCountdown {
+        ServerCountdown(remainingMilliseconds: expiresInMilliseconds, resendAt: expiresAt, serverTime: serverTime,
+                        receipt: receipt)
     }
 }
 

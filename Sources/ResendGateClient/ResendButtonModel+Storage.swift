@@ -1,4 +1,7 @@
-/// Where a model saves its countdown: a key per purpose and number that names no number.
+/// Where a model saves its countdown: a key per purpose and number. The number is not written
+/// in clear, but the digest is a plain hash of ~11 digits: anyone who can read the store can
+/// find the number by trying them all. It keeps the number out of a casual look at the
+/// store (a backup listing, a debug dump), no more: treat the store as holding the number.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 extension ResendButtonModel {
     /// The key a countdown of `phone` for `purpose` is saved under.
@@ -7,7 +10,7 @@ extension ResendButtonModel {
     }
 
     /// A stable digest of the number's digits (FNV-1a, 64 bits, in hex): every spelling of
-    /// one number, and no number in clear.
+    /// one number gets one key. Not a secret: reversible by brute force (see above).
     static func numberDigest(_ phone: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for scalar in phone.unicodeScalars where scalar.properties.numericType == .decimal {

@@ -28,6 +28,13 @@ public final class ResendButtonModel {
     public private(set) var state: State = .idle
     /// Why the last send was refused (nil after an allowed one).
     public private(set) var refusal: Decision.Reason?
+    /// The last send's answer (nil before one, and after a number change): its
+    /// ``Decision/recorded`` is false when the gate let the send through without recording
+    /// it (`--on-store-failure open`).
+    public private(set) var lastDecision: Decision?
+    /// The running countdown on the server's time (nil when none runs): its ``ServerCountdown/resendAt``
+    /// is the server's deadline; ``countdownEnd`` the same moment on this device's clock.
+    public private(set) var countdown: ServerCountdown?
     /// The last call's failure (nil after one that succeeded).
     public private(set) var lastError: ResendGateError?
     /// The words used by ``title``.
@@ -50,7 +57,9 @@ public final class ResendButtonModel {
     }
     /// The purpose, which also keys what is saved.
     public let purpose: String
-    @ObservationIgnored private let client: ResendGateClient
+    /// The client calls go through; replace it to point at another back end (for a rotating
+    /// user token, give the client a header provider instead: nothing needs rebuilding).
+    @ObservationIgnored public var client: ResendGateClient
     @ObservationIgnored private let store: any ResendStateStore
     @ObservationIgnored private let center: CountdownCenter
     @ObservationIgnored private var saved: SavedCountdown?
@@ -60,8 +69,17 @@ public final class ResendButtonModel {
     /// The live stream of the running countdown, while ``startLiveUpdates()`` asked for it;
     /// cancelled when replaced or cleared.
     @ObservationIgnored private var liveUpdates: Task<Void, Never>? {
-        didSet { oldValue?.cancel() }
+        didSet {
+            oldValue?.cancel()
+            cleanup.task = liveUpdates
+        }
     }
+    /// Ends the live task and the center's record when the model is freed.
+    @ObservationIgnored private let cleanup: ModelCleanup
+    /// Waits between the kit's own retries of a send; a test puts its own here.
+    @ObservationIgnored package var sleepBeforeRetry: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    /// The jitter of each retry's delay, 0 up to 1 (random); a test fixes it.
+    @ObservationIgnored package var retryJitter: @Sendable () -> Double = { Double.random(in: 0..<1) }
     @ObservationIgnored private var wantsLiveUpdates = false
 
     /// Makes the model for `phone` and `purpose`, restoring a countdown saved by an earlier
@@ -78,37 +96,12 @@ public final class ResendButtonModel {
         self.strings = strings
         // The app's shared center (one timer for every button) when the client reads the
         // system clock; a center of its own for any other clock.
-        self.center = center ?? (client.clock is SystemCountdownClock
+        let center = center ?? (client.clock is SystemCountdownClock
             ? .shared : CountdownCenter(clock: client.clock, scheduler: DispatchCountdownScheduler()))
+        self.center = center
+        cleanup = ModelCleanup(center: center)
         restore()
     }
-
-    /// The button's label: "Send code", "Sending…", "Resend in 42s", "Resend".
-    public var title: String {
-        switch state {
-        case .idle: strings.send
-        case .sending: strings.sending
-        case .counting(let seconds): CountdownValue(totalSeconds: seconds).resendPrompt(.bySize, strings: strings.countdown)
-        case .ready: strings.resend
-        }
-    }
-
-    /// Whether tapping the button would send: not while sending or counting down.
-    public var isEnabled: Bool {
-        switch state {
-        case .idle, .ready: true
-        case .sending, .counting: false
-        }
-    }
-
-    /// The key the countdown is saved under: per purpose and number (the number's digits
-    /// hashed, so the store names no phone number).
-    public var storageKey: String { Self.storageKey(purpose: purpose, phone: phone) }
-
-    /// How many times the kit itself retries a send that got no answer (a dropped
-    /// connection, a timeout), with the same `Idempotency-Key`: a retry the server already
-    /// decided gets the first answer and sends no second code.
-    public static let sendRetries = 2
 
     /// Sends a code: ``State/sending``, then the server's countdown (allowed or refused
     /// with a ``refusal``), or back where it was with ``lastError`` set. One call is one
@@ -128,11 +121,21 @@ public final class ResendButtonModel {
                 guard generation == mine else { return }  // the number changed meanwhile
                 lastError = nil
                 refusal = decision.reason
+                lastDecision = decision
                 return follow(decision.countdown, token: decision.countdownToken)
             } catch {
                 guard generation == mine else { return }
-                let cancelled = Task.isCancelled || error.code == ResendGateError.cancelled
-                if !cancelled, error.code == ResendGateError.transport, attempt < Self.sendRetries { continue }
+                var cancelled = Task.isCancelled || error.code == ResendGateError.cancelled
+                if !cancelled, Self.retriesSend(after: error), attempt < Self.sendRetries {
+                    do {
+                        try await sleepBeforeRetry(Self.retryDelay(attempt: attempt, jitter: retryJitter()))
+                        guard generation == mine else { return }
+                        continue
+                    } catch {
+                        cancelled = true
+                    }
+                }
+                guard generation == mine else { return }
                 if !cancelled { lastError = error }
                 state = before
                 return changed()
@@ -161,6 +164,9 @@ public final class ResendButtonModel {
             guard generation == mine, error.code != ResendGateError.cancelled else { return }
             lastError = error
             changed()
+            // This refresh's generation outdated the live stream's: follow it again, or a
+            // failed refresh (back in the foreground on a flaky network) would end it silently.
+            if wantsLiveUpdates { followLive() }
         }
     }
 
@@ -189,7 +195,9 @@ public final class ResendButtonModel {
                 for try await update in events {
                     guard let self, self.generation == mine, self.saved?.token == token else { return }
                     switch update {
-                    case .tick(let tick): self.center.start(self.countdownID, deadline: tick.deadline)
+                    case .tick(let tick):
+                        self.center.start(self.countdownID, deadline: tick.deadline)
+                        self.countdown?.deadline = tick.deadline
                     case .done: self.finish()
                     }
                 }
@@ -220,6 +228,8 @@ public final class ResendButtonModel {
         subscription = nil
         center.cancel(countdownID(phone: old))
         saved = nil
+        countdown = nil
+        lastDecision = nil
         refusal = nil
         lastError = nil
         state = .idle
@@ -229,8 +239,10 @@ public final class ResendButtonModel {
 
     private func follow(_ countdown: ServerCountdown, token: String?) {
         saved = countdown.saved(token: token)
+        self.countdown = countdown
         store.save(try? JSONEncoder().encode(saved), forKey: storageKey)
         center.start(countdownID, deadline: countdown.deadline)
+        cleanup.id = countdownID
         subscription?.cancel()
         if case .value(let value) = center.currentEvent(for: countdownID) {
             state = .counting(seconds: value.totalSeconds)
@@ -259,6 +271,7 @@ public final class ResendButtonModel {
         subscription = nil
         center.cancel(countdownID)
         saved = nil
+        countdown = nil
         store.save(nil, forKey: storageKey)
         guard state != .ready else { return }
         state = .ready

@@ -84,12 +84,16 @@ extension ResendGateClient {
         var retry = Self.defaultReconnectDelay
         var failures = 0
         var connected = false
+        // One session for the stream's life: its reconnects reuse it (and its trust decisions).
+        let streaming = StreamingSession(configuration: session.configuration, forwardingTo: session.delegate,
+                                         delegateQueue: session.delegateQueue)
+        defer { streaming.invalidate() }
         while !Task.isCancelled {
             var parser = ServerSentEventParser()
             var events = 0
             do throws(ResendGateError) {
                 let done = try await readEvents(
-                    token: token, parser: &parser, into: continuation, connected: &connected, events: &events)
+                    token: token, on: streaming, parser: &parser, into: continuation, connected: &connected, events: &events)
                 if done { return }
                 // A connection that ended without an event is a failure like a refused one.
                 failures = events > 0 ? 0 : failures + 1
@@ -98,8 +102,9 @@ extension ResendGateClient {
                                           message: "the event stream ended \(failures) times in a row without an event")
                 }
             } catch {
+                if error.code == ResendGateError.cancelled { return }
                 if error.code == ResendGateError.notFound && connected {
-                    continuation.yield(.done(reason: ResendGateError.notFound))
+                    continuation.yield(.done(reason: ResendGateError.notFound.rawValue))
                     return
                 }
                 let retriable = error.code == ResendGateError.transport || (error.status ?? 0) >= 500
@@ -117,21 +122,24 @@ extension ResendGateClient {
 
     /// One connection: yields its ticks; true after `event: done`, false when the
     /// connection ended without it (closed, or a `shutdown` event).
-    private func readEvents(token: String, parser: inout ServerSentEventParser,
+    private func readEvents(token: String, on streaming: StreamingSession, parser: inout ServerSentEventParser,
                             into continuation: AsyncThrowingStream<CountdownUpdate, any Error>.Continuation,
                             connected: inout Bool, events: inout Int) async throws(ResendGateError) -> Bool {
-        var request = makeRequest("GET", path: routes.countdownEvents(Self.escape(token)))
+        // Asked on each connection: a reconnect carries the app's current token.
+        var request = try await makeRequest("GET", path: routes.countdownEvents(Self.escape(token)))
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
         request.timeoutInterval = 45  // idle time: the server sends a heartbeat every 15 s
-        let connection = StreamingDataTask(request: request, configuration: session.configuration, forwardingTo: session.delegate)
+        guard let connection = streaming.connect(request) else { throw ResendGateError.transport(CancellationError()) }
         defer { connection.cancel() }
         var status = 0
+        var retryAfter: String?
         var errorBody = Data()
         do {
             for try await chunk in connection.chunks {
                 switch chunk {
-                case .response(let code):
+                case .response(let code, let wait):
                     status = code
+                    retryAfter = wait
                     if code == 200 { connected = true }
                 case .data(let data):
                     defer { connection.consumed(data.count) }
@@ -162,11 +170,11 @@ extension ResendGateClient {
         } catch let error as ResendGateError {
             throw error
         } catch {
-            throw ResendGateError(code: ResendGateError.transport, message: "\(error)")
+            throw ResendGateError.transport(error)
         }
         if status != 200 {
             if status == 0 { throw ResendGateError(code: ResendGateError.transport, message: "no answer") }
-            throw WireFormat.error(errorBody, status: status)
+            throw WireFormat.error(errorBody, status: status, retryAfterHeader: retryAfter)
         }
         return false
     }

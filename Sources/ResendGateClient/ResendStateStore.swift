@@ -21,31 +21,3 @@ extension UserDefaults: ResendStateStore {
         if let data { set(data, forKey: key) } else { removeObject(forKey: key) }
     }
 }
-
-/// The words of a resend button: the countdown's from ``Countdown/CountdownStrings``
-/// ("Resend in 42s"), and the button's own.
-public struct ResendButtonStrings: Sendable {
-    /// Before any code was sent: "Send code".
-    public var send: String
-    /// While the request is under way: "Sending…".
-    public var sending: String
-    /// Once a resend may go ahead: "Resend".
-    public var resend: String
-    /// The countdown's words ("Resend in 42s", "42秒后重新发送").
-    public var countdown: CountdownStrings
-
-    /// Makes a set of strings.
-    public init(send: String, sending: String, resend: String, countdown: CountdownStrings) {
-        self.send = send
-        self.sending = sending
-        self.resend = resend
-        self.countdown = countdown
-    }
-
-    /// English.
-    public static let english = ResendButtonStrings(send: "Send code", sending: "Sending…", resend: "Resend",
-                                                    countdown: .english)
-    /// Simplified Chinese.
-    public static let chinese = ResendButtonStrings(send: "获取验证码", sending: "发送中…", resend: "重新发送",
-                                                    countdown: .chinese)
-}

@@ -12,11 +12,23 @@ enum WireFormat {
         let retry_after_ms: Int64
         let resend_at: String
         let server_time: String
-        let next_retry_after: Int64
+        /// Absent from a fail-open answer (`"store": "unavailable"`).
+        let next_retry_after: Int64?
         let sends_left: Int64?
         let countdown_token: String?
         let test_number: Bool?
         let observed: [String]?
+        let store: String?
+        /// Issued codes: only a back end's answer carries them.
+        let code: String?
+        let code_expires_at: String?
+        let code_expires_in_ms: Int64?
+        let code_countdown_token: String?
+    }
+
+    /// Just enough of a 429 to tell a send decision from an error.
+    struct AllowedProbe: Decodable {
+        let allowed: Bool?
     }
 
     struct CooldownBody: Decodable {
@@ -41,6 +53,9 @@ enum WireFormat {
         struct Detail: Decodable {
             let code: String
             let message: String
+            let retry_after_ms: Int64?
+            let retry_after: Int64?
+            let attempts_left: Int?
         }
         let error: Detail
     }
@@ -77,7 +92,34 @@ enum WireFormat {
             retryAfterMilliseconds: body.retry_after_ms, resendAt: try date(body.resend_at, status: status),
             serverTime: try date(body.server_time, status: status), nextRetryAfter: body.next_retry_after,
             sendsLeft: body.sends_left, countdownToken: body.countdown_token, testNumber: body.test_number ?? false,
-            observed: (body.observed ?? []).map(Decision.Reason.init(rawValue:)), receipt: receipt)
+            observed: (body.observed ?? []).map(Decision.Reason.init(rawValue:)), recorded: body.store != "unavailable",
+            issuedCode: try issuedCode(body, status: status, receipt: receipt), receipt: receipt)
+    }
+
+    private static func issuedCode(_ body: DecisionBody, status: Int, receipt: ServerReceipt) throws(ResendGateError) -> IssuedCode? {
+        guard let code = body.code, let expiresAt = body.code_expires_at, let expiresIn = body.code_expires_in_ms else { return nil }
+        return IssuedCode(code: code, expiresAt: try date(expiresAt, status: status), expiresInMilliseconds: expiresIn,
+                          countdownToken: body.code_countdown_token, serverTime: try date(body.server_time, status: status),
+                          receipt: receipt)
+    }
+
+    /// Whether a 429's body is a send decision (it has `allowed`), not an error.
+    static func isDecision(_ data: Data) -> Bool {
+        (try? JSONDecoder().decode(AllowedProbe.self, from: data))?.allowed != nil
+    }
+
+    struct CheckBody: Decodable {
+        let phone: String
+        let purpose: String
+        let valid: Bool
+    }
+
+    static func check(_ data: Data, status: Int) throws(ResendGateError) -> CodeCheckResult {
+        let body = try decode(CheckBody.self, data, status: status)
+        guard body.valid else {
+            throw ResendGateError(code: ResendGateError.invalidResponse, message: "a 200 check that is not valid", status: status)
+        }
+        return CodeCheckResult(phone: body.phone, purpose: body.purpose)
     }
 
     static func cooldown(_ data: Data, status: Int, receipt: ServerReceipt) throws(ResendGateError) -> CooldownStatus {
@@ -113,12 +155,32 @@ enum WireFormat {
         return VerificationReport(phone: body.phone, purpose: body.purpose, outcome: outcome, attemptsLeft: body.attempts_left)
     }
 
-    /// The error an answer of `status` carries (its JSON `error.code`, or a generic one).
-    static func error(_ data: Data, status: Int) -> ResendGateError {
+    /// The error an answer of `status` carries: its JSON `error` (code, wait, attempts left),
+    /// or, from a back end or gateway that answers in its own words, `rate_limited` for a 429
+    /// and `http_error` for anything else; the wait from the body, else from `Retry-After`.
+    static func error(_ data: Data, status: Int, retryAfterHeader: String? = nil) -> ResendGateError {
+        let headerWait = retryAfterHeader.flatMap(retryAfter(header:))
         if let body = try? JSONDecoder().decode(ErrorBody.self, from: data) {
-            return ResendGateError(code: body.error.code, message: body.error.message, status: status)
+            let detail = body.error
+            let wait = detail.retry_after_ms.map { Duration.milliseconds($0) }
+                ?? detail.retry_after.map { Duration.seconds($0) } ?? headerWait
+            return ResendGateError(code: .init(rawValue: detail.code), message: detail.message, status: status,
+                                   retryAfter: wait, attemptsLeft: detail.attempts_left)
         }
-        return ResendGateError(code: ResendGateError.invalidResponse,
-                               message: "HTTP \(status) without an API error body", status: status)
+        let code = status == 429 ? ResendGateError.rateLimited : ResendGateError.httpError
+        return ResendGateError(code: code, message: "HTTP \(status) without an API error body", status: status,
+                               retryAfter: headerWait)
+    }
+
+    /// `Retry-After`: delay-seconds, or an HTTP date (its distance from now, at least 0).
+    static func retryAfter(header: String) -> Duration? {
+        let text = header.trimmingCharacters(in: .whitespaces)
+        if let seconds = Int64(text), seconds >= 0 { return .seconds(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(secondsFromGMT: 0)
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        guard let date = formatter.date(from: text) else { return nil }
+        return .seconds(max(0, Int64(date.timeIntervalSinceNow.rounded(.up))))
     }
 }

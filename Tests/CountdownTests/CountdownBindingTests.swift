@@ -25,6 +25,26 @@ import Testing
         #expect(center.watchedCount == 0, "nothing left subscribed")
     }
 
+    /// Issue 37: a cell that holds its binding and is passed to the handler as its owner is
+    /// freed with its last reference (a handler capturing it kept it alive until `unbind`).
+    @Test func aCellBoundAsOwnerIsFreed() async {
+        @MainActor final class Cell {
+            let binding = CountdownBinding()
+            var shown: [CountdownEvent] = []
+        }
+        let (center, clock) = makeVirtualCenter(tolerance: .zero)
+        center.start("row-1", remaining: .seconds(10))
+        var cell: Cell? = Cell()
+        cell?.binding.bind(to: "row-1", in: center, owner: cell!) { cell, event in cell.shown.append(event) }
+        #expect(cell?.shown.count == 1)
+        weak let freed = cell
+        cell = nil
+        #expect(freed == nil, "the binding's handler kept the cell alive")
+        clock.advance(by: .seconds(1))
+        await drainMain()
+        #expect(center.watchedCount == 0, "the center let go of the freed cell's subscription")
+    }
+
     private func drainMain() async {
         await withCheckedContinuation { continuation in DispatchQueue.main.async { continuation.resume() } }
     }

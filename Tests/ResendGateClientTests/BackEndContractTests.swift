@@ -6,7 +6,7 @@ import Testing
 /// Issue 25: the back-end contract (docs/clients.md). An app's back end keeps its own paths
 /// (``ClientRoutes``), and reports checked codes with the kit's own types. Part of the
 /// serialized suite of the other `StubBackEnd` tests: the stub is one for the process.
-extension ResendButtonModelRaceTests {
+extension StubBackEndSuites.ResendButtonModelRaceTests {
     @Test func theKitCallsTheBackEndsOwnPaths() async throws {
         StubBackEnd.reset()
         StubBackEnd.answer = { request in

@@ -104,7 +104,7 @@ import Testing
                 #expect(ticks.count >= 3, "\(ticks)")
                 #expect(ticks.last == 1, "\(ticks)")
             } else {
-                #expect(ending == .done(reason: nil) || (restartTook >= .seconds(4) && ending == .done(reason: ResendGateError.notFound)),
+                #expect(ending == .done(reason: nil) || (restartTook >= .seconds(4) && ending == .done(reason: ResendGateError.notFound.rawValue)),
                         "\(String(describing: ending)) after a restart \(restartTook) after the send, gaps \(gaps)")
             }
         }

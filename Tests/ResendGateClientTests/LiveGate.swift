@@ -19,9 +19,13 @@ final class LiveGate: Sendable {
 
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    init(cooldown: String, apiKey: String? = nil) throws {
+    /// The gate's options beyond the cooldown (`--issue-codes ...`).
+    let options: [String]
+
+    init(cooldown: String, apiKey: String? = nil, options: [String] = []) throws {
         self.cooldown = cooldown
-        gate = try TestGate(serve: Self.arguments(cooldown: cooldown), apiKey: apiKey)
+        self.options = options
+        gate = try TestGate(serve: Self.arguments(cooldown: cooldown) + options, apiKey: apiKey)
     }
 
     /// A client on `clock` (the system's by default).
@@ -49,7 +53,7 @@ final class LiveGate: Sendable {
     /// second gate behind a load balancer), on a port of its own; stops it afterwards.
     func withSecondGate<T>(isolation: isolated (any Actor)? = #isolation,
                            _ body: (URL) async throws -> T) async throws -> T {
-        let arguments = Self.arguments(cooldown: cooldown) + ["--redis", redis.url]
+        let arguments = Self.arguments(cooldown: cooldown) + options + ["--redis", redis.url]
         let second = try await offThePool { [gate] in
             try TestGate(serve: arguments, ownRedis: false, apiKey: gate.clientAPIKey)
         }
@@ -71,8 +75,8 @@ final class LiveGate: Sendable {
 /// Runs `body` against a fresh gate and stops it afterwards; the start and the stop hold
 /// no cooperative thread (nor the main actor, for suites on it).
 func withLiveGate<T>(isolation: isolated (any Actor)? = #isolation, cooldown: String, apiKey: String? = nil,
-                     _ body: (LiveGate) async throws -> T) async throws -> T {
-    let gate = try await offThePool { try LiveGate(cooldown: cooldown, apiKey: apiKey) }
+                     options: [String] = [], _ body: (LiveGate) async throws -> T) async throws -> T {
+    let gate = try await offThePool { try LiveGate(cooldown: cooldown, apiKey: apiKey, options: options) }
     do {
         let result = try await body(gate)
         await gate.stop()

@@ -149,7 +149,7 @@ import Testing
             updates.append(update)
         }
         #expect(updates.count == 2)
-        #expect(updates.last == .done(reason: ResendGateError.notFound))
+        #expect(updates.last == .done(reason: ResendGateError.notFound.rawValue))
     }
 }
 
@@ -184,11 +184,17 @@ private final class ReconnectPauses: @unchecked Sendable {
         // @unchecked: `challenges` is guarded by `lock`.
         private let lock = NSLock()
         private var seen: [String] = []
+        private var sessions: [ObjectIdentifier] = []
         var challenges: [String] { lock.withLock { seen } }
+        /// The session each challenge came through.
+        var challengeSessions: [ObjectIdentifier] { lock.withLock { sessions } }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
                         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
-            lock.withLock { seen.append(challenge.protectionSpace.authenticationMethod) }
+            lock.withLock {
+                seen.append(challenge.protectionSpace.authenticationMethod)
+                sessions.append(ObjectIdentifier(session))
+            }
             completionHandler(.useCredential, URLCredential(user: "app", password: "secret", persistence: .forSession))
         }
     }
@@ -211,5 +217,30 @@ private final class ReconnectPauses: @unchecked Sendable {
         }
         #expect(delegate.challenges == [NSURLAuthenticationMethodHTTPBasic])
         #expect(updates == [.done(reason: nil)])
+    }
+
+    /// Issue 37: a stream's reconnects go through one `URLSession` (each used to make its
+    /// own, so the app's delegate saw a new session, and a new TLS handshake, each time).
+    @Test func reconnectsShareOneSession() async throws {
+        let challenge = Array(("HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"events\"\r\n"
+            + "Content-Length: 0\r\n\r\n").utf8)
+        let server = try ScriptedEventServer([
+            .init(chunks: [challenge], close: true),
+            .init(chunks: [ScriptedEventServer.streamHeader, Array("retry: 1\nevent: shutdown\ndata: {}\n\n".utf8)], close: true),
+            .init(chunks: [challenge], close: true),
+            .init(chunks: [ScriptedEventServer.streamHeader,
+                           Array("event: done\ndata: {\"retry_after\": 0, \"retry_after_ms\": 0}\n\n".utf8)], close: false),
+        ])
+        defer { server.stop() }
+        let delegate = LoginDelegate()
+        let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
+        defer { session.invalidateAndCancel() }
+        var client = ResendGateClient(baseURL: server.baseURL, session: session)
+        client.sleepBeforeReconnect = { _ in }
+        var updates: [CountdownUpdate] = []
+        for try await update in client.countdownEvents(token: StreamProtocolTests.token) { updates.append(update) }
+        #expect(updates == [.done(reason: nil)])
+        let sessions = delegate.challengeSessions
+        #expect(sessions.count == 2 && Set(sessions).count == 1, "\(sessions)")
     }
 }

@@ -1,6 +1,7 @@
 import Countdown
 import Foundation
 import ResendGateClient
+import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -13,12 +14,28 @@ final class StubBackEnd: URLProtocol, @unchecked Sendable {
         let method: String
         let path: String
         let idempotencyKey: String?
+        var authorization: String? = nil
+        /// The JSON body's string members.
+        var body: [String: String] = [:]
     }
 
     enum Answer: Sendable {
         case json(status: Int, String)
         case dropped
+        /// No answer, with this `URLError` (`.notConnectedToInternet`: offline).
+        case failed(URLError.Code)
+        /// Any answer: status, headers, body (a gateway's HTML 429, an event stream).
+        case raw(status: Int, headers: [String: String], String)
+
+        /// An event stream's whole body, then the end of the answer.
+        static func events(_ text: String) -> Answer {
+            .raw(status: 200, headers: ["Content-Type": "text/event-stream"], text)
+        }
     }
+
+    /// Paths of requests the client cancelled (their task went away).
+    nonisolated(unsafe) private static var stoppedPaths: [String] = []
+    static var stopped: [String] { lock.withLock { stoppedPaths } }
 
     /// One back end at a time (the suites using it are serialized).
     nonisolated(unsafe) static var answer: @Sendable (Recorded) -> Answer = { _ in .dropped }
@@ -35,6 +52,7 @@ final class StubBackEnd: URLProtocol, @unchecked Sendable {
     static func reset() {
         lock.withLock {
             recordedRequests = []
+            stoppedPaths = []
             holds = [:]
         }
         answer = { _ in .dropped }
@@ -47,11 +65,28 @@ final class StubBackEnd: URLProtocol, @unchecked Sendable {
     }
 
     /// A client whose every request comes here.
-    static func makeClient(clock: any CountdownClock, routes: ClientRoutes = .gate) -> ResendGateClient {
+    static func makeClient(clock: any CountdownClock, routes: ClientRoutes = .gate,
+                           headers: ResendGateClient.HeaderProvider? = nil) -> ResendGateClient {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.protocolClasses = [StubBackEnd.self]
-        return ResendGateClient(baseURL: URL(string: "http://stub.invalid")!, session: URLSession(configuration: configuration), clock: clock,
-                                routes: routes)
+        return ResendGateClient(baseURL: URL(string: "http://stub.invalid")!, headers: headers,
+                                session: URLSession(configuration: configuration), clock: clock, routes: routes)
+    }
+
+    /// The body of `request` (corelibs moves it to a stream for a protocol).
+    private static func body(of request: URLRequest) -> [String: String] {
+        var data = request.httpBody ?? Data()
+        if data.isEmpty, let stream = request.httpBodyStream {
+            stream.open()
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            while stream.hasBytesAvailable {
+                let count = stream.read(&buffer, maxLength: buffer.count)
+                if count <= 0 { break }
+                data.append(buffer, count: count)
+            }
+            stream.close()
+        }
+        return (try? JSONSerialization.jsonObject(with: data)) as? [String: String] ?? [:]
     }
 
     override class func canInit(with request: URLRequest) -> Bool { true }
@@ -61,7 +96,8 @@ final class StubBackEnd: URLProtocol, @unchecked Sendable {
         let request = self.request
         let recorded = Recorded(
             method: request.httpMethod ?? "GET", path: request.url?.path ?? "",
-            idempotencyKey: request.value(forHTTPHeaderField: "Idempotency-Key"))
+            idempotencyKey: request.value(forHTTPHeaderField: "Idempotency-Key"),
+            authorization: request.value(forHTTPHeaderField: "Authorization"), body: Self.body(of: request))
         let hold = Self.lock.withLock { () -> DispatchSemaphore? in
             Self.recordedRequests.append(recorded)
             return Self.holds.first { recorded.path.hasPrefix($0.key) }?.value
@@ -73,6 +109,13 @@ final class StubBackEnd: URLProtocol, @unchecked Sendable {
             switch StubBackEnd.answer(recorded) {
             case .dropped:
                 client?.urlProtocol(this, didFailWithError: URLError(.networkConnectionLost))
+            case .failed(let code):
+                client?.urlProtocol(this, didFailWithError: URLError(code))
+            case .raw(let status, let headers, let body):
+                let response = HTTPURLResponse(url: request.url!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!
+                client?.urlProtocol(this, didReceive: response, cacheStoragePolicy: .notAllowed)
+                client?.urlProtocol(this, didLoad: Data(body.utf8))
+                client?.urlProtocolDidFinishLoading(this)
             case .json(let status, let body):
                 let response = HTTPURLResponse(url: request.url!, statusCode: status, httpVersion: "HTTP/1.1",
                                                headerFields: ["Content-Type": "application/json"])!
@@ -94,7 +137,11 @@ final class StubBackEnd: URLProtocol, @unchecked Sendable {
     private let stateLock = NSLock()
     nonisolated(unsafe) private var stopped = false
 
-    override func stopLoading() { stateLock.withLock { stopped = true } }
+    override func stopLoading() {
+        stateLock.withLock { stopped = true }
+        let path = request.url?.path ?? ""
+        Self.lock.withLock { Self.stoppedPaths.append(path) }
+    }
 
     /// An allowed send's answer with `seconds` of cooldown and `token`.
     static func allowed(seconds: Int, token: String) -> Answer {
@@ -113,6 +160,14 @@ final class StubBackEnd: URLProtocol, @unchecked Sendable {
             """)
     }
 
+    /// A countdown's event stream that ends at once: the back end released it.
+    static let released = Answer.events("event: done\ndata: {\"retry_after\":0,\"retry_after_ms\":0,\"reason\":\"released\"}\n\n")
+
+    /// An error answer in the API's words.
+    static func error(_ status: Int, _ code: String, extra: String = "") -> Answer {
+        .json(status: status, #"{"error":{"code":"\#(code)","message":"stub"\#(extra)}}"#)
+    }
+
     static let notFound = Answer.json(status: 404, #"{"error":{"code":"not_found","message":"no running countdown"}}"#)
 
     private static func stamp(after seconds: Int) -> String {
@@ -121,3 +176,7 @@ final class StubBackEnd: URLProtocol, @unchecked Sendable {
         return formatter.string(from: Date().addingTimeInterval(TimeInterval(seconds)))
     }
 }
+
+/// Every suite that answers through `StubBackEnd` (one back end, global): nested here, they
+/// run one at a time, never beside one another.
+@Suite(.serialized) enum StubBackEndSuites {}
