@@ -23,6 +23,9 @@ public struct IssuedCodes: Sendable, Equatable {
     }
 
     public static let defaultLength = 6
+    /// The most wrong checks a code may have (`Policy.maxFailedChecks`): its record counts
+    /// them in two digits (`CodeRecord`).
+    public static let maximumWrongChecks = 99
     public static let lengths = 4...10
     public static let defaultLifetime: Duration = .seconds(600)
     /// A code lives at most a day: longer only gives a guesser more time.

@@ -137,8 +137,10 @@ public struct Policy: Sendable, Equatable {
         if let codes {
             try codes.lint(where: prefix)
             // Wrong checks per code are what bound a guesser: issued codes always have them.
-            guard maxFailedChecks >= 1 else {
-                throw fail("max-failed-checks", "must be at least 1 when the gate issues codes (wrong checks per code bound a guesser)")
+            guard (1...IssuedCodes.maximumWrongChecks).contains(maxFailedChecks) else {
+                throw fail(
+                    "max-failed-checks",
+                    "must be 1 to \(IssuedCodes.maximumWrongChecks) when the gate issues codes (wrong checks per code bound a guesser), got \(maxFailedChecks)")
             }
         }
     }

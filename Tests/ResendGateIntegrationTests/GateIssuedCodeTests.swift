@@ -289,6 +289,11 @@ struct GateIssuedCodeTests {
         var noLockout = Self.policy
         noLockout.maxFailedChecks = 0
         #expect(throws: ConfigurationError.self) { try noLockout.lint() }
+        // A code's record counts wrong checks in two digits.
+        noLockout.maxFailedChecks = 100
+        #expect(throws: ConfigurationError.self) { try noLockout.lint() }
+        noLockout.maxFailedChecks = 99
+        try noLockout.lint()
     }
 }
 

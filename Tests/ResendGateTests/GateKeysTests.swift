@@ -17,7 +17,8 @@ struct GateKeysTests {
         let spelled = GateKeys.NumberKey.allCases.map { keys.key($0, purpose: .default, number: "ab12") }
         #expect(spelled == [
             "rg:{default:ab12}:cooldown", "rg:{default:ab12}:window", "rg:{default:ab12}:refunds",
-            "rg:{default:ab12}:failed", "rg:{default:ab12}:trusted", "rg:{default:ab12}:no-ip", "rg:{default:ab12}:no-idem",
+            "rg:{default:ab12}:failed", "rg:{default:ab12}:trusted", "rg:{default:ab12}:code", "rg:{default:ab12}:no-ip",
+            "rg:{default:ab12}:no-idem",
         ])
     }
 
