@@ -1,3 +1,5 @@
+import RedisClient
+
 /// Why the gate could not decide. Made only through the named members below
 /// (`.invalidPhone(_:)`, `.storeUnavailable(_:)`, ...); `code` is the stable wire code.
 /// `kind` is public and exhaustive on purpose: the HTTP server maps it to a status in
@@ -23,6 +25,9 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         case codeLocked = "code_locked"
         case forbidden
         case storeUnavailable = "store_unavailable"
+        /// Redis may evict keys (its `maxmemory-policy` is not `noeviction`), which would
+        /// forget cooldowns: nothing is decided until it keeps them (or the operator allows it).
+        case storeEvictsKeys = "store_evicts_keys"
     }
 
     /// What went wrong, for a `switch`.
@@ -50,7 +55,7 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     /// false when the store failed (a 5xx, CLI exit 1).
     public var isBadInput: Bool {
         switch kind {
-        case .storeUnavailable: false
+        case .storeUnavailable, .storeEvictsKeys: false
         case .invalidPhone, .invalidPurpose, .invalidField, .regionNotAllowed, .numberTypeNotAllowed,
              .idempotencyKeyReused, .refundLimit, .locked, .noCodeSent, .codeLocked, .forbidden: true
         }
@@ -61,7 +66,8 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     public var isPolicyDenial: Bool {
         switch kind {
         case .regionNotAllowed, .numberTypeNotAllowed, .refundLimit, .locked, .codeLocked, .forbidden: true
-        case .noCodeSent, .invalidPhone, .invalidPurpose, .invalidField, .idempotencyKeyReused, .storeUnavailable: false
+        case .noCodeSent, .invalidPhone, .invalidPurpose, .invalidField, .idempotencyKeyReused, .storeUnavailable,
+             .storeEvictsKeys: false
         }
     }
 
@@ -133,6 +139,17 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Redis did not answer, or answered something unusable: nothing was decided.
     public static func storeUnavailable(_ message: String) -> GateError {
         GateError(.storeUnavailable, "store unavailable: \(message)")
+    }
+
+    /// A Redis failure as the gate answers it: `store_evicts_keys` when the command was
+    /// refused because Redis may evict keys, `store_unavailable` otherwise.
+    public static func store(_ error: RedisError) -> GateError {
+        error.isEviction ? storeEvictsKeys(error.message) : storeUnavailable(error.description)
+    }
+
+    /// Redis may evict keys and the operator did not allow it (`--allow-evicting-redis`).
+    public static func storeEvictsKeys(_ message: String) -> GateError {
+        GateError(.storeEvictsKeys, "store refused: \(message)")
     }
 
     /// Equal when kind, message and retry time are; `phoneError` is implied by the message.
