@@ -80,6 +80,8 @@ public struct RedisConfiguration: Sendable, Equatable {
     /// How often a ready connection reads `maxmemory-policy` again (`INFO memory`), besides
     /// at every connect: the policy can change live (`CONFIG SET`).
     public var evictionCheckInterval: Duration = RedisConfiguration.defaultEvictionCheckInterval
+    /// False for a connection to a Sentinel, which stores no keys and has no `maxmemory-policy`.
+    var readsEvictionPolicy = true
 
     /// The default local Redis: `redis://127.0.0.1:6379/0`.
     public static let defaultURL = "redis://127.0.0.1:6379/0"
@@ -173,6 +175,7 @@ extension RedisConfiguration {
         plain.username = nil
         plain.password = nil
         plain.database = 0
+        plain.readsEvictionPolicy = false
         return plain
     }
 

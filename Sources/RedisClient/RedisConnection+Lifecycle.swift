@@ -120,10 +120,11 @@ extension RedisConnection {
         }
         // Redis's maxmemory-policy, read before any caller's command goes out
         // (RedisConnection+Eviction.swift): its answer, even an error, never fails the set-up.
-        let evictionStep = steps.count
-        steps.append { [unowned self] args in self.appendEvictionCheck(&args) }
+        let evictionStep = configuration.readsEvictionPolicy ? steps.count : -1
+        if configuration.readsEvictionPolicy { steps.append { [unowned self] args in self.appendEvictionCheck(&args) } }
         if !scripts.isEmpty { steps.append { args in args.append("PING") } }
         handshakeRepliesLeft = steps.count + scripts.count
+        if steps.isEmpty { return }
         holding = true
         let sent = generation
         for (index, step) in steps.enumerated() {
@@ -210,7 +211,7 @@ extension RedisConnection {
         lastError = nil
         state = .ready
         if sentinel != nil { sentinelTimer.schedule(after: .seconds(1)) }
-        evictionTimer.schedule(after: configuration.evictionCheckInterval)
+        if configuration.readsEvictionPolicy { evictionTimer.schedule(after: configuration.evictionCheckInterval) }
     }
 
     func disconnected() {

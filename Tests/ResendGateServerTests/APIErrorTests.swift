@@ -11,6 +11,7 @@ struct APIErrorTests {
         .numberTypeNotAllowed(.premiumRate), .idempotencyKeyReused,
         .refundLimit(retryAfterMilliseconds: 1_500, maxRefunds: 1), .refundsDisabled, .storeUnavailable("down"),
         .locked(retryAfterMilliseconds: 900_000), .noCodeSent, .codeLocked(retryAfterMilliseconds: 0, maxFailedChecks: 5),
+        .storeEvictsKeys("volatile-lru"),
     ]
 
     static let httpErrors: [APIError] = [
@@ -26,6 +27,7 @@ struct APIErrorTests {
             "region_not_allowed": 403, "number_type_not_allowed": 403, "not_found": 404, "method_not_allowed": 405,
             "body_too_large": 413, "unsupported_media_type": 415, "misdirected_request": 421,
             "idempotency_key_reused": 422, "refund_limit": 429, "locked": 429, "no_code_sent": 409, "code_locked": 409, "header_too_large": 431, "store_unavailable": 503,
+            "store_evicts_keys": 503,
         ]
         let all = Self.gateErrors.map(APIError.init) + Self.httpErrors
         for error in all { #expect(expected[error.code] == error.status, "\(error.code) → \(error.status)") }
@@ -39,7 +41,7 @@ struct APIErrorTests {
     @Test func policyDenialsAndBadInputAreClassifiedByKind() {
         let denials = Self.gateErrors.filter(\.isPolicyDenial).map(\.code)
         #expect(Set(denials) == ["region_not_allowed", "number_type_not_allowed", "refund_limit", "locked", "code_locked", "forbidden"])
-        #expect(Self.gateErrors.filter { !$0.isBadInput }.map(\.code) == ["store_unavailable"])
+        #expect(Self.gateErrors.filter { !$0.isBadInput }.map(\.code) == ["store_unavailable", "store_evicts_keys"])
         #expect(PhoneNumberError.tooShort == .tooShort && PhoneNumberError.tooShort != .tooLong)
         #expect(PhoneNumberError.invalidDefaultRegion("XX") != .invalidDefaultRegion("YY"))
         #expect(PhoneNumberError.invalidDefaultRegion("XX").code == "invalid_default_region")

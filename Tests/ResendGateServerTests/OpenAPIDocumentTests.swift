@@ -77,7 +77,7 @@ struct OpenAPIDocumentTests {
             "unauthorized", "not_found", "method_not_allowed", "body_too_large", "unsupported_media_type",
             "header_too_large", "store_unavailable", "region_not_allowed", "number_type_not_allowed",
             "idempotency_key_reused", "misdirected_request", "forbidden", "refund_limit", "locked", "no_code_sent",
-            "code_locked",
+            "code_locked", "store_evicts_keys",
         ])
         #expect(document.node(at: "components/securitySchemes/bearer/scheme")?.value == "bearer")
         let tooMany = try #require(try Self.operations(document)[Operation(method: "POST", path: "/v1/sends")]?[429])
