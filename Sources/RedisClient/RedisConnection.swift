@@ -103,9 +103,10 @@ public final class RedisConnection {
     }
 
     /// Sends one command; `completion` runs on the loop with its reply. Fails at once as
-    /// `evicting` while Redis may evict keys and that is not allowed.
+    /// `evicting` while Redis may evict keys and that is not allowed (as last read: through
+    /// a reconnect too, until the new connection's handshake reads it again).
     public func send(_ build: (inout RedisArguments) -> Void, completion: @escaping Completion) {
-        if state == .ready, let evictionRefusal { return completion(.failure(evictionRefusal)) }
+        if let evictionRefusal { return completion(.failure(evictionRefusal)) }
         sendRegardless(build, completion: completion)
     }
 
@@ -126,7 +127,7 @@ public final class RedisConnection {
     public func evaluate(
         _ script: RedisScript, _ build: @escaping (inout RedisArguments) -> Void, completion: @escaping Completion
     ) {
-        if state == .ready, let evictionRefusal { return completion(.failure(evictionRefusal)) }
+        if let evictionRefusal { return completion(.failure(evictionRefusal)) }
         guard let context, state == .ready || state == .connecting else {
             return completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
         }
