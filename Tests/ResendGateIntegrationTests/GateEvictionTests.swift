@@ -73,4 +73,18 @@ struct GateEvictionTests {
             _ = try await gate.reserve(phone: "+8613800138000")
         } == nil)
     }
+
+    /// The command line too: exit 1 naming the policy; `--allow-evicting-redis` sends.
+    @Test func theCommandLineRefusesUnlessAllowed() async throws {
+        let redis = try await startRedis(RedisServer.Options(extraConfiguration: ["maxmemory-policy volatile-lru"]))
+        defer { redis.stop() }
+        let executable = try BuiltProducts.executable(named: "resendgate")
+        let send = ["send", "+8613800138000", "--redis", redis.url]
+        let refused = try await offThePool { try CommandRunner.run(executable, send, timeout: .seconds(20)) }
+        #expect(refused.status == .exited(1) && refused.stderr.contains("may evict keys (maxmemory-policy volatile-lru)"), "\(refused)")
+        let allowed = try await offThePool {
+            try CommandRunner.run(executable, send + ["--allow-evicting-redis"], timeout: .seconds(20))
+        }
+        #expect(allowed.status == .exited(0), "\(allowed)")
+    }
 }
