@@ -62,7 +62,9 @@ int rg_http_scan_chunks(const uint8_t *bytes, size_t length, size_t max_body, st
         scan->body_length += size;
         scan->offset = data + size + 2;
     }
-    // The trailer: field lines (ignored) up to an empty line; each is scanned once.
+    // The trailer: field lines (ignored) up to an empty line; each is scanned once. A line
+    // that is not `name: value` (a request line, a folded line) is refused (RFC 9112
+    // §7.1.2): it could be the head of a request pipelined behind, read as a trailer.
     for (;;) {
         size_t at = scan->offset, i = at;
         while (i < length && bytes[i] != '\r') {
@@ -75,6 +77,11 @@ int rg_http_scan_chunks(const uint8_t *bytes, size_t length, size_t max_body, st
         if (i == at) {
             *consumed = i + 2;
             return RG_PARSE_DONE;
+        }
+        size_t colon = at;
+        while (colon < i && rg_http_is_token_byte(bytes[colon])) colon++;
+        if (colon == at || colon == i || bytes[colon] != ':') {
+            return rg_http_refuse(error, 400, "a chunked trailer line is not a field line (name: value)");
         }
         scan->offset = i + 2;
     }

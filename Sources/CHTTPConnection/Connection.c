@@ -125,7 +125,9 @@ static void end_of_input(struct rg_http_connection *c) {
     rg_connection_stop_reading(c);
     if (c->state == READING && !c->resume_pending) {
         if (!rg_connection_process(c)) return;
-        if (c->state == READING) rg_connection_close(c);  // a partial request is dropped
+        // A partial request is dropped; but a request answered inside its callback queued
+        // the connection again, and the resume answers what is still whole.
+        if (c->state == READING && !c->resume_pending) rg_connection_close(c);
     }
 }
 

@@ -81,8 +81,9 @@ void rg_connection_resume_all(evutil_socket_t fd, short what, void *argument) {
         c->next_to_resume = NULL;
         if (c->state != READING || !rg_connection_process(c)) continue;
         // Still waiting for (the rest of) a request: read on, or, after the client's end
-        // of input, there is nothing more to answer.
-        if (c->state == READING) rg_connection_read_on(c);
+        // of input, there is nothing more to answer. Not when the request was answered
+        // inside its callback and the connection is queued again: whole requests wait.
+        if (c->state == READING && !c->resume_pending) rg_connection_read_on(c);
     }
     static const struct timeval now = {0, 0};
     if (server->to_resume && !event_pending(server->resume, EV_TIMEOUT, NULL)) event_add(server->resume, &now);
@@ -121,9 +122,14 @@ int rg_connection_process(struct rg_http_connection *c) {
     struct input *in = c->in;
     if (!in) return 1;
     if (!c->head_parsed) {
-        // Empty lines before a request line are ignored (RFC 9112 §2.2).
+        // Empty lines (CRLF or LF) before a request line are ignored (RFC 9112 §2.2); a bare
+        // CR is no line end, and is refused as the start of a request line.
         size_t blank = 0;
-        while (blank < in->length && (in->bytes[blank] == '\r' || in->bytes[blank] == '\n')) blank++;
+        for (;;) {
+            if (blank < in->length && in->bytes[blank] == '\n') blank++;
+            else if (blank + 1 < in->length && in->bytes[blank] == '\r' && in->bytes[blank + 1] == '\n') blank += 2;
+            else break;
+        }
         if (blank > 0) {
             memmove(in->bytes, in->bytes + blank, in->length - blank);
             in->length -= blank;
@@ -134,6 +140,7 @@ int rg_connection_process(struct rg_http_connection *c) {
             rg_connection_release_input(c);
             return 1;
         }
+        if (in->length == 1 && in->bytes[0] == '\r') return 1;  // perhaps an empty line's CR
         size_t end = rg_http_find_head_end(in->bytes, in->length, c->head_scanned);
         if (end == 0) {
             struct rg_parse_error error;

@@ -3,12 +3,6 @@
 
 #include "RequestParser.h"
 
-// RFC 9110 tchar: what a method and a header name are made of.
-static int is_token_byte(uint8_t byte) {
-    if ((byte >= 'a' && byte <= 'z') || (byte >= 'A' && byte <= 'Z') || (byte >= '0' && byte <= '9')) return 1;
-    return byte != 0 && strchr("!#$%&'*+-.^_`|~", byte) != NULL;
-}
-
 size_t rg_http_find_head_end(const uint8_t *bytes, size_t length, size_t from) {
     // A line ends with LF (CRLF, or a bare LF, which RFC 9112 §2.2 lets a server
     // accept); the head ends with an empty line.
@@ -52,7 +46,7 @@ static enum rg_http_method method_of(const uint8_t *text, size_t length) {
 
 int rg_http_check_start(const uint8_t *bytes, size_t length, struct rg_parse_error *error) {
     size_t i = 0;
-    while (i < length && i <= 32 && is_token_byte(bytes[i])) i++;
+    while (i < length && i <= 32 && rg_http_is_token_byte(bytes[i])) i++;
     if (i == length) return RG_PARSE_DONE;
     if (i == 0 || i > 32 || bytes[i] != ' ') return rg_http_refuse(error, 400, "the request line is not METHOD target HTTP/1.1");
     return RG_PARSE_DONE;
@@ -61,7 +55,7 @@ int rg_http_check_start(const uint8_t *bytes, size_t length, struct rg_parse_err
 static int parse_request_line(const uint8_t *bytes, size_t end, struct rg_http_request *request,
                               struct rg_parse_error *error) {
     size_t i = 0;
-    while (i < end && is_token_byte(bytes[i])) i++;
+    while (i < end && rg_http_is_token_byte(bytes[i])) i++;
     if (i == 0 || i > 32 || i >= end || bytes[i] != ' ') return rg_http_refuse(error, 400, "the request line is not METHOD target HTTP/1.1");
     request->method_offset = 0;
     request->method_length = (uint16_t)i;
@@ -100,10 +94,11 @@ static int lists(const uint8_t *value, size_t length, const char *option) {
 
 // What the header fields say of the body and the connection, checked the way a proxy in
 // front could read them otherwise: one Content-Length of digits only, or exactly
-// `Transfer-Encoding: chunked`, never both, never twice; one Host; no body on a method
-// that has none (HEAD, TRACE, an unknown one).
+// `Transfer-Encoding: chunked` on HTTP/1.1, never both, never twice; one Host, one
+// Authorization, one Content-Type (a proxy and the gate could each take another); no
+// body on a method that has none (HEAD, TRACE, CONNECT, an unknown one).
 static int read_framing(const uint8_t *bytes, struct rg_http_request *request, struct rg_parse_error *error) {
-    int lengths = 0, encodings = 0, hosts = 0, close = 0, keep_alive = 0;
+    int lengths = 0, encodings = 0, hosts = 0, authorizations = 0, content_types = 0, close = 0, keep_alive = 0;
     uint64_t body_length = 0;
     for (size_t h = 0; h < request->header_count; h++) {
         const struct rg_http_header *field = &request->headers[h];
@@ -123,6 +118,10 @@ static int read_framing(const uint8_t *bytes, struct rg_http_request *request, s
             }
         } else if (equals_ignoring_case(name, field->name_length, "Host")) {
             hosts++;
+        } else if (equals_ignoring_case(name, field->name_length, "Authorization")) {
+            authorizations++;
+        } else if (equals_ignoring_case(name, field->name_length, "Content-Type")) {
+            content_types++;
         } else if (equals_ignoring_case(name, field->name_length, "Connection")) {
             close |= lists(value, field->value_length, "close");
             keep_alive |= lists(value, field->value_length, "keep-alive");
@@ -130,11 +129,20 @@ static int read_framing(const uint8_t *bytes, struct rg_http_request *request, s
     }
     // RFC 9112 §3.2: a request naming its Host twice is refused.
     if (hosts > 1) return rg_http_refuse(error, 400, "the request names its Host more than once");
+    if (authorizations > 1) return rg_http_refuse(error, 400, "the request sends Authorization more than once");
+    if (content_types > 1) return rg_http_refuse(error, 400, "the request names its Content-Type more than once");
+    // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 message is faulty framing; the
+    // connection closes after the refusal.
+    if (encodings > 0 && request->minor_version == 0) {
+        return rg_http_refuse(error, 400, "HTTP/1.0 has no Transfer-Encoding: send a Content-Length");
+    }
     if (lengths > 1 || encodings > 1 || (lengths > 0 && encodings > 0)) {
         return rg_http_refuse(error, 400, "ambiguous message framing: send one Content-Length or chunked encoding, not both");
     }
     int has_body = encodings > 0 || body_length > 0;
-    if (has_body && (request->method == RG_HTTP_HEAD || request->method == RG_HTTP_TRACE || request->method == RG_HTTP_OTHER)) {
+    // RFC 9110 §9.3.6: CONNECT has no content either (a Content-Length of 0 is none).
+    if (has_body && (request->method == RG_HTTP_HEAD || request->method == RG_HTTP_TRACE
+                     || request->method == RG_HTTP_CONNECT || request->method == RG_HTTP_OTHER)) {
         return rg_http_refuse(error, 400, "this method's request has no body");
     }
     request->chunked = encodings > 0;
@@ -170,7 +178,7 @@ int rg_http_parse_head(const uint8_t *bytes, size_t length, struct rg_http_reque
         while (colon < end && bytes[colon] != ':') colon++;
         if (colon == end) return rg_http_refuse(error, 400, "a header field has no colon");
         for (size_t i = start; i < colon; i++) {
-            if (!is_token_byte(bytes[i])) {
+            if (!rg_http_is_token_byte(bytes[i])) {
                 return rg_http_refuse(error, 400, "a header name is not a token (no spaces, controls or separators)");
             }
         }

@@ -24,6 +24,16 @@ static inline int rg_http_is_value_byte(uint8_t byte) {
     return byte == '\t' || (byte >= 0x20 && byte != 0x7F);
 }
 
+/// RFC 9110 tchar: what a method and a field name are made of.
+static inline int rg_http_is_token_byte(uint8_t byte) {
+    if ((byte >= 'a' && byte <= 'z') || (byte >= 'A' && byte <= 'Z') || (byte >= '0' && byte <= '9')) return 1;
+    switch (byte) {
+    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
+    case '-': case '.': case '^': case '_': case '`': case '|': case '~': return 1;
+    default: return 0;
+    }
+}
+
 /// Sets `error` and returns RG_PARSE_ERROR.
 static inline int rg_http_refuse(struct rg_parse_error *error, int status, const char *message) {
     error->status = status;
@@ -59,7 +69,8 @@ struct rg_chunk_scan {
 /// Scans a chunked body (`bytes` starts right after the head): RG_PARSE_DONE with
 /// `*consumed` set to its encoded length (last chunk and trailer included),
 /// RG_PARSE_INCOMPLETE, or RG_PARSE_ERROR (a size that is not 1 to 16 hex digits, a
-/// missing CRLF, a size or trailer line over 1 KiB, or data past `max_body`: 413).
+/// missing CRLF, a size or trailer line over 1 KiB, a trailer line that is not a field
+/// line `name: value`, or data past `max_body`: 413).
 int rg_http_scan_chunks(const uint8_t *bytes, size_t length, size_t max_body, struct rg_chunk_scan *scan,
                         size_t *consumed, struct rg_parse_error *error);
 

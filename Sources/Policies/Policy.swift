@@ -49,6 +49,9 @@ public struct Policy: Sendable, Equatable {
     /// The SMS-pumping guard: refuses destination prefixes whose sends do not convert
     /// into verifications (`suspected_pumping`); off unless `pumping.minSends` is set.
     public var pumping: PumpingGuard
+    /// Codes the gate issues and checks itself (`IssuedCodes`); nil: the back end makes
+    /// and checks codes, and reports outcomes (`POST /v1/verifications`).
+    public var codes: IssuedCodes?
 
     /// The cooldown after a send when no ladder is set: 60 s.
     public static let defaultCooldown: Duration = .seconds(60)
@@ -76,8 +79,9 @@ public struct Policy: Sendable, Equatable {
         ipMaxSends: Int? = nil, ipWindow: Duration = Policy.defaultIPWindow, allowedRegions: Set<String>? = nil,
         allowedNumberTypes: Set<PhoneNumberType> = Policy.defaultNumberTypes, maxRefunds: Int = Policy.defaultMaxRefunds,
         maxFailedChecks: Int = Policy.defaultMaxFailedChecks, lockout: Duration = Policy.defaultLockout,
-        lockoutScope: LockoutScope = .code, pumping: PumpingGuard = PumpingGuard()
+        lockoutScope: LockoutScope = .code, pumping: PumpingGuard = PumpingGuard(), codes: IssuedCodes? = nil
     ) {
+        self.codes = codes
         self.lockoutScope = lockoutScope
         self.ladder = ladder
         self.window = window
@@ -130,6 +134,13 @@ public struct Policy: Sendable, Equatable {
         try lintBudgets(where: prefix)
         try lintObserve(where: prefix)
         try pumping.lint(where: prefix)
+        if let codes {
+            try codes.lint(where: prefix)
+            // Wrong checks per code are what bound a guesser: issued codes always have them.
+            guard maxFailedChecks >= 1 else {
+                throw fail("max-failed-checks", "must be at least 1 when the gate issues codes (wrong checks per code bound a guesser)")
+            }
+        }
     }
 }
 

@@ -103,6 +103,9 @@ public struct PolicySet: Sendable, Equatable {
             throw ConfigurationError(field: path.dropLast().description, message: "must be an object")
         }
         var policy = base
+        // The code's settings, applied once the object says whether codes are on (keys come in any order).
+        var codes = base.codes ?? IssuedCodes()
+        let codeFields = object.keys.filter { $0.hasPrefix("code_") }.sorted()
         for (key, value) in object {
             let field = path + key
             func text() throws(ConfigurationError) -> String {
@@ -153,9 +156,23 @@ public struct PolicySet: Sendable, Equatable {
             case "max_sends_total":
                 policy.maxSendsTotal = try SendBudget.total(fromJSON: value, field: field, scope: SendBudget.scope(ofPolicyPath: path))
             case "observe": policy.observe = try Policy.parseObserve(try list(), field: field)
+            case "issue_codes":
+                guard isJSONBoolean(value), let on = value as? Bool else {
+                    throw ConfigurationError(field: field, message: "must be true or false")
+                }
+                policy.codes = on ? policy.codes ?? IssuedCodes() : nil
+            case "code_length": codes.length = try whole("")
+            case "code_lifetime": codes.lifetime = try DurationParser.parse(try text(), field: field)
+            case "code_on_resend": codes.onResend = try IssuedCodes.parseResend(try text(), field: field)
             default:
-                throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, max_refunds, ip_max_sends, ip_window, allow_regions, allow_number_types, max_failed_checks, lockout, lockout_scope, country_max_sends, max_sends_total, observe, pumping_min_sends, pumping_window, pumping_min_conversion, prefix_digits, trusted_for)")
+                throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, max_refunds, ip_max_sends, ip_window, allow_regions, allow_number_types, max_failed_checks, lockout, lockout_scope, country_max_sends, max_sends_total, observe, pumping_min_sends, pumping_window, pumping_min_conversion, prefix_digits, trusted_for, issue_codes, code_length, code_lifetime, code_on_resend)")
             }
+        }
+        if let field = codeFields.first {
+            guard policy.codes != nil else {
+                throw ConfigurationError(field: path + field, message: "needs \"issue_codes\": true (here or in the policy it starts from)")
+            }
+            policy.codes = codes
         }
         return policy
     }

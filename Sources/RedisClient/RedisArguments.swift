@@ -76,6 +76,26 @@ public struct RedisArguments: ~Copyable {
 }
 
 extension RedisArguments {
+    /// Rewrites `EVALSHA sha N key1 key2 … keyN arg…` as `EVALSHA sha 1 key1 N-1 key2 …
+    /// keyN arg…`: the call a Redis Cluster client sends after `ASK` to the script's
+    /// variant that takes its other keys from ARGV (`RedisClusterClient.askedVariant`).
+    /// A command without keys is left as it is.
+    mutating func nameFirstKeyOnly() {
+        guard ends.count >= 4, let count = Int(String(decoding: bytes[ends[1]..<ends[2]], as: UTF8.self)), count >= 1 else { return }
+        var rewritten = Array(bytes[..<ends[1]])
+        rewritten.append(UInt8(ascii: "1"))
+        var newEnds = [ends[0], ends[1], rewritten.count]
+        rewritten += bytes[ends[2]..<ends[3]]
+        newEnds.append(rewritten.count)
+        rewritten.appendDecimal(UInt64(count - 1))
+        newEnds.append(rewritten.count)
+        let shift = rewritten.count - ends[3]
+        rewritten += bytes[ends[3]...]
+        newEnds += ends[4...].map { $0 + shift }
+        bytes = rewritten
+        ends = newEnds
+    }
+
     /// Appends `text` to the argument being written (a key spelled part by part, see
     /// `GateKeys`); `endArgument()` ends it.
     package mutating func appendPart(_ text: String) {

@@ -12,6 +12,8 @@ struct APIError: Error, Equatable {
     /// For `refund_limit` and `locked`: how long until the limit frees a refund or the lock ends, sent as
     /// `retry_after`/`retry_after_ms` in the error object and as `Retry-After`.
     let retryAfterMilliseconds: Int64?
+    /// For `wrong_code`: wrong checks the code may still have, sent as `attempts_left`.
+    var attemptsLeft: Int?
 
     private init(_ code: String, _ status: Int, _ message: String, retryAfterMilliseconds: Int64? = nil) {
         self.code = code
@@ -25,8 +27,9 @@ struct APIError: Error, Equatable {
         let status = switch kind {
         case .invalidPhone, .invalidPurpose, .invalidField: 400
         case .regionNotAllowed, .numberTypeNotAllowed, .forbidden: 403
-        case .idempotencyKeyReused: 422
-        case .noCodeSent, .codeLocked: 409
+        case .idempotencyKeyReused, .wrongCode: 422
+        case .noCodeSent, .codeLocked, .codeUsed, .codesNotIssued, .codesIssued: 409
+        case .codeExpired, .codeVoided: 410
         case .refundLimit, .locked: 429
         case .storeUnavailable, .storeEvictsKeys: 503
         }
@@ -36,6 +39,7 @@ struct APIError: Error, Equatable {
     /// A gate error as the API answers it: same code, message and retry time.
     init(_ error: GateError) {
         self.init(error.kind, error.message, retryAfterMilliseconds: error.retryAfterMilliseconds)
+        attemptsLeft = error.attemptsLeft
     }
 
     /// The codes only HTTP has.
@@ -79,6 +83,7 @@ struct APIError: Error, Equatable {
         if let retryAfterMilliseconds {
             WaitEncoding.write(retryAfterMilliseconds, to: &json)
         }
+        if let attemptsLeft { json.field("attempts_left", Int64(attemptsLeft)) }
         json.endObject()
         json.endObject()
     }

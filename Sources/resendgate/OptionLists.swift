@@ -101,6 +101,18 @@ extension Settings {
                          help: "numbers that skip every limit, for CI and QA: answered allowed with `\"test_number\": true` (send no real SMS), nothing recorded; `+15005550000/4` is any number of that length whose digits but the last 4 match ([Anti-abuse policies](anti-abuse.md))",
                          parse: { text throws(ConfigurationError) in try TestNumbers(parsing: text) })
                 .with(documentedDefault: "none"),
+            .toggle("issue-codes", \.issueCodes,
+                    help: "the gate makes each allowed send's code, returns it to the back end in the answer (`code`), keeps it sealed in Redis and checks it (`POST /v1/checks`, `resendgate check`); a purpose of `--policy` turns it on with `issue_codes` ([Issued codes](anti-abuse.md#issued-codes))"),
+            .count("code-length", \.codes.length, in: IssuedCodes.lengths, help: "digits in an issued code"),
+            .duration("code-lifetime", \.codes.lifetime, help: "how long an issued code may be checked, from the send that issued it (apart from the cooldown)"),
+            Option.value("code-on-resend", \.codes.onResend, placeholder: "R",
+                         help: "what a send does while the number has a live code: `same` sends it again (a late SMS still works), `fresh` sends a new one and voids it",
+                         parse: { text throws(ConfigurationError) in try IssuedCodes.parseResend(text) }, render: { $0.rawValue }),
+            Option.text("code-secret", \.codeSecret, placeholder: "S",
+                        help: "secret that seals and checks issued codes (16 or more characters), the same on every gate and never kept in Redis, so a dump of Redis reveals no live code; required with issued codes")
+                .with(environmentSuffix: "CODE_SECRET"),
+            .text("test-code", \.testCode, placeholder: "DIGITS",
+                  help: "the fixed code `--test-numbers` get for a purpose that issues codes (app-store review, end-to-end tests): sent in the answer, accepted by checks, nothing recorded"),
         ]
     }
 
@@ -115,6 +127,11 @@ extension Settings {
             .text("client-ip", \.clientIP, placeholder: "IP", help: "the end user's IP address, for `--ip-max-sends`"),
             .text("idempotency-key", \.idempotencyKey, placeholder: "K", help: "retries with the same key get the first answer"),
         ]
+    }
+
+    /// `check` only.
+    static var perCheck: [Option] {
+        [.text("code", \.checkCode, placeholder: "DIGITS", help: "the code the user typed (4 to 10 digits)")]
     }
 
     /// `serve`: where it listens, who may call it, how it protects itself.

@@ -11,7 +11,8 @@ enum SendCommand {
         let decision = try await command.gate.reserve(
             phone: command.phone, purpose: command.purpose,
             clientIP: command.settings.clientIP, idempotencyKey: command.settings.idempotencyKey)
-        printJSON { decision.writeJSON(to: &$0) }
+        // The command line is an operator's or a back end's: an issued code is shown.
+        printJSON { decision.writeJSON(to: &$0, showingCode: true) }
         return decision.allowed ? .success : .denied
     }
 }

@@ -33,7 +33,7 @@ enum ServeCommand {
             logLevel: settings.logLevel, onStoreFailure: settings.onStoreFailure, allowOrigins: settings.allowOrigins)
         let server = try HTTPServer(configuration: configuration, gate: try settings.gateConfiguration())
         let displayHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-        printError("listening on http://\(displayHost):\(server.port) with \(configuration.workers) workers, Redis \(settings.redisURL)")
+        printError("listening on http://\(displayHost):\(server.port) with \(configuration.workers) workers, \(settings.redisSummary)")
         let budget = ConnectionBudget(workers: settings.workers, connectionMemory: connectionMemory)
         printError(budget.summary(perWorker: configuration.maxConnectionsPerWorker, derived: settings.maxConnections == nil))
         printError(ConnectionMemoryBudget(workers: settings.workers, total: connectionMemory).summary)

@@ -18,6 +18,16 @@ struct Settings {
     var redisTimeout = RedisConfiguration.defaultTimeout
     var allowEvictingRedis = false
 
+    /// Where the gate's Redis is, for the start-up line: the URL, a cluster's seeds (its
+    /// URL's host is not dialled then), or the Sentinels and the master's name.
+    var redisSummary: String {
+        if let redisCluster { return "Redis Cluster seeds " + redisCluster.map(\.description).joined(separator: ",") }
+        if let redisSentinels {
+            return "Redis Sentinel master \(sentinelMaster) via " + redisSentinels.map(\.description).joined(separator: ",")
+        }
+        return "Redis \(redisURL)"
+    }
+
     // The gate and its policy
     var region: String?
     /// The flags' policy: the fallback of every purpose, and the base of a policy file.
@@ -31,11 +41,18 @@ struct Settings {
     var testNumbers = TestNumbers.none
     var cooldownsInWindows = false
     var ipMaxRequests: RequestRate?
+    /// The flags' policy issues codes (`--issue-codes`), with these settings.
+    var issueCodes = false
+    var codes = IssuedCodes()
+    var codeSecret: String?
+    var testCode: String?
 
     // send, status, release
     var purpose = Purpose.default.name
     var clientIP: String?
     var idempotencyKey: String?
+    /// `check`: the code the user typed.
+    var checkCode: String?
 
     // serve
     var host = ServerConfiguration.defaultHost
@@ -73,6 +90,8 @@ struct Settings {
             guard !sentinelMaster.isEmpty else { throw ConfigurationError(field: "sentinel-master", message: "needs the master's name") }
             redis = .sentinel(sentinels: redisSentinels, master: sentinelMaster, base: redis)
         }
+        var policy = self.policy
+        if issueCodes { policy.codes = codes }
         var policies = PolicySet(fallback: policy, plainPurposes: Set(purposes))
         if let policyFile {
             guard let data = FileManager.default.contents(atPath: policyFile) else {
@@ -83,7 +102,7 @@ struct Settings {
         var configuration = try GateConfiguration(
             redis: redis, policies: policies, defaultRegion: region?.uppercased(), keyPrefix: keyPrefix,
             keySecret: keySecret, tokenSecret: tokenSecret, waitReplicas: waitReplicas, testNumbers: testNumbers,
-            cooldownsInWindows: cooldownsInWindows)
+            cooldownsInWindows: cooldownsInWindows, codeSecret: codeSecret, testCode: testCode)
         configuration.ipMaxRequests = ipMaxRequests
         return configuration
     }

@@ -12,6 +12,7 @@ let usage = """
       release PHONE   end a number's cooldown and refund its send (--max-refunds a window)
       verified PHONE  report the right code: clears its wrong checks
       failed PHONE    report a wrong code: at --max-failed-checks the code is locked
+      check PHONE     check a typed code (--code) against the code the gate issued
       serve           run the HTTP server
       watch TOKEN     show "Resend in 42s" for a countdown token, redrawn in place
       --version       print the version (docs/changelog.md)
@@ -29,6 +30,7 @@ do {
     case "release": code = try await ReleaseCommand.run(Array(arguments.dropFirst()), environment: environment)
     case "verified": code = try await VerifyCommand.run(.verified, Array(arguments.dropFirst()), environment: environment)
     case "failed": code = try await VerifyCommand.run(.failed, Array(arguments.dropFirst()), environment: environment)
+    case "check": code = try await CheckCommand.run(Array(arguments.dropFirst()), environment: environment)
     case "watch": code = try await WatchCommand.run(Array(arguments.dropFirst()), environment: environment)
     case "serve": code = try await ServeCommand.run(Array(arguments.dropFirst()), environment: environment)
     case "--version", "version":

@@ -11,6 +11,7 @@ struct APIErrorTests {
         .numberTypeNotAllowed(.premiumRate), .idempotencyKeyReused,
         .refundLimit(retryAfterMilliseconds: 1_500, maxRefunds: 1), .refundsDisabled, .storeUnavailable("down"),
         .locked(retryAfterMilliseconds: 900_000), .noCodeSent, .codeLocked(retryAfterMilliseconds: 0, maxFailedChecks: 5),
+        .wrongCode(attemptsLeft: 2), .codeExpired, .codeUsed, .codeVoided, .codesNotIssued, .codesIssued,
         .storeEvictsKeys("volatile-lru"),
     ]
 
@@ -26,7 +27,8 @@ struct APIErrorTests {
             "invalid_field": 400, "bad_request": 400, "unauthorized": 401, "forbidden": 403,
             "region_not_allowed": 403, "number_type_not_allowed": 403, "not_found": 404, "method_not_allowed": 405,
             "body_too_large": 413, "unsupported_media_type": 415, "misdirected_request": 421,
-            "idempotency_key_reused": 422, "refund_limit": 429, "locked": 429, "no_code_sent": 409, "code_locked": 409, "header_too_large": 431, "store_unavailable": 503,
+            "idempotency_key_reused": 422, "refund_limit": 429, "locked": 429, "no_code_sent": 409, "code_locked": 409, "header_too_large": 431,
+            "wrong_code": 422, "code_expired": 410, "code_used": 409, "code_voided": 410, "codes_not_issued": 409, "codes_issued": 409, "store_unavailable": 503,
             "store_evicts_keys": 503,
         ]
         let all = Self.gateErrors.map(APIError.init) + Self.httpErrors
@@ -40,7 +42,11 @@ struct APIErrorTests {
 
     @Test func policyDenialsAndBadInputAreClassifiedByKind() {
         let denials = Self.gateErrors.filter(\.isPolicyDenial).map(\.code)
-        #expect(Set(denials) == ["region_not_allowed", "number_type_not_allowed", "refund_limit", "locked", "code_locked", "forbidden"])
+        #expect(Set(denials) == [
+            "region_not_allowed", "number_type_not_allowed", "refund_limit", "locked", "code_locked", "forbidden", "wrong_code",
+            "code_expired", "code_used", "code_voided",
+        ])
+        #expect(APIError(.wrongCode(attemptsLeft: 2)).attemptsLeft == 2)
         #expect(Self.gateErrors.filter { !$0.isBadInput }.map(\.code) == ["store_unavailable", "store_evicts_keys"])
         #expect(PhoneNumberError.tooShort == .tooShort && PhoneNumberError.tooShort != .tooLong)
         #expect(PhoneNumberError.invalidDefaultRegion("XX") != .invalidDefaultRegion("YY"))

@@ -77,7 +77,8 @@ struct OpenAPIDocumentTests {
             "unauthorized", "not_found", "method_not_allowed", "body_too_large", "unsupported_media_type",
             "header_too_large", "store_unavailable", "region_not_allowed", "number_type_not_allowed",
             "idempotency_key_reused", "misdirected_request", "forbidden", "refund_limit", "locked", "no_code_sent",
-            "code_locked", "store_evicts_keys",
+            "code_locked", "wrong_code", "code_expired", "code_used", "code_voided", "codes_not_issued", "codes_issued",
+            "store_evicts_keys",
         ])
         #expect(document.node(at: "components/securitySchemes/bearer/scheme")?.value == "bearer")
         let tooMany = try #require(try Self.operations(document)[Operation(method: "POST", path: "/v1/sends")]?[429])
@@ -184,6 +185,44 @@ struct OpenAPIDocumentTests {
             Probe(operation: verify, method: "POST", target: "/v1/verifications", headers: json,
                   body: #"{"phone": "+8613800138007", "outcome": "failed"}"#, frozen: true),
         ]
+        // Checks of issued codes: a purpose without them (409 codes_not_issued), a number sent
+        // none (410 code_expired), the right code ({code}, from the last send's answer) once
+        // and again (200, 409 code_used), wrong codes (7 digits, never a 6-digit code: 422
+        // wrong_code, then 409 code_locked; a purpose that locks the number: 429 locked), a
+        // refunded code (410 code_voided); an outcome report for such a purpose (409
+        // codes_issued); bad bodies, keys and pages; Redis frozen.
+        let checks = Operation(method: "POST", path: "/v1/checks")
+        func check(_ phone: String, _ code: String, purpose: String = "coded") -> String {
+            #"{"phone": "\#(phone)", "purpose": "\#(purpose)", "code": "\#(code)"}"#
+        }
+        func send(_ phone: String, purpose: String = "coded") -> Probe {
+            Probe(operation: sends, method: "POST", target: "/v1/sends", headers: json, body: #"{"phone": "\#(phone)", "purpose": "\#(purpose)"}"#)
+        }
+        probes += [
+            Probe(operation: checks, method: "POST", target: "/v1/checks", headers: json, body: check("+8613800138010", "123456", purpose: "default")),
+            Probe(operation: checks, method: "POST", target: "/v1/checks", headers: json, body: check("+8613800138010", "123456")),
+            send("+8613800138010"),
+            Probe(operation: checks, method: "POST", target: "/v1/checks", headers: json, body: check("+8613800138010", "{code}")),
+            Probe(operation: checks, method: "POST", target: "/v1/checks", headers: json, body: check("+8613800138010", "{code}")),
+            send("+8613800138011"),
+            Probe(operation: checks, method: "POST", target: "/v1/checks", headers: json, body: check("+8613800138011", "0000000")),
+            Probe(operation: checks, method: "POST", target: "/v1/checks", headers: json, body: check("+8613800138011", "0000000")),
+            send("+8613800138012", purpose: "codedlock"),
+            Probe(operation: checks, method: "POST", target: "/v1/checks", headers: json,
+                  body: check("+8613800138012", "0000000", purpose: "codedlock")),
+            send("+8613800138013"),
+            Probe(operation: release, method: "DELETE", target: "/v1/cooldowns/%2B8613800138013?purpose=coded"),
+            Probe(operation: checks, method: "POST", target: "/v1/checks", headers: json, body: check("+8613800138013", "0000000")),
+            Probe(operation: verify, method: "POST", target: "/v1/verifications", headers: json,
+                  body: #"{"phone": "+8613800138013", "purpose": "coded", "outcome": "verified"}"#),
+            Probe(operation: checks, method: "POST", target: "/v1/checks", headers: json, body: "{"),
+            Probe(operation: checks, method: "POST", target: "/v1/checks", headers: json, body: check("+8613800138013", "1234"), withKey: false),
+            Probe(operation: checks, method: "POST", target: "/v1/checks", headers: json, body: check("+8613800138013", "1234"), apiKey: sendOnlyKey),
+            Probe(operation: checks, method: "POST", target: "/v1/checks", headers: json,
+                  body: #"{"phone": "+8613800138013", "x": "\#(String(repeating: "x", count: 20 * 1024))"}"#),
+            Probe(operation: checks, method: "POST", target: "/v1/checks", headers: [("Content-Type", "text/plain")], body: check("+8613800138013", "1234")),
+            Probe(operation: checks, method: "POST", target: "/v1/checks", headers: json, body: check("+8613800138014", "1234"), frozen: true),
+        ]
         // The blocked prefixes: the list, a state it does not list, keys, Redis frozen.
         let prefixes = Operation(method: "GET", path: "/v1/prefixes")
         probes += [
@@ -236,19 +275,22 @@ struct OpenAPIDocumentTests {
         }
         let policies = PolicySet(purposes: [
             "short": Policy(ladder: [.milliseconds(1500)]), "locking": Policy(maxFailedChecks: 1, lockoutScope: .number),
+            "coded": Policy(maxFailedChecks: 2, codes: IssuedCodes()),
+            "codedlock": Policy(maxFailedChecks: 1, lockoutScope: .number, codes: IssuedCodes()),
         ])
         let keys = ["\(RunningGate.apiKey) send,read,release,verify", "\(Self.sendOnlyKey) send", Self.bareKey]
-        try withRunningGate(apiKeys: keys, redisTimeout: .milliseconds(300), policies: policies) { gate in
-            var token = ""
+        try withRunningGate(apiKeys: keys, redisTimeout: .milliseconds(300), policies: policies, codeSecret: "the probes' code secret") { gate in
+            var token = "", code = ""
             for frozen in [false, true] {
                 if frozen { gate.redis.pause() }
                 for probe in Self.probes where probe.frozen == frozen && probe.host == nil {
                     let client = gate.client(apiKey: probe.withKey ? probe.apiKey ?? RunningGate.apiKey : nil)
                     let target = probe.target.replacingOccurrences(of: "{token}", with: token)
-                    let response = try client.request(probe.method, target, headers: probe.headers, body: probe.body.map { Array($0.utf8) })
-                    if let issued = (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])?["countdown_token"] as? String {
-                        token = issued
-                    }
+                    let body = probe.body.map { Array($0.replacingOccurrences(of: "{code}", with: code).utf8) }
+                    let response = try client.request(probe.method, target, headers: probe.headers, body: body)
+                    let answer = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+                    if let issued = answer?["countdown_token"] as? String { token = issued }
+                    if let issued = answer?["code"] as? String { code = issued }
                     check(probe, response)
                 }
             }

@@ -64,6 +64,9 @@ struct OperationalRouteTests {
             #expect(metrics.value("resendgate_redis_up", "") == 2)  // both workers
             #expect(metrics.value("resendgate_redis_errors_total", "") == 0)
             #expect(metrics.type("resendgate_redis_reconnects_total") == "counter")
+            // One Redis: no cluster redirections, each kind shown.
+            #expect(metrics.type("resendgate_redis_redirects_total") == "counter")
+            for kind in ["moved", "ask", "tryagain"] { #expect(metrics.value("resendgate_redis_redirects_total", "kind=\"\(kind)\"") == 0) }
         }
     }
 

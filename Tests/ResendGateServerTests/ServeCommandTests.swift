@@ -238,6 +238,12 @@ struct ServeCommandTests {
             ("key-prefix", "rg", "RESENDGATE_KEY_PREFIX"),
             ("cooldowns-in-windows", nil, "RESENDGATE_COOLDOWNS_IN_WINDOWS"),
             ("test-numbers", nil, "RESENDGATE_TEST_NUMBERS"),
+            ("issue-codes", nil, "RESENDGATE_ISSUE_CODES"),
+            ("code-length", "6", "RESENDGATE_CODE_LENGTH"),
+            ("code-lifetime", "600s", "RESENDGATE_CODE_LIFETIME"),
+            ("code-on-resend", "same", "RESENDGATE_CODE_ON_RESEND"),
+            ("code-secret", nil, "RESENDGATE_CODE_SECRET"),
+            ("test-code", nil, "RESENDGATE_TEST_CODE"),
         ]
         let lines = result.stdout.split(separator: "\n").map(String.init)
         for (option, defaultValue, environment) in expected {

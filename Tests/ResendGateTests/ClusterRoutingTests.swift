@@ -45,4 +45,30 @@ struct ClusterRoutingTests {
             #expect(throws: ConfigurationError.self) { try RedisConfiguration.HostPort.parseList(bad, field: "redis-cluster") }
         }
     }
+
+    /// After ASK, a script call names its first key alone and passes the others first in
+    /// ARGV after their count; the variant takes them back and reads MGET one key at a time.
+    @Test func anAskedScriptCallNamesItsFirstKeyAlone() {
+        var args = RedisArguments()
+        args.append("EVALSHA", "abc", "3", "k1", "k2", "k3", "now", "")
+        args.nameFirstKeyOnly()
+        var resp: [UInt8] = []
+        args.writeRESP(into: &resp)
+        let expected = ["EVALSHA", "abc", "1", "k1", "2", "k2", "k3", "now", ""]
+            .map { "$\($0.utf8.count)\r\n\($0)\r\n" }.joined()
+        #expect(String(decoding: resp, as: UTF8.self) == "*9\r\n" + expected)
+        // One key: the count of the others is 0.
+        var one = RedisArguments()
+        one.append("EVALSHA", "abc", "1", "k1", "a")
+        one.nameFirstKeyOnly()
+        one.writeRESP(into: &resp)
+        #expect(String(decoding: resp, as: UTF8.self) == "*6\r\n" + ["EVALSHA", "abc", "1", "k1", "0", "a"].map { "$\($0.utf8.count)\r\n\($0)\r\n" }.joined())
+
+        let script = RedisScript("local call = redis.call\nlocal held = call('MGET', KEYS[1], KEYS[2])\nreturn redis.call('MGET', KEYS[1])\n")
+        let variant = RedisClusterClient.askedVariant(of: script)
+        #expect(variant.sha1 != script.sha1)
+        #expect(!variant.source.contains("'MGET'"))
+        #expect(variant.source.contains("local held = mgetByKey(KEYS[1], KEYS[2])"))
+        #expect(variant.source.contains("return mgetByKey(KEYS[1])"))
+    }
 }

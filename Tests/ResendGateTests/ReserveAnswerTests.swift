@@ -103,7 +103,7 @@ struct ReserveScriptsTests {
         #expect(guarded.contains(String(decoding: EmbeddedFiles.budgetPolicy, as: UTF8.self)))
         // guard-check.lua and guard-count.lua are put in (their first lines of code), and not
         // in a policy's script without budgets or the guard.
-        let checkStart = "for i = firstBudgetKey, #KEYS do\n", countStart = "do\n  local member = string.sub(ARGV[2], -16)\n"
+        let checkStart = "for i = firstBudgetKey, #KEYS - codeKeys do\n", countStart = "do\n  local member = string.sub(ARGV[2], -16)\n"
         #expect(guarded.contains(checkStart) && guarded.contains(countStart))
         let unguarded = scripts.script(guarded: false, countingIP: true, cooldownInWindow: true).source
         #expect(!unguarded.contains(checkStart) && !unguarded.contains(countStart))
@@ -173,14 +173,24 @@ struct ReserveScriptsTests {
 }
 
 extension ReserveScriptsTests {
-    /// A policy without a window has nowhere else to keep a cooldown: one script.
-    @Test func aPolicyWithoutAWindowKeepsItsCooldownInItsKey() {
+    /// A policy without a window has nowhere else to keep a cooldown: one script, and its
+    /// twin for a cluster that names the cooldown key alone (it reads no window key).
+    @Test func aPolicyWithoutAWindowKeepsItsCooldownInItsKey() throws {
         var rules = Policy(ladder: [.seconds(60)])
         rules.observe = [.cooldown]
         let scripts = ReserveScripts(
             policy: CompiledPolicy(rules), idempotencyLifetimeMilliseconds: 600_000, longestIPWindowMilliseconds: 0)
-        #expect(scripts.all.count == 1)
-        #expect(scripts.script(guarded: false, countingIP: false, cooldownInWindow: true).source.contains("local cooldownInWindow = false\n"))
+        let script = scripts.script(guarded: false, countingIP: false, cooldownInWindow: true)
+        #expect(script.source.contains("local cooldownInWindow = false\n"))
+        let alone = try #require(scripts.cooldownKeyOnly)
+        #expect(Set(scripts.all) == [script, alone])
+        #expect(alone.source == script.source.replacing(ReserveScripts.numberRead, with: ReserveScripts.cooldownRead))
+        #expect(!alone.source.contains("call('MGET'") && alone.source.contains(ReserveScripts.cooldownRead))
+        // A policy with a window reads both keys: no such twin.
+        let windowed = ReserveScripts(
+            policy: CompiledPolicy(Policy(ladder: [.seconds(60), .seconds(120)])), idempotencyLifetimeMilliseconds: 600_000,
+            longestIPWindowMilliseconds: 0)
+        #expect(windowed.cooldownKeyOnly == nil)
     }
 
     /// With one step, a number's second send waits that step again.

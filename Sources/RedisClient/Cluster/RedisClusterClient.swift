@@ -12,6 +12,8 @@ public final class RedisClusterClient {
     private let seeds: [RedisConfiguration.HostPort]
     private let configuration: RedisConfiguration
     private let scripts: [RedisScript]
+    /// Each script's variant for the node an `ASK` names, by the script's SHA-1.
+    private let askedVariants: [String: RedisScript]
     private var nodes: [RedisConfiguration.HostPort: RedisConnection] = [:]
     private var owners = [RedisConfiguration.HostPort?](repeating: nil, count: ClusterSlot.count)
     private var mapKnown = false
@@ -21,13 +23,23 @@ public final class RedisClusterClient {
     private lazy var refreshTimer = EventTimer(loop: loop) { [unowned self] in self.refresh() }
     /// Readiness, errors and map refreshes, readable from any thread.
     public let statistics = RedisStatistics()
-    /// Redirections (MOVED, ASK) and TRYAGAIN retries (20 ms apart) at most for one
-    /// command: a migration in progress can bounce a command a few times.
+    /// Redirections (MOVED, ASK) in a row at most for one command: a slot map being
+    /// updated can bounce a command a few times.
     static let maximumRetries = 25
+    /// The first wait before a command that got `TRYAGAIN` is sent again, doubled after
+    /// each up to `longestTryAgainWait`, for as long as the command timeout: one `MIGRATE`
+    /// of a batch of keys takes milliseconds, so most commands pass at the first retries,
+    /// and a slow migration is asked about about 25 times a second.
+    static let firstTryAgainWait: Duration = .milliseconds(5)
+    static let longestTryAgainWait: Duration = .milliseconds(40)
     /// Pending TRYAGAIN retries: each timer, kept alive until it fires, and the retry.
     private var retries: [ObjectIdentifier: (timer: EventTimer, retry: () -> Void)] = [:]
     /// Slot re-maps go here, and each node connection's reconnects and script reloads.
     private let logger: GateLogger
+    /// The replicas the last map named: asked for the map after the masters.
+    private var knownReplicas: [RedisConfiguration.HostPort] = []
+    /// Seeds the map did not name, each logged once when its connection was closed.
+    private var droppedSeeds: Set<RedisConfiguration.HostPort> = []
     /// Slots that `MOVED` gave a new owner since the map was last read, for the log.
     private var slotsMovedSinceRefresh = 0
 
@@ -38,7 +50,11 @@ public final class RedisClusterClient {
         self.loop = loop
         self.seeds = seeds
         self.configuration = configuration
-        self.scripts = scripts
+        var variants: [String: RedisScript] = [:]
+        for script in scripts { variants[script.sha1] = Self.askedVariant(of: script) }
+        askedVariants = variants
+        // Both loaded at connect: a NOSCRIPT retry would lose the ASKING before it.
+        self.scripts = scripts + scripts.compactMap { variants[$0.sha1] }
         self.logger = logger
         for seed in seeds { _ = node(seed) }
         refresh()
@@ -53,8 +69,22 @@ public final class RedisClusterClient {
         _ script: RedisScript, slotKey: String, _ build: @escaping (inout RedisArguments) -> Void,
         completion: @escaping RedisConnection.Completion
     ) {
-        route(slot: ClusterSlot.of(slotKey), redirects: 0, asking: nil, completion: completion) { connection, done in
-            connection.evaluate(script, build, completion: done)
+        route(slot: ClusterSlot.of(slotKey), Redirections(), asking: nil, completion: completion) { [askedVariants] connection, asked, done in
+            // After ASK the migrating node holds none of the call's keys (since Redis 7.0,
+            // redis/redis#9526, it answers TRYAGAIN while it holds some; the gate needs 7.0
+            // for SET NX GET anyway), and none can come back to it, so the importing
+            // node alone holds those that exist: it serves a call naming one key even when
+            // that key is missing, where it refuses one naming several with TRYAGAIN until
+            // the migration ends. So the call names its first key and the variant reads
+            // the others from ARGV, one key per command.
+            if asked, let variant = askedVariants[script.sha1] {
+                connection.evaluate(variant, { args in
+                    build(&args)
+                    args.nameFirstKeyOnly()
+                }, completion: done)
+            } else {
+                connection.evaluate(script, build, completion: done)
+            }
         }
     }
 
@@ -62,7 +92,7 @@ public final class RedisClusterClient {
     public func send(
         slotKey: String, _ build: @escaping (inout RedisArguments) -> Void, completion: @escaping RedisConnection.Completion
     ) {
-        route(slot: ClusterSlot.of(slotKey), redirects: 0, asking: nil, completion: completion) { connection, done in
+        route(slot: ClusterSlot.of(slotKey), Redirections(), asking: nil, completion: completion) { connection, _, done in
             connection.send(build, completion: done)
         }
     }
@@ -100,9 +130,18 @@ public final class RedisClusterClient {
 
     // MARK: - Routing
 
+    /// One command's way through redirections: the `MOVED`/`ASK` hops since its last
+    /// `TRYAGAIN`, and, from its first `TRYAGAIN`, when it must stop retrying and the next
+    /// wait between tries.
+    private struct Redirections {
+        var hops = 0
+        var deadline: ContinuousClock.Instant? = nil
+        var wait: Duration = RedisClusterClient.firstTryAgainWait
+    }
+
     private func route(
-        slot: Int, redirects: Int, asking: RedisConfiguration.HostPort?, completion: @escaping RedisConnection.Completion,
-        _ issue: @escaping (RedisConnection, @escaping RedisConnection.Completion) -> Void
+        slot: Int, _ way: Redirections, asking: RedisConfiguration.HostPort?, completion: @escaping RedisConnection.Completion,
+        _ issue: @escaping (RedisConnection, _ asked: Bool, @escaping RedisConnection.Completion) -> Void
     ) {
         guard !closed else { return completion(.failure(RedisError(.unavailable, "the cluster client was closed"))) }
         guard let target = asking ?? owners[slot] ?? (mapKnown ? nil : seeds.first) else {
@@ -114,28 +153,46 @@ public final class RedisClusterClient {
             // ASKING holds for the very next command on this connection: the two pipeline.
             connection.send({ $0.append("ASKING") }, completion: { _ in })
         }
-        issue(connection) { [unowned self] result in
+        issue(connection, asking != nil) { [unowned self] result in
             guard case .failure(let error) = result else { return completion(result) }
-            self.statistics.recordError()
-            switch error.kind {
-            case .server:
-                if let moved = Self.redirect(error.message, prefix: "MOVED "), redirects < Self.maximumRetries {
+            var way = way
+            if case .server = error.kind {
+                if let moved = Self.redirect(error.message, prefix: "MOVED "), way.hops < Self.maximumRetries {
+                    self.statistics.recordRedirect(.moved)
                     if self.owners[slot] != moved { self.slotsMovedSinceRefresh += 1 }
                     self.owners[slot] = moved
                     self.scheduleRefresh()
-                    return self.route(slot: slot, redirects: redirects + 1, asking: nil, completion: completion, issue)
+                    way.hops += 1
+                    return self.route(slot: slot, way, asking: nil, completion: completion, issue)
                 }
-                if let ask = Self.redirect(error.message, prefix: "ASK "), redirects < Self.maximumRetries {
-                    return self.route(slot: slot, redirects: redirects + 1, asking: ask, completion: completion, issue)
+                if let ask = Self.redirect(error.message, prefix: "ASK "), way.hops < Self.maximumRetries {
+                    self.statistics.recordRedirect(.ask)
+                    way.hops += 1
+                    return self.route(slot: slot, way, asking: ask, completion: completion, issue)
                 }
-                if error.message.hasPrefix("TRYAGAIN"), redirects < Self.maximumRetries {
-                    // A slot half migrated holds some of the keys here and some there:
-                    // the migration moves the rest within milliseconds, so ask again.
-                    return self.retryLater(after: .milliseconds(20)) {
-                        self.route(slot: slot, redirects: redirects + 1, asking: asking, completion: completion, issue)
+                if error.message.hasPrefix("TRYAGAIN") {
+                    self.statistics.recordRedirect(.tryagain)
+                    if self.tryAgain(&way) {
+                        // A slot being migrated holds some of the command's keys on one node and
+                        // some on the other (or not at all): ask the owner again once the
+                        // migration had time to move more keys; it answers, redirects with ASK
+                        // once none is left on it, or says TRYAGAIN again.
+                        var next = way
+                        next.wait = min(way.wait * 2, Self.longestTryAgainWait)
+                        return self.retryLater(after: way.wait) {
+                            self.route(slot: slot, next, asking: nil, completion: completion, issue)
+                        }
                     }
+                    self.statistics.recordError()
+                    self.scheduleRefresh()
+                    return completion(.failure(RedisError(.unavailable, error.message)))
                 }
-                if error.message.hasPrefix("CLUSTERDOWN") || error.message.hasPrefix("TRYAGAIN") {
+            }
+            // A refusal of an evicting master is the gate's own, not a Redis error.
+            if error.kind != .evicting { self.statistics.recordError() }
+            switch error.kind {
+            case .server:
+                if error.message.hasPrefix("CLUSTERDOWN") {
                     self.scheduleRefresh()
                     return completion(.failure(RedisError(.unavailable, error.message)))
                 }
@@ -148,6 +205,18 @@ public final class RedisClusterClient {
         }
     }
 
+    /// Whether a command that got `TRYAGAIN` may be sent again after `way.wait`: until the
+    /// command timeout has passed since its first `TRYAGAIN` (a caller waits no longer
+    /// than it would for one reply). MOVED and ASK hops count anew after each.
+    private func tryAgain(_ way: inout Redirections) -> Bool {
+        let now = ContinuousClock.now
+        let deadline = way.deadline ?? now + configuration.commandTimeout
+        way.deadline = deadline
+        way.hops = 0
+        guard now + way.wait < deadline else { return false }
+        return true
+    }
+
     private func retryLater(after delay: Duration, _ body: @escaping () -> Void) {
         var timer: EventTimer!
         timer = EventTimer(loop: loop) { [unowned self] in
@@ -156,6 +225,30 @@ public final class RedisClusterClient {
         }
         retries[ObjectIdentifier(timer)] = (timer, body)
         timer.schedule(after: delay)
+    }
+
+    /// `script` as the node an `ASK` named runs it (`RedisArguments.nameFirstKeyOnly`): its
+    /// first key named, the others taken from ARGV after their count, and a `MGET` made one
+    /// `GET` per key (a command on several keys is refused there while one is missing).
+    static func askedVariant(of script: RedisScript) -> RedisScript {
+        let shim = """
+            -- The call after ASK (RedisClusterClient.askedVariant): KEYS[1] alone, the
+            -- other keys first in ARGV after their count.
+            local KEYS, ARGV = (function(keys, args)
+              local count, named, rest = tonumber(args[1]), {keys[1]}, {}
+              for i = 1, count do named[i + 1] = args[i + 1] end
+              for i = count + 2, #args do rest[#rest + 1] = args[i] end
+              return named, rest
+            end)(KEYS, ARGV)
+            local function mgetByKey(...)
+              local values = {}
+              for i, key in ipairs({...}) do values[i] = redis.call('GET', key) end
+              return values
+            end
+
+            """
+        let source = script.source.replacing("redis.call('MGET', ", with: "mgetByKey(").replacing("call('MGET', ", with: "mgetByKey(")
+        return RedisScript(shim + source)
     }
 
     /// `MOVED 3999 127.0.0.1:6381` → 127.0.0.1:6381.
@@ -215,7 +308,9 @@ public final class RedisClusterClient {
         guard !refreshing else { refreshWanted = true; return }
         refreshing = true
         statistics.recordReconnect()
-        let candidates = Array(Set(owners.compactMap { $0 })) + seeds + Array(nodes.keys)
+        // Once the map is known, the nodes it names: a seed that left the cluster is not
+        // dialled again unless none of them answers.
+        let candidates = Array(Set(owners.compactMap { $0 })) + knownReplicas + seeds + Array(nodes.keys)
         ask(candidates, at: 0)
     }
 
@@ -236,11 +331,16 @@ public final class RedisClusterClient {
             self.mapKnown = true
             self.refreshing = false
             let masters = Set(map.compactMap { $0 })
+            self.knownReplicas = Self.replicas(reply, askedNode: candidates[index]).filter { !masters.contains($0) }
             for master in masters { _ = self.node(master) }
-            // Forget nodes that are no longer masters (demoted or gone), but keep the seeds.
-            for (address, connection) in self.nodes where !masters.contains(address) && !self.seeds.contains(address) {
+            // Forget nodes that are no longer masters (demoted or gone), seeds too: the map
+            // names the nodes to ask from now on.
+            for (address, connection) in self.nodes where !masters.contains(address) {
                 connection.close()
                 self.nodes[address] = nil
+                if self.seeds.contains(address), !self.knownReplicas.contains(address), self.droppedSeeds.insert(address).inserted {
+                    self.logger.info("redis cluster: seed \(address) is not in the cluster's map; no longer dialled")
+                }
             }
             self.updateReadiness()
             self.updateEviction()
@@ -268,6 +368,21 @@ public final class RedisClusterClient {
             for slot in start...end { owners[slot] = address }
         }
         return owners
+    }
+
+    /// The replicas `CLUSTER SLOTS` names (after each range's master), to ask for the map
+    /// when no master answers.
+    static func replicas(_ reply: RedisReply, askedNode: RedisConfiguration.HostPort) -> [RedisConfiguration.HostPort] {
+        guard case .array(let ranges) = reply else { return [] }
+        var found: Set<RedisConfiguration.HostPort> = []
+        for range in ranges {
+            guard case .array(let fields) = range, fields.count > 3 else { continue }
+            for case .array(let node) in fields[3...] where node.count >= 2 {
+                guard let host = node[0].string, let port = node[1].integer else { continue }
+                found.insert(RedisConfiguration.HostPort(host: host.isEmpty ? askedNode.host : host, port: port))
+            }
+        }
+        return found.sorted { $0.description < $1.description }
     }
 
     /// A map read that moved slots (counting those `MOVED` moved since the last read)

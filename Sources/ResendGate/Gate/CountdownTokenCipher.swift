@@ -3,7 +3,8 @@ import GateRuntime
 
 /// Seals and opens countdown tokens with AES-256-GCM (OpenSSL's libcrypto). A token is
 /// `nonce (12 bytes, the IV) ‖ ciphertext ‖ tag (16 bytes)` in base64url, where the
-/// plaintext is `1 (version) ‖ purpose length ‖ purpose ‖ form ‖ number`: the number's key
+/// plaintext is `version ‖ purpose length ‖ purpose ‖ form ‖ number`: the version 1 for a
+/// cooldown's token, 2 for an issued code's (`Contents.Kind`); the number's key
 /// text as is (form 0: the E.164 number) or, when it is an HMAC under `--key-secret`
 /// (64 hex digits), its 32 bytes (form 1). The nonce is also the value the cooldown's key
 /// holds, so a token is live exactly while that key holds it.
@@ -15,7 +16,7 @@ import GateRuntime
 /// Confined to one loop: it reuses its two OpenSSL contexts, whose key schedule is set once.
 public final class CountdownTokenCipher {
     private static let tagSize = 16
-    private static let version: UInt8 = 1
+    private static let versions: [Contents.Kind: UInt8] = [.cooldown: 1, .code: 2]
     private let sealer: OpaquePointer
     private let opener: OpaquePointer
 
@@ -45,14 +46,24 @@ public final class CountdownTokenCipher {
         /// The number's key text (the E.164 number, or its HMAC in hex).
         public let number: String
         let nonce: CooldownNonce
+        /// What the token follows.
+        public let kind: Kind
+
+        /// A cooldown (its key holds the nonce), or an issued code's lifetime (the code's
+        /// identity is the nonce: `CodeRecord`).
+        public enum Kind: Sendable, Hashable {
+            case cooldown
+            case code
+        }
+
         /// The nonce the cooldown's Redis key holds while this token is live (the key's whole
         /// value, or, for a plain cooldown, its first 16 characters, before the deadline).
         public var cooldownValue: String { nonce.text }
     }
 
     /// The token of the cooldown of `number` (its key text) for `purpose` whose key holds `nonce`.
-    func seal(purpose: Purpose, number: String, nonce: CooldownNonce) -> CountdownToken {
-        var plain: [UInt8] = [Self.version, UInt8(purpose.name.utf8.count)]
+    func seal(purpose: Purpose, number: String, nonce: CooldownNonce, kind: Contents.Kind = .cooldown) -> CountdownToken {
+        var plain: [UInt8] = [Self.versions[kind] ?? 1, UInt8(purpose.name.utf8.count)]
         plain.append(contentsOf: purpose.name.utf8)
         if let packed = Self.packHex(number) {
             plain.append(1)
@@ -93,7 +104,7 @@ public final class CountdownTokenCipher {
             else { return false }
             return plain.withUnsafeMutableBufferPointer { EVP_DecryptFinal_ex(opener, $0.baseAddress! + Int(written), &final) } == 1
         }
-        guard authentic, plain[0] == Self.version else { return nil }
+        guard authentic, let kind = Self.versions.first(where: { $0.value == plain[0] })?.key else { return nil }
         let purposeLength = Int(plain[1])
         guard plainCount >= 2 + purposeLength + 2,
               let purpose = try? Purpose(String(decoding: plain[2..<2 + purposeLength], as: UTF8.self)) else { return nil }
@@ -106,7 +117,7 @@ public final class CountdownTokenCipher {
         default: return nil
         }
         let nonce = CooldownNonce(bytes: Array(sealed.prefix(CooldownNonce.byteCount)))
-        return Contents(purpose: purpose, number: number, nonce: nonce)
+        return Contents(purpose: purpose, number: number, nonce: nonce, kind: kind)
     }
 
     /// 64 lowercase hex digits (an HMAC-SHA256 key text) as their 32 bytes; nil otherwise.

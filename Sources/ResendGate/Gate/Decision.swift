@@ -39,6 +39,9 @@ public struct Decision: Sendable, Equatable {
     /// for `too_many_requests`, the requests an address may make in the period. Nil for any
     /// other answer.
     public internal(set) var budgetLimit: Int?
+    /// The code an allowed send of a purpose that issues codes sends (`Policy.codes`), in
+    /// the answer and in its idempotent replay only; nil otherwise.
+    public internal(set) var issuedCode: IssuedCode?
 
     public init(
         allowed: Bool, reason: Reason?, phone: PhoneNumber, purpose: Purpose, retryAfterMilliseconds: Int64,

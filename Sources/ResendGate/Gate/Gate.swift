@@ -93,6 +93,18 @@ public final class Gate: Sendable {
         return try await onLoop { worker, done in worker.verify(number, purpose: purpose, outcome: outcome, completion: done) }
     }
 
+    /// Checks a code the user typed against the number's live issued code (a purpose with
+    /// `Policy.codes`): the right one is valid once; a wrong one throws `wrong_code` with
+    /// the checks left, and the last one locks the code (`code_locked`) or, scope `number`,
+    /// the number (`locked`); `code_expired`, `code_used`, `code_voided` when no live code
+    /// is there to check. Counted by the lockout and the pumping guard, no report needed.
+    public func check(
+        phone: String, region: String? = nil, purpose: String = Purpose.default.name, code: String
+    ) async throws(GateError) -> CodeCheck {
+        let (number, purpose) = try parse(phone, region, purpose)
+        return try await onLoop { worker, done in worker.check(number, purpose: purpose, code: code, completion: done) }
+    }
+
     /// The destination prefixes the SMS-pumping guard blocks now, with their figures
     /// (at most `GateWorker.blockedPrefixCapacity`).
     public func blockedPrefixes() async throws(GateError) -> [PrefixFigures] {

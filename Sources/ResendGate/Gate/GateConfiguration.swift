@@ -18,6 +18,13 @@ public struct GateConfiguration: Sendable {
     /// a deployment must share it. Nil: the gates share one kept in Redis, which the first
     /// of them creates (`<prefix>:token-secret`).
     public var tokenSecret: String?
+    /// The secret issued codes are sealed and checked with (`CodeSealer`), never kept in
+    /// Redis, so a dump of Redis reveals no live code; every gate of a deployment shares it.
+    /// Required when a purpose issues codes (`Policy.codes`).
+    public var codeSecret: String?
+    /// The code every test number gets for a purpose that issues codes (app-store review,
+    /// end-to-end tests): nil gives test numbers of such purposes no code.
+    public var testCode: String?
     /// How long an `Idempotency-Key` answer is kept.
     public var idempotencyLifetime: Duration
     /// After each allowed reservation, wait until this many replicas have it (`WAIT`),
@@ -62,7 +69,9 @@ public struct GateConfiguration: Sendable {
         idempotencyLifetime: Duration = GateConfiguration.defaultIdempotencyLifetime,
         waitReplicas: Int = GateConfiguration.defaultWaitReplicas,
         testNumbers: TestNumbers = .none,
-        cooldownsInWindows: Bool = false
+        cooldownsInWindows: Bool = false,
+        codeSecret: String? = nil,
+        testCode: String? = nil
     ) throws(ConfigurationError) {
         guard Self.waitReplicasRange.contains(waitReplicas) else {
             throw ConfigurationError(
@@ -81,12 +90,26 @@ public struct GateConfiguration: Sendable {
             throw ConfigurationError(field: "token-secret", message: "must be at least 16 characters")
         }
         try policies.lint()
+        if let codeSecret, codeSecret.utf8.count < 16 {
+            throw ConfigurationError(field: "code-secret", message: "must be at least 16 characters")
+        }
+        let issuing = policies.configuredPurposes.filter { (policies.purposes[$0] ?? policies.fallback).codes != nil }.sorted()
+        if codeSecret == nil, !issuing.isEmpty {
+            throw ConfigurationError(
+                field: "code-secret",
+                message: "purpose \(issuing.joined(separator: ", ")) issues codes: give the secret they are sealed with (the same on every gate, never kept in Redis)")
+        }
+        if let testCode, !IssuedCodes.isWellFormed(Substring(testCode)) {
+            throw ConfigurationError(field: "test-code", message: "must be 4 to 10 digits")
+        }
         self.redis = redis
         self.policies = policies
         self.defaultRegion = defaultRegion
         self.keyPrefix = keyPrefix
         self.keySecret = keySecret
         self.tokenSecret = tokenSecret
+        self.codeSecret = codeSecret
+        self.testCode = testCode
         self.idempotencyLifetime = idempotencyLifetime
         self.waitReplicas = waitReplicas
         self.testNumbers = testNumbers

@@ -12,8 +12,11 @@ final class GateContext {
     let tokens = CountdownTokenSource()
     /// The policy of every configured purpose, and of no other (`PolicySet`).
     let compiled: [String: CompiledPolicy]
+    /// Makes, seals and checks issued codes, with the deployment's code secret; nil without one.
+    let codeSealer: CodeSealer?
 
     init(store: any GateStore, configuration: GateConfiguration, keys: GateKeys, numberHasher: NumberKeyHasher, compiled: [String: CompiledPolicy]) {
+        codeSealer = configuration.codeSecret.map(CodeSealer.init(secret:))
         self.store = store
         self.configuration = configuration
         self.keys = keys

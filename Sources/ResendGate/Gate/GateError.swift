@@ -23,6 +23,18 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The code had its wrong checks (lockout scope `code`): it may not be checked
         /// again; the number may be sent a new one.
         case codeLocked = "code_locked"
+        /// A checked code is not the number's live issued code: one wrong check counted.
+        case wrongCode = "wrong_code"
+        /// The number has no live issued code: it expired, or none was issued.
+        case codeExpired = "code_expired"
+        /// The issued code was already checked right once: it may not be used again.
+        case codeUsed = "code_used"
+        /// The issued code was voided by a refund (its SMS failed).
+        case codeVoided = "code_voided"
+        /// A check for a purpose whose codes the back end makes (`Policy.codes` is off).
+        case codesNotIssued = "codes_not_issued"
+        /// An outcome report for a purpose whose codes the gate issues and checks itself.
+        case codesIssued = "codes_issued"
         case forbidden
         case storeUnavailable = "store_unavailable"
         /// Redis may evict keys (its `maxmemory-policy` is not `noeviction`), which would
@@ -36,12 +48,17 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     public let message: String
     /// For `invalid_phone`: the precise reason.
     public let phoneError: PhoneNumberError?
+    /// For `wrong_code`: how many more wrong checks the code may have.
+    public let attemptsLeft: Int?
     /// For `refund_limit`: milliseconds until the oldest refund leaves the window; for
     /// `locked`: until the lockout ends; for `code_locked`: until the number may be sent a
     /// new code (0: now).
     public let retryAfterMilliseconds: Int64?
 
-    private init(_ kind: Kind, _ message: String, phoneError: PhoneNumberError? = nil, retryAfterMilliseconds: Int64? = nil) {
+    private init(
+        _ kind: Kind, _ message: String, phoneError: PhoneNumberError? = nil, retryAfterMilliseconds: Int64? = nil, attemptsLeft: Int? = nil
+    ) {
+        self.attemptsLeft = attemptsLeft
         self.kind = kind
         self.message = message
         self.phoneError = phoneError
@@ -57,17 +74,20 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         switch kind {
         case .storeUnavailable, .storeEvictsKeys: false
         case .invalidPhone, .invalidPurpose, .invalidField, .regionNotAllowed, .numberTypeNotAllowed,
-             .idempotencyKeyReused, .refundLimit, .locked, .noCodeSent, .codeLocked, .forbidden: true
+             .idempotencyKeyReused, .refundLimit, .locked, .noCodeSent, .codeLocked, .forbidden, .wrongCode, .codeExpired,
+             .codeUsed, .codeVoided, .codesNotIssued, .codesIssued: true
         }
     }
 
-    /// True when a policy refuses the number itself (its region or line type) or a
-    /// refund (past `max refunds`, or refunds disabled): a denial, not a mistake in the request.
+    /// True when a policy refuses the number itself (its region or line type), a refund
+    /// (past `max refunds`, or refunds disabled) or a checked code: a denial, not a mistake
+    /// in the request.
     public var isPolicyDenial: Bool {
         switch kind {
-        case .regionNotAllowed, .numberTypeNotAllowed, .refundLimit, .locked, .codeLocked, .forbidden: true
+        case .regionNotAllowed, .numberTypeNotAllowed, .refundLimit, .locked, .codeLocked, .forbidden, .wrongCode, .codeExpired,
+             .codeUsed, .codeVoided: true
         case .noCodeSent, .invalidPhone, .invalidPurpose, .invalidField, .idempotencyKeyReused, .storeUnavailable,
-             .storeEvictsKeys: false
+             .codesNotIssued, .codesIssued, .storeEvictsKeys: false
         }
     }
 
@@ -132,6 +152,30 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
             retryAfterMilliseconds: retryAfterMilliseconds)
     }
 
+    /// A wrong code: counted against the number's live code, which may have `attemptsLeft`
+    /// more wrong checks before it is locked.
+    public static func wrongCode(attemptsLeft: Int) -> GateError {
+        GateError(
+            .wrongCode, "this is not the code that was sent: \(attemptsLeft) more wrong check\(attemptsLeft == 1 ? "" : "s") and the code is locked",
+            attemptsLeft: attemptsLeft)
+    }
+
+    public static let codeExpired = GateError(
+        .codeExpired, "no live code for this number and purpose: it expired, or none was sent; send a new code")
+    public static let codeUsed = GateError(.codeUsed, "this code was already used: each code is valid once; send a new code")
+    public static let codeVoided = GateError(
+        .codeVoided, "this code was voided by a refund (its SMS was not sent); send a new code")
+    public static let codesNotIssued = GateError(
+        .codesNotIssued, "this purpose's codes are made and checked by the back end, not the gate: report outcomes to POST /v1/verifications")
+    public static let codesIssued = GateError(
+        .codesIssued, "the gate issues and checks this purpose's codes itself: check them with POST /v1/checks, which counts outcomes")
+
+    /// An issued code's record that this gate's code secret does not open: the gates of a
+    /// deployment must share one `--code-secret`. Nothing is answered allowed without its code.
+    public static let unreadableCode = GateError(
+        .storeUnavailable,
+        "store unavailable: the number's issued code was sealed under another code secret (every gate must share one --code-secret)")
+
     /// The purpose's policy allows no refunds (`max refunds` 0): the release changed nothing.
     public static let refundsDisabled = GateError(
         .forbidden, "refunds are disabled for this purpose (max refunds 0); the cooldown keeps running")
@@ -155,6 +199,7 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Equal when kind, message and retry time are; `phoneError` is implied by the message.
     public static func == (lhs: GateError, rhs: GateError) -> Bool {
         lhs.kind == rhs.kind && lhs.message == rhs.message && lhs.retryAfterMilliseconds == rhs.retryAfterMilliseconds
+            && lhs.attemptsLeft == rhs.attemptsLeft
     }
 
     public func hash(into hasher: inout Hasher) {

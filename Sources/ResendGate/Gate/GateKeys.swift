@@ -19,6 +19,8 @@ import RedisClient
 ///     rg:{login:+8613800138000}:failed     wrong codes in the window (a counter)
 ///     rg:{login:+8613800138000}:trusted    set by a `verified` outcome while the pumping
 ///                                          guard is on: the number skips the guard
+///     rg:{login:+8613800138000}:code       the issued code, sealed (`CodeRecord`), for
+///                                          its lifetime
 ///     rg:pump:{login:+861380}              a destination prefix's sends and verifications
 ///                                          (the pumping guard, see `PrefixKey`)
 ///     rg:pump:blocked                      the registry of prefixes found blocked (sorted set)
@@ -51,6 +53,8 @@ public struct GateKeys: Sendable, Hashable {
         /// Set by a `verified` outcome for `trustedFor` while the pumping guard is on:
         /// the number is never refused by the guard.
         case trusted
+        /// The code the gate issued the number (`CodeRecord`), for a purpose that issues codes.
+        case code
         /// Never written: fills the reserve script's per-IP slot when no cap applies, so
         /// the script's arity never changes and all its keys stay in the number's slot.
         case noIP = "no-ip"

@@ -18,6 +18,12 @@ package enum GateScripts {
     static let release = script(EmbeddedFiles.release)
     /// A checked code's outcome: clears or counts wrong codes, locks at the limit (`verify.lua`).
     static let verify = script(EmbeddedFiles.verify)
+    /// The default policy's send with its issued code, in one call (`issue.lua`: `IssuedCodeRule`).
+    static let issue = script(EmbeddedFiles.issue)
+    /// A check of a typed code against the number's issued one (`check.lua`: `IssuedCodeRule`).
+    static let check = script(EmbeddedFiles.check)
+    /// A code countdown token's lookup of the code it names (`countdown-of-code.lua`).
+    static let countdownOfCode = script(EmbeddedFiles.countdownOfCode)
 
     // MARK: Redis Cluster: the steps that live in slots of their own
 
@@ -40,7 +46,10 @@ package enum GateScripts {
     /// Which purposes' cooldowns gates keep in window keys (`window-cooldowns.lua`: `WindowCooldowns`).
     static let windowCooldowns = script(EmbeddedFiles.windowCooldowns)
 
-    static let all = [peek, release, verify, ipTake, idempotencyPut, countdownOfCooldown, budgetTake, pumping, windowCooldowns]
+    static let all = [
+        peek, release, verify, issue, check, countdownOfCode, ipTake, idempotencyPut, countdownOfCooldown, budgetTake, pumping,
+        windowCooldowns,
+    ]
 
     /// `prelude.lua`, then the file with its parts put in (`withParts`).
     static func script(_ file: [UInt8]) -> RedisScript {
@@ -84,6 +93,7 @@ package enum GateScripts {
         "ladder-hold": EmbeddedFiles.ladderHold, "max-sends-hold": EmbeddedFiles.maxSendsHold, "ip-hold": EmbeddedFiles.ipHold,
         "idempotency-record": EmbeddedFiles.idempotencyRecord, "cooldown-write": EmbeddedFiles.cooldownWrite,
         "ip-count": EmbeddedFiles.ipCount,
+        "code-issue": EmbeddedFiles.codeIssue, "code-write": EmbeddedFiles.codeWrite, "trust-mark": EmbeddedFiles.trustMark,
     ]
 
     /// The text of a script made of `prelude.lua` (unless `prelude` is false) and `files`,

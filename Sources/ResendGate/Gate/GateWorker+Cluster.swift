@@ -58,12 +58,23 @@ extension GateWorker {
             keys: context.keys, purpose: request.purpose, number: number, nonce: token, ipAddress: nil, idempotencyKey: nil,
             fingerprint: nil)
         script.cluster = (linkedRecord: idempotency?.key, outsideWaitMilliseconds: outsideWait)
-        context.store.evaluate(reserveScript(request.purpose, countingIP: false), slotKey: script.slotKey, script.write, completion: {
+        script.code = codes.argument(policy, purpose: request.purpose, number: number)
+        var lua = reserveScript(request.purpose, countingIP: false)
+        // A policy without a window names its cooldown key alone, while no gate keeps the
+        // purpose's cooldowns in windows (as a plain `SET NX` does): one key is never held
+        // up by a slot migration.
+        if let cooldownKeyOnly = reserveScripts[request.purpose.name]?.cooldownKeyOnly,
+           cooldowns.windows.plainDecisionIsSafe(for: request.purpose.name) {
+            lua = cooldownKeyOnly
+            script.cooldownKeyOnly = true
+        }
+        context.store.evaluate(lua, slotKey: script.slotKey, script.write, completion: {
             [unowned self] result in
             var nonce: Substring = ""
             var outcome = GateContext.decode(result) { reply throws(GateError) in
                 let decided = try ReserveAnswer.decision(
-                    from: reply, fingerprint: nil, request: request, policy: policy, number: number, cipher: cipher)
+                    from: reply, fingerprint: nil, request: request, policy: policy, number: number, cipher: cipher,
+                    sealer: self.context.codeSealer, offeredCode: script.code)
                 nonce = decided.nonce
                 return decided.decision
             }

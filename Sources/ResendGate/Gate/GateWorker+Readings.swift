@@ -17,10 +17,17 @@ extension GateWorker {
         }
         guard let contents = cipher.open(token) else { return completion(.success(nil)) }
         let keys = context.keys
-        context.store.evaluate(GateScripts.countdownOfCooldown, slotKey: keys.slotKey(purpose: contents.purpose, number: contents.number), { args in
-            args.append(2)
-            keys.append(.cooldown, purpose: contents.purpose, number: contents.number, to: &args)
-            keys.append(.window, purpose: contents.purpose, number: contents.number, to: &args)
+        // An issued code's token follows the code's lifetime, in its code key.
+        let script = contents.kind == .code ? GateScripts.countdownOfCode : GateScripts.countdownOfCooldown
+        context.store.evaluate(script, slotKey: keys.slotKey(purpose: contents.purpose, number: contents.number), { args in
+            if contents.kind == .code {
+                args.append(1)
+                keys.append(.code, purpose: contents.purpose, number: contents.number, to: &args)
+            } else {
+                args.append(2)
+                keys.append(.cooldown, purpose: contents.purpose, number: contents.number, to: &args)
+                keys.append(.window, purpose: contents.purpose, number: contents.number, to: &args)
+            }
             args.append(contents.cooldownValue)
             args.appendRedisNow()
         }, completion: { result in

@@ -29,6 +29,7 @@ public final class GateWorker {
     let budgets: SendBudgets
     let prefixGuard: PrefixGuard
     let lockout: Lockout
+    let codes: IssuedCodeRule
     /// Each client address's requests against `ipMaxRequests`, before Redis; nil without it.
     let requestLimiter: RequestLimiter?
     /// On a cluster, the sends with steps outside the number's slot (budgets, the pumping
@@ -74,6 +75,7 @@ public final class GateWorker {
         budgets = SendBudgets(context: context, idempotency: idempotency)
         prefixGuard = PrefixGuard(context: context, idempotency: idempotency)
         lockout = Lockout(context: context, prefixGuard: prefixGuard)
+        codes = IssuedCodeRule(context: context, prefixGuard: prefixGuard)
         requestLimiter = configuration.ipMaxRequests.map { RequestLimiter(rate: $0) }
     }
 
@@ -122,7 +124,11 @@ public final class GateWorker {
     private func reserveAdmitted(
         _ request: SendRequest, policy: CompiledPolicy, completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
-        if configuration.testNumbers.contains(request.phone.e164) { return completion(.success(.testNumber(request, policy))) }
+        if configuration.testNumbers.contains(request.phone.e164) {
+            var decision = Decision.testNumber(request, policy)
+            decision.issuedCode = codes.testCode(policy, now: decision.serverTimeMilliseconds)
+            return completion(.success(decision))
+        }
         if let regions = policy.rules.allowedRegions, !regions.contains(request.phone.region) {
             return completion(.failure(.regionNotAllowed(request.phone.region)))
         }
@@ -176,15 +182,17 @@ public final class GateWorker {
             if !cooldowns.windows.firstReadAnswered, cooldowns.windows.waitForFirstRead({ [unowned self] in
                 self.reserveNumber(request, policy: policy, cipher: cipher, completion: completion)
             }) { return }
-            if cooldowns.reservePlainly(request, policy: policy, cipher: cipher, completion: completion) { return }
+            if cooldowns.reservePlainly(request, policy: policy, cipher: cipher, codes: codes, completion: completion) { return }
         }
         if store.isCluster { return reserveOnCluster(request, policy: policy, cipher: cipher, completion: completion) }
         let number = context.number(request.phone)
         let tokens = context.tokens
         let requestFingerprint = request.idempotencyKey.map { _ in context.fingerprint(request, number: number) }
-        let script = ReserveArguments(
-            keys: keys, purpose: request.purpose, number: number, nonce: tokens.next(), ipMember: ip.map { _ in tokens.next() }, ipAddress: ip,
+        let nonce = tokens.next()
+        var script = ReserveArguments(
+            keys: keys, purpose: request.purpose, number: number, nonce: nonce, ipMember: ip.map { _ in tokens.next() }, ipAddress: ip,
             idempotencyKey: idempotency.recordKey(request), fingerprint: requestFingerprint, fraudGuard: fraudGuard)
+        script.code = codes.argument(policy, purpose: request.purpose, number: number)
         let lua = reserveScript(request.purpose, guarded: fraudGuard != nil, countingIP: ip != nil)
         store.evaluate(lua, slotKey: script.slotKey, script.write, completion: { [unowned self] result in
             let outcome = GateContext.decode(result) { reply throws(GateError) in
@@ -195,7 +203,7 @@ public final class GateWorker {
                 } else {
                     decision = try ReserveAnswer.decision(
                         from: read?.rest ?? reply, fingerprint: requestFingerprint, request: request, policy: policy,
-                        number: number, cipher: cipher
+                        number: number, cipher: cipher, sealer: self.context.codeSealer, offeredCode: script.code
                     ).decision
                 }
                 if read?.register == true, let prefix = fraudGuard?.prefix {
@@ -216,12 +224,24 @@ public final class GateWorker {
         return scripts.script(guarded: guarded, countingIP: countingIP, cooldownInWindow: inWindow)
     }
 
-    /// Records the outcome of a code the back end checked (`Lockout`).
+    /// Records the outcome of a code the back end checked (`Lockout`); refused with
+    /// `codes_issued` for a purpose whose codes the gate checks itself (`check`), so no
+    /// report can forge or double a conversion.
     public func verify(
         _ phone: PhoneNumber, purpose: Purpose, outcome: VerificationOutcome,
         completion: @escaping (Result<VerificationResult, GateError>) -> Void
     ) {
+        if (try? policy(for: purpose))?.rules.codes != nil { return completion(.failure(.codesIssued)) }
         lockout.verify(phone, purpose: purpose, outcome: outcome, completion: completion)
+    }
+
+    /// Checks a typed code against the number's live issued code (`IssuedCodeRule`): right
+    /// once, then used; wrong ones counted toward the lockout, and a right one toward the
+    /// pumping guard's conversion, with no report from the back end.
+    public func check(
+        _ phone: PhoneNumber, purpose: Purpose, code: String, completion: @escaping (Result<CodeCheck, GateError>) -> Void
+    ) {
+        codes.check(phone, purpose: purpose, code: code, completion: completion)
     }
 
     /// Ends the number's running cooldown and refunds its send (`Refunds`): `true` when a

@@ -17,6 +17,9 @@ struct ReserveAnswer {
     let nowMilliseconds: Int64
     /// The cooldown's nonce the answer's token names ("" : none).
     let nonce: Substring
+    /// For a purpose that issues codes, an allowed send's code record (`CodeRecord`), which
+    /// the nonce field carries after a `#`; nil otherwise.
+    let code: Substring?
     /// The rules in observe mode that would have refused.
     let observed: [Decision.Reason]
 
@@ -24,13 +27,19 @@ struct ReserveAnswer {
         allowed: Bool, reason: Decision.Reason?, waitMilliseconds: Int64, sends: Int, nextMilliseconds: Int64,
         nowMilliseconds: Int64, nonce: Substring, observed: [Decision.Reason]
     ) {
+        if let mark = nonce.firstIndex(of: "#") {
+            self.nonce = nonce[..<mark]
+            code = nonce[nonce.index(after: mark)...]
+        } else {
+            self.nonce = nonce
+            code = nil
+        }
         self.allowed = allowed
         self.reason = allowed ? nil : reason ?? .cooldown
         self.waitMilliseconds = waitMilliseconds
         self.sends = sends
         self.nextMilliseconds = nextMilliseconds
         self.nowMilliseconds = nowMilliseconds
-        self.nonce = nonce
         self.observed = observed
     }
 
@@ -84,15 +93,20 @@ extension ReserveAnswer {
     /// (replayed when it holds `fingerprint`, else the key was reused: 422).
     static func decision(
         from reply: RedisReply, fingerprint: String?, request: SendRequest, policy: CompiledPolicy, number: String,
-        cipher: CountdownTokenCipher
+        cipher: CountdownTokenCipher, sealer: CodeSealer?, offeredCode: String?
     ) throws(GateError) -> (decision: Decision, nonce: Substring) {
         switch reply {
         case .bulk(let bytes):
             guard let answer = ReserveAnswer(answer: String(decoding: bytes, as: UTF8.self)) else { throw GateContext.unexpected(reply) }
-            return (decision(answer, replayed: false, request: request, policy: policy, number: number, cipher: cipher), answer.nonce)
+            return (
+                try decision(
+                    answer, replayed: false, request: request, policy: policy, number: number, cipher: cipher, sealer: sealer,
+                    offeredCode: offeredCode),
+                answer.nonceField)
         case .array(let items) where items.count == 1:
             guard case .bulk(let record) = items[0], let fingerprint else { throw GateContext.unexpected(reply) }
-            return try stored(record, fingerprint: fingerprint, request: request, policy: policy, number: number, cipher: cipher)
+            return try stored(
+                record, fingerprint: fingerprint, request: request, policy: policy, number: number, cipher: cipher, sealer: sealer)
         default:
             throw GateContext.unexpected(reply)
         }
@@ -102,21 +116,34 @@ extension ReserveAnswer {
     /// another request's record (or one that cannot be read) is a reused key: 422.
     static func stored(
         _ record: [UInt8], fingerprint: String, request: SendRequest, policy: CompiledPolicy, number: String,
-        cipher: CountdownTokenCipher
+        cipher: CountdownTokenCipher, sealer: CodeSealer?
     ) throws(GateError) -> (decision: Decision, nonce: Substring) {
         switch ReserveAnswer.record(String(decoding: record, as: UTF8.self), fingerprint: fingerprint) {
         case .answer(let answer):
-            return (decision(answer, replayed: true, request: request, policy: policy, number: number, cipher: cipher), answer.nonce)
+            return (
+                try decision(
+                    answer, replayed: true, request: request, policy: policy, number: number, cipher: cipher, sealer: sealer,
+                    offeredCode: nil),
+                answer.nonceField)
         case .otherRequest, .unreadable:
             throw .idempotencyKeyReused
         }
     }
 
-    /// A reserve answer as the request's decision; its countdown token seals the nonce.
+    /// The nonce field as the answer held it: the nonce, then `#` and the code's record, if any
+    /// (what an idempotency record written apart must hold, so its replay carries the code).
+    var nonceField: Substring {
+        guard let code else { return nonce }
+        return Substring(nonce + "#" + code)
+    }
+
+    /// A reserve answer as the request's decision; its countdown token seals the nonce, and
+    /// an allowed send's code is opened with `sealer` (`offeredCode`: the new code the
+    /// request offered, so a live one answered instead is marked resent).
     static func decision(
         _ answer: ReserveAnswer, replayed: Bool, request: SendRequest, policy: CompiledPolicy, number: String,
-        cipher: CountdownTokenCipher
-    ) -> Decision {
+        cipher: CountdownTokenCipher, sealer: CodeSealer?, offeredCode: String?
+    ) throws(GateError) -> Decision {
         var decision = Decision(
             allowed: answer.allowed, reason: answer.reason, phone: request.phone, purpose: request.purpose,
             retryAfterMilliseconds: answer.waitMilliseconds, serverTimeMilliseconds: answer.nowMilliseconds,
@@ -126,6 +153,12 @@ extension ReserveAnswer {
                 cipher.seal(purpose: request.purpose, number: number, nonce: $0)
             })
         decision.observed = answer.observed
+        if let code = answer.code, answer.allowed {
+            guard let issued = sealer?.issued(
+                code, purpose: request.purpose, number: number, offered: offeredCode, cipher: cipher)
+            else { throw .unreadableCode }
+            decision.issuedCode = issued
+        }
         return decision
     }
 }

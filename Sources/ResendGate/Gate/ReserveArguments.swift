@@ -1,8 +1,13 @@
 import RedisClient
 
 /// The keys and arguments of one `reserve` script call (the policy is the script's own:
-/// `ReserveScripts`). Keys the call does not use still name a key in the number's slot,
-/// so a cluster never sees keys of two slots in one call.
+/// `ReserveScripts`). On one Redis, keys the call does not use (the IP's set, the
+/// idempotency record) name a key in the number's slot that is never written, so the
+/// budgets' keys keep their places. On a cluster the call names the number's keys only
+/// (the cooldown key alone for a policy without a window: `ReserveScripts.cooldownKeyOnly`):
+/// Redis answers `TRYAGAIN` to a call naming a key it does not hold, with one it holds, in
+/// a slot being migrated, so a key never written would hold up every number of the slot
+/// with a running cooldown for the whole migration.
 struct ReserveArguments {
     let keys: GateKeys
     let purpose: Purpose
@@ -24,27 +29,33 @@ struct ReserveArguments {
     /// `ip_limit` unless the number's own limits end later (0: none). On one Redis the
     /// record is `idempotencyKey`, linked by the script itself.
     var cluster: (linkedRecord: String?, outsideWaitMilliseconds: Int64)? = nil
+    /// On a cluster: the call names the cooldown key alone (`ReserveScripts.cooldownKeyOnly`).
+    var cooldownKeyOnly = false
     /// Budgets and the pumping guard in the same call (one Redis: `FraudGuard`).
     var fraudGuard: FraudGuard? = nil
+    /// For a purpose that issues codes: the new code (`IssuedCodeRule.argument`), passed
+    /// last (after the cluster's two, on one Redis too), and the number's code key, the
+    /// last key (`code-issue.lua`).
+    var code: String? = nil
 
     /// The hash tag of the number's keys: where the call runs on a cluster.
     var slotKey: String { keys.slotKey(purpose: purpose, number: number) }
 
     func write(_ args: inout RedisArguments) {
-        args.append(4 + (fraudGuard?.keyCount ?? 0))
-        keys.append(.cooldown, purpose: purpose, number: number, to: &args)
-        keys.append(.window, purpose: purpose, number: number, to: &args)
-        if let ipAddress {
-            keys.appendIPSends(address: ipAddress, to: &args)
+        if cluster != nil {
+            // The IP's cap, the idempotency record and the budgets are steps of their own.
+            precondition(ipAddress == nil && idempotencyKey == nil && fraudGuard == nil, "a cluster's call names the number's keys only")
+            args.append((cooldownKeyOnly ? 1 : 2) + (code == nil ? 0 : 1))
+            keys.append(.cooldown, purpose: purpose, number: number, to: &args)
+            if !cooldownKeyOnly { keys.append(.window, purpose: purpose, number: number, to: &args) }
         } else {
-            keys.append(.noIP, purpose: purpose, number: number, to: &args)
-        }
-        if let idempotencyKey {
-            args.append(idempotencyKey)
-        } else {
-            keys.append(.noIdempotency, purpose: purpose, number: number, to: &args)
+            args.append(4 + (fraudGuard?.keyCount ?? 0) + (code == nil ? 0 : 1))
+            keys.append(.cooldown, purpose: purpose, number: number, to: &args)
+            keys.append(.window, purpose: purpose, number: number, to: &args)
+            appendUnusedKeys(&args)
         }
         fraudGuard?.appendKeys(keys, purpose: purpose, number: number, to: &args)
+        if code != nil { keys.append(.code, purpose: purpose, number: number, to: &args) }
         args.appendRedisNow()
         // The IP's and the budgets' members ride after the nonce in the same argument (one
         // argument each fewer).
@@ -56,6 +67,26 @@ struct ReserveArguments {
         if let cluster {
             args.append(Int(cluster.outsideWaitMilliseconds))
             args.append(cluster.linkedRecord ?? "")
+        } else if code != nil {
+            // The cluster's two arguments, empty, so the code's stays last and ip-check.lua
+            // and cooldown-write.lua read theirs where a cluster puts them.
+            args.append(0, "")
+        }
+        if let code { args.append(code) }
+    }
+
+    /// KEYS[3] and KEYS[4] on one Redis: the IP's set and the idempotency record, or, for
+    /// either the call does not use, a key of the number's slot.
+    private func appendUnusedKeys(_ args: inout RedisArguments) {
+        if let ipAddress {
+            keys.appendIPSends(address: ipAddress, to: &args)
+        } else {
+            keys.append(.noIP, purpose: purpose, number: number, to: &args)
+        }
+        if let idempotencyKey {
+            args.append(idempotencyKey)
+        } else {
+            keys.append(.noIdempotency, purpose: purpose, number: number, to: &args)
         }
     }
 }

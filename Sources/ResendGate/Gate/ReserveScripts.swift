@@ -14,6 +14,14 @@ import RedisClient
 struct ReserveScripts {
     /// Indexed by `[guarded][countingIP][cooldownInWindow]` (as 0 or 1).
     private let scripts: [[[RedisScript]]]
+    /// For a policy without a window, on a cluster: the script called with the number's
+    /// cooldown key alone (it reads no window), while no gate keeps the purpose's cooldowns
+    /// in window keys (`WindowCooldowns`). Redis refuses a call naming two keys of a slot
+    /// being migrated with `TRYAGAIN` while it holds one of them and not the other (a
+    /// window key such a policy never writes: every number with a running cooldown) and
+    /// on the importing node while either is missing; a call naming one key is always
+    /// served, where that key is (`ASK` leads there). Nil for a policy with a window.
+    let cooldownKeyOnly: RedisScript?
 
     init(policy: CompiledPolicy, idempotencyLifetimeMilliseconds: Int64, longestIPWindowMilliseconds: Int64) {
         let capsIP = policy.rules.ipMaxSends != nil
@@ -35,7 +43,22 @@ struct ReserveScripts {
                 }
             }
         }
+        if hasWindow {
+            cooldownKeyOnly = nil
+        } else {
+            let source = Self.source(
+                policy: policy, countingIP: false, cooldownInWindow: false,
+                idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
+                longestIPWindowMilliseconds: longestIPWindowMilliseconds)
+            guard source.contains(Self.numberRead) else { preconditionFailure("reserve.lua lost its read of the number's keys") }
+            cooldownKeyOnly = RedisScript(source.replacing(Self.numberRead, with: Self.cooldownRead))
+        }
     }
+
+    /// reserve.lua's read of the number's two keys, and what a call naming the cooldown key
+    /// alone reads instead (the same table, without a window).
+    static let numberRead = "local held = call('MGET', KEYS[1], KEYS[2])\n"
+    static let cooldownRead = "local held = {call('GET', KEYS[1])}\n"
 
     /// The script that decides budgets and the pumping guard too or not, counts the IP or
     /// not, and keeps the cooldown in the window key or not (each the same script when the
@@ -45,7 +68,7 @@ struct ReserveScripts {
     }
 
     /// Every distinct script, to load at connect.
-    var all: [RedisScript] { Array(Set(scripts.joined().joined())) }
+    var all: [RedisScript] { Array(Set(scripts.joined().joined()).union(cooldownKeyOnly.map { [$0] } ?? [])) }
 
     static let blockStart = "-- policy (ReserveScripts writes this block for each purpose)\n"
     static let blockEnd = "-- end of policy\n"
@@ -55,13 +78,24 @@ struct ReserveScripts {
 
     /// reserve.lua with its parts put in once per process, not per gate (a gate makes a script
     /// for each purpose and variant, and putting parts in reads every line): with the guard's
-    /// (the policy's budgets left as a line to replace) and without.
-    private static let guardedParts = String(
-        decoding: GateScripts.withParts(EmbeddedFiles.reserve, parts: GateScripts.parts.merging(["budget-policy": Array(budgetPolicyLine.utf8)]) { $1 }),
-        as: UTF8.self)
-    private static let plainParts = String(
-        decoding: GateScripts.withParts(EmbeddedFiles.reserve, parts: GateScripts.parts.merging(["guard-check": [], "guard-count": []]) { $1 }),
-        as: UTF8.self)
+    /// (the policy's budgets left as a line to replace) and without, each with the issued
+    /// code's parts (`IssuedCodes`) and without.
+    private static let linked: [[String]] = [false, true].map { guarded in
+        [false, true].map { codes in
+            var parts = GateScripts.parts
+            if guarded {
+                parts["budget-policy"] = Array(budgetPolicyLine.utf8)
+            } else {
+                parts["guard-check"] = []
+                parts["guard-count"] = []
+            }
+            if !codes {
+                parts["code-issue"] = []
+                parts["code-write"] = []
+            }
+            return String(decoding: GateScripts.withParts(EmbeddedFiles.reserve, parts: parts), as: UTF8.self)
+        }
+    }
     private static let guardFile = String(decoding: EmbeddedFiles.fraudGuard, as: UTF8.self)
 
     /// `reserve.lua` with `policy`'s block, after `prelude.lua`; guarded, the block is
@@ -71,7 +105,7 @@ struct ReserveScripts {
         policy: CompiledPolicy, guarded: Bool = false, countingIP: Bool, cooldownInWindow: Bool,
         idempotencyLifetimeMilliseconds: Int64, longestIPWindowMilliseconds: Int64
     ) -> String {
-        let text = guarded ? guardedParts : plainParts
+        let text = linked[guarded ? 1 : 0][policy.rules.codes == nil ? 0 : 1]
         guard let start = text.range(of: blockStart), let end = text.range(of: blockEnd, range: start.upperBound..<text.endIndex)
         else { preconditionFailure("reserve.lua lost its policy block's marker lines") }
         var block = Self.block(
@@ -144,6 +178,7 @@ struct ReserveScripts {
         // A number's first send and the step after it, the most frequent, without a call of `step`.
         let first = ladder.first ?? 0
         let second = ladder.dropFirst().first ?? first
+        let codes = policy.rules.codes
         return """
             local window, windowLifeText, maxSends, keepSends = \(window), '\(longest)', \(maxSends), \(keepSends)
             local cooldownInWindow = \(cooldownInWindow)
@@ -152,7 +187,16 @@ struct ReserveScripts {
             local watchCooldown, watchMax, watchIP = \(policy.rules.observes(.cooldown)), \(policy.rules.observes(.maxSends)), \(policy.rules.observes(.ipLimit))
             local function step(i) return (select(i, \(steps))) end
             local firstHold, firstHoldMs, secondHold = '\(first)', \(first), '\(second)'
+            local codeKeys = \(codes == nil ? 0 : 1)
 
-            """
+            """ + (codes.map { codes in
+                // The number's code key and the new code come last (`ReserveArguments`).
+                let life = codes.lifetime.wholeMilliseconds
+                return """
+                    local codeKey, codeArg, codeLife, codeLifeText = KEYS[#KEYS], ARGV[#ARGV], \(life), '\(life)'
+                    local codeSame = \(codes.onResend == .same)
+
+                    """
+            } ?? "")
     }
 }

@@ -49,7 +49,7 @@ final class Cooldowns {
     /// gate keeps the purpose's cooldowns in windows (then true); false when the reserve
     /// script must decide.
     func reservePlainly(
-        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
+        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, codes: IssuedCodeRule,
         completion: @escaping (Result<Decision, GateError>) -> Void
     ) -> Bool {
         guard let milliseconds = policy.plainCooldownMilliseconds, windows.plainDecisionIsSafe(for: request.purpose.name) else { return false }
@@ -63,12 +63,39 @@ final class Cooldowns {
         let now = Decision.wallClockMilliseconds()
         let value = CooldownValue(nonce: nonce, deadlineMilliseconds: now + milliseconds)
         let token = { (nonce: CooldownNonce) in cipher.seal(purpose: purpose, number: number, nonce: nonce) }
-        store.send(slotKey: slotKey, { args in
+        // A purpose that issues codes: the same SET and, when it lets the send through, the
+        // send's code, in one script call (`issue.lua`).
+        let code = codes.argument(policy, purpose: purpose, number: number)
+        let write: (inout RedisArguments) -> Void = { args in
             args.append("SET")
             keys.append(.cooldown, purpose: purpose, number: number, to: &args)
             value.append(to: &args)
             args.append("NX", "PX", Int(milliseconds), "GET")
-        }, completion: { set in
+        }
+        let send: (@escaping (Result<RedisReply, RedisError>) -> Void) -> Void = { completion in
+            guard let code, let issuing = policy.rules.codes else { return store.send(slotKey: slotKey, write, completion: completion) }
+            store.evaluate(GateScripts.issue, slotKey: slotKey, { args in
+                args.append(2)
+                keys.append(.cooldown, purpose: purpose, number: number, to: &args)
+                keys.append(.code, purpose: purpose, number: number, to: &args)
+                value.append(to: &args)
+                // The gate's clock, as the cooldown's deadline and `server_time` are: a new
+                // code's `code_expires_in_ms` is its lifetime exactly.
+                args.append(Int(milliseconds), Int(now))
+                args.append(code, Int(issuing.lifetime.wholeMilliseconds), issuing.onResend.rawValue)
+            }, completion: completion)
+        }
+        send { reply in
+            // issue.lua answers an allowed send with {its code's record}: the SET's nil, and the code.
+            var set = reply
+            var issued: IssuedCode?
+            if case .success(.array(let items)) = reply, items.count == 1, case .bulk(let record) = items[0] {
+                set = .success(.null)
+                issued = context.codeSealer?.issued(
+                    Substring(String(decoding: record, as: UTF8.self)), purpose: purpose, number: number, offered: code,
+                    cipher: cipher)
+                if issued == nil { return completion(.failure(.unreadableCode)) }
+            }
             let decide = { (pttl: Result<RedisReply, RedisError>?) in
                 Self.decision(
                     set: set, pttl: pttl, now: now, request: request, milliseconds: milliseconds, nonce: nonce, token: token
@@ -82,7 +109,13 @@ final class Cooldowns {
                     }, completion: { _ in })
                 }
             }
-            if let outcome = decide(nil) { return context.awaitReplicas(for: outcome, slotKey: slotKey, completion: completion) }
+            if var outcome = decide(nil) {
+                if let issued, case .success(var decision) = outcome {
+                    decision.issuedCode = issued
+                    outcome = .success(decision)
+                }
+                return context.awaitReplicas(for: outcome, slotKey: slotKey, completion: completion)
+            }
             store.send(slotKey: slotKey, { args in
                 args.append("PTTL")
                 keys.append(.cooldown, purpose: purpose, number: number, to: &args)
@@ -90,7 +123,7 @@ final class Cooldowns {
                 // `decide` with a PTTL reply always decides.
                 context.awaitReplicas(for: decide(pttl) ?? .failure(.storeUnavailable("no decision")), slotKey: slotKey, completion: completion)
             })
-        })
+        }
         return true
     }
 

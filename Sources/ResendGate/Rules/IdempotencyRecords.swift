@@ -33,7 +33,8 @@ struct IdempotencyRecords {
             completion(GateContext.decode(result) { reply throws(GateError) in
                 guard case .bulk(let record) = reply else { throw GateContext.unexpected(reply) }
                 return try ReserveAnswer.stored(
-                    record, fingerprint: fingerprint, request: request, policy: policy, number: number, cipher: cipher
+                    record, fingerprint: fingerprint, request: request, policy: policy, number: number, cipher: cipher,
+                    sealer: context.codeSealer
                 ).decision
             })
         })

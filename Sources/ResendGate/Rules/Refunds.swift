@@ -34,11 +34,14 @@ final class Refunds {
         let onCluster = store.isCluster
         let slotKey = keys.slotKey(purpose: purpose, number: number)
         let channel = keys.releasedChannel
+        let issuesCodes = policy.rules.codes != nil
         store.evaluate(GateScripts.release, slotKey: slotKey, { args in
-            args.append(3)
+            // A purpose that issues codes: the number's code, which the refund voids.
+            args.append(issuesCodes ? 4 : 3)
             keys.append(.cooldown, purpose: purpose, number: number, to: &args)
             keys.append(.window, purpose: purpose, number: number, to: &args)
             keys.append(.refunds, purpose: purpose, number: number, to: &args)
+            if issuesCodes { keys.append(.code, purpose: purpose, number: number, to: &args) }
             args.append(Int(policy.policyWindowMilliseconds), maxRefunds, onCluster ? 0 : 1, channel)
             args.appendRedisNow()
         }, completion: { result in

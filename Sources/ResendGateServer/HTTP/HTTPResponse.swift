@@ -65,7 +65,10 @@ enum HTTPResponder {
         return text.utf8Start.withMemoryRebound(to: CChar.self, capacity: text.utf8CodeUnitCount + 1) { body($0) }
     }
 
-    private static func reason(_ status: Int) -> StaticString {
+    /// The reason phrase of RFC 9110 §15 for each status the server answers
+    /// (`StatusLineTests` holds every status APIError, the routes and the framing can give
+    /// to this table); an unknown one gets none, which RFC 9112 §4 allows.
+    static func reason(_ status: Int) -> StaticString {
         switch status {
         case 200: "OK"
         case 204: "No Content"
@@ -74,6 +77,8 @@ enum HTTPResponder {
         case 403: "Forbidden"
         case 404: "Not Found"
         case 405: "Method Not Allowed"
+        case 409: "Conflict"
+        case 410: "Gone"
         case 413: "Content Too Large"
         case 415: "Unsupported Media Type"
         case 421: "Misdirected Request"
@@ -82,7 +87,7 @@ enum HTTPResponder {
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"
         case 503: "Service Unavailable"
-        default: "Status"
+        default: ""
         }
     }
 }

@@ -2,8 +2,10 @@ import ResendGate
 
 extension Decision {
     /// The decision as the HTTP API and the command line print it (docs/API.md);
-    /// `countdownToken` overrides the decision's own token.
-    public func writeJSON(to json: inout JSONWriter, countdownToken: String? = nil) {
+    /// `countdownToken` overrides the decision's own token. An issued code's digits are
+    /// written only when `showingCode` (a back end's request: never a browser's); its
+    /// expiry and countdown token always.
+    public func writeJSON(to json: inout JSONWriter, countdownToken: String? = nil, showingCode: Bool = false) {
         json.beginObject()
         json.field("allowed", allowed)
         if let reason { json.field("reason", reason.rawValue) }
@@ -16,6 +18,13 @@ extension Decision {
         if let sendsLeft { json.value(Int64(sendsLeft)) } else { json.null() }
         if let token = countdownToken ?? self.countdownToken?.text { json.field("countdown_token", token) }
         if testNumber { json.field("test_number", true) }
+        if let issuedCode {
+            if showingCode { json.field("code", issuedCode.code) }
+            json.key("code_expires_at"); json.timestamp(millisecondsSince1970: issuedCode.expiresAtMilliseconds)
+            json.field("code_expires_in_ms", max(0, issuedCode.expiresAtMilliseconds - serverTimeMilliseconds))
+            json.field("code_resent", issuedCode.resent)
+            if let token = issuedCode.countdownToken { json.field("code_countdown_token", token.text) }
+        }
         if !observed.isEmpty {
             json.key("observed")
             json.beginArray()
@@ -46,6 +55,18 @@ extension CountdownReading {
         json.field("active", true)
         WaitEncoding.write(retryAfterMilliseconds, end: "resend_at", now: serverTimeMilliseconds, to: &json)
         json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
+        json.endObject()
+    }
+}
+
+extension CodeCheck {
+    /// The result as `POST /v1/checks` and `resendgate check` print it: a right code.
+    public func writeJSON(to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("phone", phone.e164)
+        json.field("purpose", purpose.name)
+        json.field("valid", true)
+        if testNumber { json.field("test_number", true) }
         json.endObject()
     }
 }

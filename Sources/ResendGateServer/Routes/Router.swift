@@ -1,7 +1,7 @@
 /// Maps a request to its handler. Every route of the API is listed here, with the API
 /// key scope it needs: `send` for POST /v1/sends, `read` for peeks and the blocked
 /// prefixes (GET /v1/prefixes), `release` for refunds, `verify` for POST
-/// /v1/verifications; countdowns and the operational routes need no key.
+/// /v1/verifications and POST /v1/checks; countdowns and the operational routes need no key.
 extension Worker {
     func route(_ exchange: Exchange) {
         let path = exchange.path
@@ -16,6 +16,10 @@ extension Worker {
             guard method == .post else { return methodNotAllowed(exchange, "POST") }
             guard permits(exchange, .verify) != nil else { return }
             handleVerification(exchange)
+        case "/v1/checks":
+            guard method == .post else { return methodNotAllowed(exchange, "POST") }
+            guard permits(exchange, .verify) != nil else { return }
+            handleCheck(exchange)
         case _ where path.hasPrefix("/v1/cooldowns/"):
             // Exactly one segment: /v1/cooldowns/{phone}/x is no route (an encoded %2F
             // stays inside the segment, as a separator of the number).

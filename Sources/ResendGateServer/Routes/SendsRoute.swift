@@ -14,6 +14,9 @@ extension Worker {
         } catch {
             return respond(exchange, error: error)
         }
+        // An issued code goes to back ends only: a request with an `Origin` is a web page's,
+        // and its user must get the code by SMS, never from the answer.
+        let showsCode = request.withHeader("Origin", { _ in true }) != true
         gate.reserve(send) { [unowned self] result in
             switch result {
             case .success(let decision):
@@ -21,7 +24,10 @@ extension Worker {
                 var headers = decision.allowed
                     ? [] : Self.rateLimitHeaders(decision, policy: self.gate.configuration.policies.policy(for: decision.purpose))
                 if decision.replayed { headers.append(("Idempotent-Replayed", "true")) }
-                self.respond(exchange, status: decision.allowed ? 200 : 429, headers: headers) { decision.writeJSON(to: &$0) }
+                if decision.issuedCode != nil { headers.append(("Cache-Control", "no-store")) }
+                self.respond(exchange, status: decision.allowed ? 200 : 429, headers: headers) {
+                    decision.writeJSON(to: &$0, showingCode: showsCode)
+                }
             case .failure(let error) where error.kind == .storeUnavailable && self.configuration.onStoreFailure == .open:
                 self.allowUnrecorded(exchange, send)
             case .failure(let error):

@@ -29,6 +29,13 @@ for _, key in ipairs(redis.call('KEYS', ARGV[1])) do
     local value = redis.call('GET', key)
     local moved = shifted(value)
     if moved ~= value then redis.call('SET', key, moved, 'KEEPTTL') end
+  elseif string.sub(key, -5) == ':code' then
+    -- An issued code's record (code-issue.lua): its expiry, after its identity, moves back.
+    local value = redis.call('GET', key)
+    local expiry = tonumber(string.sub(value, 17, 28), 16)
+    if expiry then
+      redis.call('SET', key, string.sub(value, 1, 16) .. string.format('%012x', expiry - by) .. string.sub(value, 29), 'KEEPTTL')
+    end
   elseif redis.call('TYPE', key).ok == 'hash' then
     local all = redis.call('HGETALL', key)
     for i = 1, #all, 2 do

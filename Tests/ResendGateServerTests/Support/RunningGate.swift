@@ -24,7 +24,7 @@ extension TestGate {
         maxConnectionsPerWorker: Int = 10_000, connectionTimeout: Duration = .seconds(10),
         policies: PolicySet? = nil, redisOptions: RedisServer.Options = RedisServer.Options(),
         onStoreFailure: StoreFailureMode = .closed, cooldown: Duration = .seconds(60), keySecret: String? = nil,
-        testPurposes: Bool = true, ipMaxRequests: RequestRate? = nil, waitUntilReady: Bool = false
+        testPurposes: Bool = true, ipMaxRequests: RequestRate? = nil, codeSecret: String? = nil, waitUntilReady: Bool = false
     ) throws {
         let policies = policies ?? PolicySet(fallback: Policy(ladder: [cooldown]))
         try self.init(redis: redisOptions, waitUntilReady: waitUntilReady) { redis in
@@ -32,7 +32,7 @@ extension TestGate {
                 url: redis.url, connectTimeout: redisTimeout, commandTimeout: redisTimeout)
             var gate = try GateConfiguration(
                 redis: redisConfiguration, policies: testPurposes ? Self.withTestPurposes(policies) : policies,
-                defaultRegion: region, keySecret: keySecret)
+                defaultRegion: region, keySecret: keySecret, codeSecret: codeSecret)
             gate.ipMaxRequests = ipMaxRequests
             return (
                 try ServerConfiguration(
@@ -71,12 +71,12 @@ extension TestGate {
 func withRunningGate<T>(
     apiKeys: [String] = [], region: String? = "CN", workers: Int = 2, redisTimeout: Duration = .seconds(5),
     maxConnectionsPerWorker: Int = 10_000, connectionTimeout: Duration = .seconds(10),
-    policies: PolicySet? = nil, testPurposes: Bool = true, _ body: (RunningGate) throws -> T
+    policies: PolicySet? = nil, testPurposes: Bool = true, codeSecret: String? = nil, _ body: (RunningGate) throws -> T
 ) throws -> T {
     try TestGate.with({
         try RunningGate(
             apiKeys: apiKeys, region: region, workers: workers, redisTimeout: redisTimeout,
             maxConnectionsPerWorker: maxConnectionsPerWorker, connectionTimeout: connectionTimeout, policies: policies,
-            testPurposes: testPurposes, waitUntilReady: true)
+            testPurposes: testPurposes, codeSecret: codeSecret, waitUntilReady: true)
     }, body)
 }

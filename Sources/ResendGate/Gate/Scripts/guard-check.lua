@@ -7,7 +7,8 @@
 -- register}, unless the request is a replay (then its record, as the number's rules would
 -- answer it). What they observe joins the number's observed rules; the shares an allowed
 -- send takes are noted for guard-count.lua.
-for i = firstBudgetKey, #KEYS do
+-- (A purpose that issues codes passes its code key after the budgets: `codeKeys`.)
+for i = firstBudgetKey, #KEYS - codeKeys do
   -- A budget's shard is named '<prefix>:budget:{<scope>:<kind>:<shard>}' (GateKeys): its
   -- kind follows the first colon after the brace (a scope holds none).
   local first = KEYS[i]

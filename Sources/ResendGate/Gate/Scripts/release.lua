@@ -1,5 +1,6 @@
 -- KEYS: 1 cooldown, 2 window (the sends in it, as reserve.lua keeps them), 3 refunds
---       (sorted set of refunded sends' nonces, by time).
+--       (sorted set of refunded sends' nonces, by time), 4 for a purpose that issues
+--       codes, the number's code (code-issue.lua).
 -- ARGV: 1 refund window ms, 2 max refunds (at least 1), 3 '1' to delete the linked
 --       idempotency record here (one Redis), '0' to return its name (a cluster, where
 --       it lives in another slot), 4 the channel releases are announced on, 5 now
@@ -13,7 +14,9 @@
 -- window, a lock, a cooldown begun under a plain policy), else the window's own: the
 -- value after its sends' ';', until its deadline (reserve.lua).
 -- Publishes the cooldown's nonce (which its countdown tokens carry) on the channel,
--- in the same script, so every gate ends the event streams that follow it.
+-- in the same script, so every gate ends the event streams that follow it. A refund also
+-- voids the number's live issued code (the SMS failed: nobody got it), keeping its expiry
+-- so a check of it says so, and publishes its identity (its countdown's streams end).
 -- Returns {1, 0, voided record name or ''} refunded, {0, 0, ''} when no cooldown
 -- runs (nothing is consumed), {-1, ms until the oldest refund leaves the window, ''}
 -- past the limit, {-2, ms the lock has left, ''} for a locked number (nothing changes).
@@ -62,6 +65,13 @@ if window then
     call('DEL', KEYS[2])
   elseif rest ~= window then
     call('SET', KEYS[2], rest, 'KEEPTTL')
+  end
+end
+if KEYS[4] then
+  local code = call('GET', KEYS[4])
+  if code and tonumber(string.sub(code, 29, 30)) then
+    call('SET', KEYS[4], string.sub(code, 1, 28) .. 'vv' .. string.sub(code, 31), 'KEEPTTL')
+    call('PUBLISH', ARGV[4], string.sub(code, 1, 16))
   end
 end
 call('ZADD', KEYS[3], now, token)

@@ -12,16 +12,20 @@
 --       running cooldown, the window's own), 3 the IP's sends
 --       (sorted set: one member per send, scored by its time; a key of the
 --       number's slot when the IP is not capped in this call), 4 idempotency record (a key
---       of the number's slot when the request has no Idempotency-Key).
+--       of the number's slot when the request has no Idempotency-Key). On a cluster only
+--       KEYS 1 and 2 (the IP's cap and the record are steps of their own; a key never
+--       written would make Redis answer TRYAGAIN while the slot migrates).
 -- ARGV: 1 now, Redis's clock in ms as the gate's connection reckons it ('': the script
 --       asks Redis's TIME), 2 fresh nonce (16 characters), then, when the IP is capped, the
 --       IP's member (a nonce of its own, so the IP's set cannot be joined to the number's
 --       keys), 3 idempotency fingerprint ('' : none); on a
 --       cluster also 4 a wait decided outside this slot (the per-IP cap; '0': none) and
 --       5 the idempotency record's key name to link ('' : none). On one Redis the record
---       to link is KEYS[4].
+--       to link is KEYS[4]. For a purpose that issues codes, the last key is the number's
+--       code and the last argument the new code's identity, digest and seal (code-issue.lua).
 -- Returns the answer as one string, the idempotency record's format: "allowed reason wait
--- sends next now nonce observed", then, when the request has an Idempotency-Key, a space
+-- sends next now nonce observed" (for a purpose that issues codes, an allowed send's nonce
+-- is followed by '#' and its code's record: code-issue.lua), then, when the request has an Idempotency-Key, a space
 -- and its fingerprint (reason '' for an allowed send; nonce: an allowed send's own, a
 -- refusal's running cooldown's, or ''; observed: the observed rules that would have
 -- refused, comma-separated). Or {record}: the text of an idempotency record already
@@ -68,6 +72,7 @@ local lifetime, lifetimeText, longest, steps = 86400000, '86400000', 86400000, 3
 local watchCooldown, watchMax, watchIP = false, false, false
 local function step(i) return (select(i, '60000', '120000', '300000')) end
 local firstHold, firstHoldMs, secondHold = '60000', 60000, '120000'
+local codeKeys = 0
 local guardRegister
 -- end of policy
 
@@ -117,15 +122,21 @@ else
   sendsText = sends < 10 and string.sub('0123456789', sends + 1, sends + 1) or string.format('%d', sends)
   nextText = step(sends < steps and sends + 1 or steps)
 end
+-- A purpose that issues codes: the allowed send's code (code-issue.lua; '' for others),
+-- after the nonce and a '#' in the answer.
+local codeText, codeWrite = '', false
+-- include: code-issue
 -- The record is the answer, then a space and the fingerprint (it may hold spaces).
 local fingerprint = ARGV[3]
 local answer = (allowed and '1 ' or '0 ') .. reason .. ' ' .. waitText .. ' ' .. sendsText .. ' '
-  .. nextText .. ' ' .. nowText .. ' ' .. token .. ' ' .. observedText .. (fingerprint == '' and '' or ' ') .. fingerprint
+  .. nextText .. ' ' .. nowText .. ' ' .. token .. (codeText == '' and '' or '#' .. codeText) .. ' ' .. observedText
+  .. (fingerprint == '' and '' or ' ') .. fingerprint
 -- include: idempotency-record
 if allowed then
   -- include: cooldown-write
   -- include: ip-count
   -- include: guard-count
+  -- include: code-write
 elseif repair then
   call('PEXPIRE', KEYS[1], string.format('%d', remaining))
 end

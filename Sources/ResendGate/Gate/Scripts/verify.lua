@@ -17,10 +17,8 @@
 -- send is a new code: its count starts at 0.
 --
 -- 'verified' clears the wrong checks and, with the pumping guard on, marks the number
--- trusted for ARGV[5] ms (the guard never refuses it then): {1, 1} when the verification
--- is to count toward its prefix's conversion, {1, 0} when not. A number counts at most
--- once per guard window (the mark holds the time it last counted, and lives at least a
--- window: the lint refuses a shorter `trusted_for`). 'failed' counts one: {0, attempts
+-- trusted for ARGV[5] ms (trust-mark.lua): {1, 1} when the verification is to count
+-- toward its prefix's conversion, {1, 0} when not. 'failed' counts one: {0, attempts
 -- left}; at the limit, scope 'code' locks the code: {-3, ms until the number's running
 -- cooldown ends}, the same answer to any later check of that code, 'verified' included;
 -- scope 'number' locks the number for the lockout (or for its running cooldown, the
@@ -61,14 +59,8 @@ if code ~= recordCode then count = 0 end
 if count == 'x' then return {-3, left} end
 if ARGV[1] == 'verified' then
   if record then call('DEL', KEYS[2]) end
-  if ARGV[5] == '0' then return {1, 0} end
-  local counted = tonumber(call('GET', KEYS[3]) or '')
-  if counted and now - counted < tonumber(ARGV[6]) then
-    call('PEXPIRE', KEYS[3], ARGV[5])
-    return {1, 0}
-  end
-  call('SET', KEYS[3], tostring(now), 'PX', ARGV[5])
-  return {1, 1}
+  local trustedKey, trustedFor, guardWindow = KEYS[3], ARGV[5], ARGV[6]
+  -- include: trust-mark
 end
 if not code then return {-2, 0} end
 local failed = count + 1

@@ -1,0 +1,35 @@
+/// What a number's code key holds (`code-issue.lua` writes it; `check.lua`,
+/// `countdown-of-code.lua` and `release.lua` read it): the identity of the code (the nonce
+/// of the send that issued it, 16 characters), its expiry in 12 hex digits of ms since
+/// 1970 by Redis's clock, its state in 2 characters (`00`-`99`: wrong checks so far; `uu`
+/// used, `vv` voided, `xx` locked), its digest (16 characters: `CodeSealer`), then the
+/// sealed code (2 hex digits a digit). No space, so it rides in a reserve answer's nonce
+/// field after a `#` (`ReserveAnswer`). A layout test holds the Lua reading to this one.
+struct CodeRecord: Equatable {
+    let identity: Substring
+    let expiresAtMilliseconds: Int64
+    let state: Substring
+    let digest: Substring
+    let sealed: Substring
+
+    static let headLength = 16 + 12 + 2 + CodeSealer.digestLength
+
+    init?(text: Substring) {
+        let bytes = text.utf8
+        guard bytes.count >= Self.headLength + 8, !bytes.contains(UInt8(ascii: " ")) else { return nil }
+        let start = text.startIndex
+        let expiryStart = text.index(start, offsetBy: 16)
+        let stateStart = text.index(expiryStart, offsetBy: 12)
+        let digestStart = text.index(stateStart, offsetBy: 2)
+        let sealedStart = text.index(digestStart, offsetBy: CodeSealer.digestLength)
+        guard let expiry = Int64(text[expiryStart..<stateStart], radix: 16) else { return nil }
+        identity = text[start..<expiryStart]
+        expiresAtMilliseconds = expiry
+        state = text[stateStart..<digestStart]
+        digest = text[digestStart..<sealedStart]
+        sealed = text[sealedStart...]
+    }
+
+    /// Wrong checks so far, or nil when the code is used, voided or locked.
+    var wrongChecks: Int? { Int(state) }
+}

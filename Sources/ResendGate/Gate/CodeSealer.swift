@@ -1,0 +1,109 @@
+import CCrypto
+import GateRuntime
+
+/// Makes issued codes, and seals and checks them under the deployment's code secret
+/// (`GateConfiguration.codeSecret`), which Redis never holds: a dump of Redis alone
+/// reveals no live code.
+///
+/// Two keys are derived from the secret by HMAC-SHA256 with labels of their own. A code's
+/// digest, `HMAC(digest key, purpose ‖ number ‖ code)` cut to 12 bytes, is what a check
+/// compares inside Redis (`check.lua`), so a check is one atomic step and the comparison
+/// sees only HMACs a guesser cannot make. Its seal, the code's digits XOR
+/// `HMAC(seal key, purpose ‖ number ‖ the code's identity)`, in hex, lets a gate send the
+/// same code again (`IssuedCodes.Resend.same`) and replay it to an idempotent retry; the
+/// identity is a fresh nonce, so no two codes share a pad, and a seal that was altered
+/// or moved to another number opens to a code whose digest does not match: refused.
+/// Confined to one loop, like the worker that owns it.
+final class CodeSealer {
+    /// Characters of a digest: 12 bytes in base64url.
+    static let digestLength = 16
+    private let digestKey: [UInt8]
+    private let sealKey: [UInt8]
+
+    init(secret: String) {
+        let bytes = Array(secret.utf8)
+        digestKey = Self.hmac(key: bytes, message: Array("resendgate code digest v1".utf8))
+        sealKey = Self.hmac(key: bytes, message: Array("resendgate code seal v1".utf8))
+    }
+
+    /// A fresh code of `length` digits from the operating system's CSPRNG (getrandom on
+    /// Linux), uniform: 64 random bits below the largest multiple of 10^length are taken
+    /// modulo 10^length, and any other draw is drawn again, so no code is likelier.
+    static func freshCode(length: Int) -> String {
+        precondition(IssuedCodes.lengths.contains(length))
+        var generator = SystemRandomNumberGenerator()
+        let bound = (0..<length).reduce(UInt64(1)) { value, _ in value * 10 }
+        let limit = UInt64.max - UInt64.max % bound
+        var draw = generator.next() as UInt64
+        while draw >= limit { draw = generator.next() }
+        let digits = String(draw % bound)
+        return String(repeating: "0", count: length - digits.utf8.count) + digits
+    }
+
+    /// What a check of `code` for `number` (its key text) and `purpose` compares.
+    func digest(code: String, purpose: Purpose, number: String) -> String {
+        let mac = Self.hmac(key: digestKey, message: Self.message(purpose, number, code))
+        return CountdownToken.base64URL(Array(mac.prefix(12)))
+    }
+
+    /// The digest, then the seal: what a send gives the script for a new code (`codeArg`).
+    func sealedCode(_ code: String, identity: CooldownNonce, purpose: Purpose, number: String) -> String {
+        let pad = Self.hmac(key: sealKey, message: Self.message(purpose, number, identity.text))
+        let sealed = zip(code.utf8, pad).map { $0 ^ $1 }
+        return digest(code: code, purpose: purpose, number: number) + sealed.lowercaseHex
+    }
+
+    /// The code a record holds, or nil when its seal does not open to the code its digest names.
+    func open(_ record: CodeRecord, purpose: Purpose, number: String) -> String? {
+        let hex = Array(record.sealed.utf8)
+        guard IssuedCodes.lengths.contains(hex.count / 2), hex.count % 2 == 0 else { return nil }
+        let pad = Self.hmac(key: sealKey, message: Self.message(purpose, number, String(record.identity)))
+        var digits: [UInt8] = []
+        digits.reserveCapacity(hex.count / 2)
+        for index in stride(from: 0, to: hex.count, by: 2) {
+            guard let high = hex[index].lowercaseHexValue, let low = hex[index + 1].lowercaseHexValue else { return nil }
+            digits.append((high << 4 | low) ^ pad[index / 2])
+        }
+        let code = String(decoding: digits, as: UTF8.self)
+        guard IssuedCodes.isWellFormed(Substring(code)),
+              Self.constantTimeEqual(digest(code: code, purpose: purpose, number: number), record.digest) else { return nil }
+        return code
+    }
+
+    /// The code an answer's record names, for the request that offered the new code
+    /// `offered` (`IssuedCodeRule.argument`; nil for a replay, which never counts as a
+    /// resend): a record of another identity is a live code sent again. Nil when the
+    /// record cannot be opened.
+    func issued(_ text: Substring, purpose: Purpose, number: String, offered: String?, cipher: CountdownTokenCipher) -> IssuedCode? {
+        guard let record = CodeRecord(text: text), let code = open(record, purpose: purpose, number: number) else { return nil }
+        return IssuedCode(
+            code: code, expiresAtMilliseconds: record.expiresAtMilliseconds,
+            resent: offered.map { !$0.hasPrefix(record.identity) } ?? false,
+            countdownToken: CooldownNonce(text: record.identity).map { cipher.seal(purpose: purpose, number: number, nonce: $0, kind: .code) })
+    }
+
+    /// Whether two texts are equal, in a time that does not depend on where they differ.
+    static func constantTimeEqual(_ left: some StringProtocol, _ right: some StringProtocol) -> Bool {
+        let a = Array(left.utf8), b = Array(right.utf8)
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for index in a.indices { difference |= a[index] ^ b[index] }
+        return difference == 0
+    }
+
+    private static func message(_ purpose: Purpose, _ number: String, _ last: String) -> [UInt8] {
+        Array(purpose.name.utf8) + [0] + Array(number.utf8) + [0] + Array(last.utf8)
+    }
+
+    private static func hmac(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        _ = key.withUnsafeBytes { keyBytes in
+            message.withUnsafeBytes { messageBytes in
+                HMAC(EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count),
+                     messageBytes.bindMemory(to: UInt8.self).baseAddress, messageBytes.count, &digest, &length)
+            }
+        }
+        return Array(digest.prefix(Int(length)))
+    }
+}

@@ -1,0 +1,24 @@
+-- The issued code of an allowed send (`IssuedCodes`), a part of reserve.lua and issue.lua
+-- put in only for a purpose that issues codes, after the send is decided and before its
+-- answer is made. Its script declares `codeKey` (the number's code key), `codeArg` (the
+-- gate's new code: its identity, a nonce of its own, then its digest and its seal:
+-- `CodeRecord`), `codeLife`/`codeLifeText` (the code's lifetime in ms) and `codeSame` (a
+-- resend sends the live code again), and `allowed` and `now`. Sets `codeText`, the code's record as
+-- the key keeps it and the answer carries it, and `codeWrite` (code-write.lua stores it).
+--
+-- The record (`CodeRecord` reads and writes the same in Swift; a test holds the two to
+-- each other): its identity (a nonce of its own, 16 characters),
+-- its expiry in 12 hex digits of ms, its state in 2 characters (wrong checks so far,
+-- '00' to '99'; 'uu' used, 'vv' voided by a refund, 'xx' locked by wrong checks), the
+-- digest checks compare (16 characters), then the sealed code. A live code is one whose
+-- state is a count and whose expiry is ahead: with `codeSame`, an allowed send answers it
+-- again (same identity, expiry and count); else, or with none live, the gate's new one.
+if allowed then
+  local held = codeSame and call('GET', codeKey)
+  if held and tonumber(string.sub(held, 29, 30)) and (tonumber(string.sub(held, 17, 28), 16) or 0) > now then
+    codeText = held
+  else
+    codeText = string.sub(codeArg, 1, 16) .. string.format('%012x', now + codeLife) .. '00' .. string.sub(codeArg, 17)
+    codeWrite = true
+  end
+end
