@@ -110,7 +110,7 @@ final class Cooldowns {
         let running: CooldownValue?
         var locked = false
         switch set {
-        case .failure(let error): return .failure(.storeUnavailable(error.description))
+        case .failure(let error): return .failure(.store(error))
         case .success(.null):
             return .success(Decision(
                 allowed: true, reason: nil, phone: request.phone, purpose: request.purpose,
@@ -129,7 +129,7 @@ final class Cooldowns {
         } else {
             switch pttl {
             case nil: return nil
-            case .failure(let error)?: return .failure(.storeUnavailable(error.description))
+            case .failure(let error)?: return .failure(.store(error))
             case .success(.integer(let value))? where value > 0: remaining = Int64(value)
             case .success(.integer(-1))?:
                 repair()
