@@ -14,11 +14,11 @@ public final class RedisClusterClient {
     private let scripts: [RedisScript]
     /// Each script's variant for the node an `ASK` names, by the script's SHA-1.
     private let askedVariants: [String: RedisScript]
-    private var nodes: [RedisConfiguration.HostPort: RedisConnection] = [:]
-    private var owners = [RedisConfiguration.HostPort?](repeating: nil, count: ClusterSlot.count)
-    private var mapKnown = false
+    var nodes: [RedisConfiguration.HostPort: RedisConnection] = [:]
+    var owners = [RedisConfiguration.HostPort?](repeating: nil, count: ClusterSlot.count)
+    var mapKnown = false
     private var refreshing = false
-    private var closed = false
+    var closed = false
     private var refreshWanted = false
     private lazy var refreshTimer = EventTimer(loop: loop) { [unowned self] in self.refresh() }
     /// Readiness, errors and map refreshes, readable from any thread.
@@ -94,21 +94,6 @@ public final class RedisClusterClient {
     ) {
         route(slot: ClusterSlot.of(slotKey), Redirections(), asking: nil, completion: completion) { connection, _, done in
             connection.send(build, completion: done)
-        }
-    }
-
-    /// `PING` on every master the map names: all must answer.
-    public func pingMasters(_ completion: @escaping (Bool) -> Void) {
-        let masters = Set(owners.compactMap { $0 })
-        guard mapKnown, !masters.isEmpty else { return completion(false) }
-        var left = masters.count
-        var healthy = true
-        for master in masters {
-            node(master).sendRegardless({ $0.append("PING") }) { result in
-                if case .success(.status("PONG")) = result {} else { healthy = false }
-                left -= 1
-                if left == 0 { completion(healthy) }
-            }
         }
     }
 
@@ -218,7 +203,7 @@ public final class RedisClusterClient {
         timer.schedule(after: delay)
     }
 
-    private func node(_ address: RedisConfiguration.HostPort) -> RedisConnection {
+    func node(_ address: RedisConfiguration.HostPort) -> RedisConnection {
         if let existing = nodes[address] { return existing }
         let connection = RedisConnection(
             loop: loop, configuration: configuration.with(endpoint: .tcp(host: address.host, port: address.port)),
@@ -238,18 +223,6 @@ public final class RedisClusterClient {
         let ready = mapKnown && owners.allSatisfy { $0 != nil } && masters.allSatisfy { nodes[$0]?.state == .ready }
         statistics.setReady(ready)
         if !ready, !refreshing, !refreshTimer.isScheduled, !nodes.isEmpty { refreshTimer.schedule(after: .milliseconds(500)) }
-    }
-
-    /// Whether any master may evict keys, and the first one refused, for `/readyz` and
-    /// `/metrics`: each master's connection refuses its own commands
-    /// (RedisConnection+Eviction.swift). Before the map is known, every node counts.
-    private func updateEviction() {
-        guard !closed else { return }
-        let masters = mapKnown ? Set(owners.compactMap { $0 }) : Set(nodes.keys)
-        let connections = masters.sorted { $0.description < $1.description }.compactMap { nodes[$0] }
-        statistics.setEviction(
-            evicts: connections.contains { $0.statistics.evictsKeys },
-            refusal: connections.lazy.compactMap { $0.statistics.evictionRefusal }.first)
     }
 
     // MARK: - The slot map
