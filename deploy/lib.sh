@@ -35,6 +35,7 @@ ensure_swift() {
 # because the toolchain's static FoundationNetworking (URLSession, which `resendgate watch`
 # uses) does not name libcurl itself. Every script builds with these same flags: a build with
 # others recompiles the gate's modules into the same folder (about 3.5 min on 2 cores).
+# shellcheck disable=SC2034 # used by the scripts that source this file
 release_gate_build=(-c release --static-swift-stdlib -Xlinker -lcurl --product resendgate)
 
 # Seconds since the epoch, for stage timings.
