@@ -29,15 +29,6 @@ ensure_swift() {
     command -v swift >/dev/null 2>&1 || die "swift not found on PATH or in /opt/swift/usr/bin; install Swift 6 for Debian 12 from https://www.swift.org/install/linux/ (e.g. unpack the tarball into /opt/swift) and rerun"
 }
 
-# `swift build "${release_gate_build[@]}"`: the release build of resendgate that users run,
-# the benchmarks measure and deploy/package ships, into .build/release. The Swift runtime is
-# linked in (--static-swift-stdlib), so the binary needs only Debian's own libraries; -lcurl
-# because the toolchain's static FoundationNetworking (URLSession, which `resendgate watch`
-# uses) does not name libcurl itself. Every script builds with these same flags: a build with
-# others recompiles the gate's modules into the same folder (about 3.5 min on 2 cores).
-# shellcheck disable=SC2034 # used by the scripts that source this file
-release_gate_build=(-c release --static-swift-stdlib -Xlinker -lcurl --product resendgate)
-
 # Seconds since the epoch, for stage timings.
 now() { date +%s; }
 
@@ -68,7 +59,7 @@ swift_test_in_passes() {
 # (fraud-guard.lua right after reserve.lua's policy block, guard-check.lua and
 # guard-count.lua where reserve.lua includes them), each file's block as written: the
 # policy deploy/bench's cost section measures; reserve leaves those two parts out. Both
-# leave out the issued code's parts (code-issue, code-write), which issue.lua keeps.
+# leave out the issued code's parts (code-issue, code-write).
 lua_script() {
     local name=$1 rev=${2:-} dir=Sources/ResendGate/Gate/Scripts
     lua_file() {
@@ -108,10 +99,8 @@ lua_script() {
     text=$(lua_file "$name") || die "no $dir/$name.lua${rev:+ at $rev}"
     lua_file prelude && echo
     for part in $(sed -n '1s/^-- parts: //p' <<<"$text"); do lua_file "$part" && echo; done
-    # Parts only a purpose that issues codes has (issue.lua's own), and the guard's.
-    local left=(guard-check guard-count code-issue code-write)
-    [[ $name == issue ]] && left=()
-    with_parts "${left[@]}" <<<"$text"
+    # Parts only a purpose that issues codes has, and the guard's.
+    with_parts guard-check guard-count code-issue code-write <<<"$text"
 }
 
 # --- Processes: ports, Redis, stopping ----------------------------------------------------
