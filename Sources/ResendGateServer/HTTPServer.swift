@@ -24,6 +24,14 @@ public final class HTTPServer: Sendable {
     /// fail (and drop that connection), not end the process.
     public init(configuration: ServerConfiguration, gate: GateConfiguration) throws(ConfigurationError) {
         signal(SIGPIPE, SIG_IGN)
+        // Issued codes are answered to whoever may send: with no key on a public address,
+        // that would be anyone who reaches the gate.
+        if configuration.apiKeys.isEmpty, configuration.insecureNoAuth, !ServerConfiguration.isLoopback(configuration.host),
+           let purpose = gate.policies.configuredPurposes.sorted().first(where: { (gate.policies.purposes[$0] ?? gate.policies.fallback).codes != nil }) {
+            throw ConfigurationError(
+                field: "insecure-no-auth",
+                message: "purpose \(purpose) issues codes, which a send's answer carries: a gate without API keys on a public address would show them to anyone; give it API keys")
+        }
         self.configuration = configuration
         let loops = (0..<configuration.workers).map { EventLoop.startThread(name: "resendgate-worker-\($0)") }
         // One count of --ip-max-requests for the whole process, as nginx's limit_req zone.

@@ -3,17 +3,18 @@
 /// `countdown-of-code.lua` and `release.lua` read it): the identity of the code (the nonce
 /// of the send that issued it, 16 characters), its expiry in 12 hex digits of ms since
 /// 1970 by Redis's clock, its state in 2 characters (`00`-`99`: wrong checks so far; `uu`
-/// used, `vv` voided, `xx` locked), its digest (16 characters: `CodeSealer`), then the
-/// sealed code (2 hex digits a digit). No space, so it rides in a reserve answer's nonce
+/// used, `vv` voided, `xx` locked), its digest (16 characters: `CodeSealer`), the code
+/// secret's identifier (4 characters), then the sealed code (2 hex digits a digit). No space, so it rides in a reserve answer's nonce
 /// field after a `#` (`ReserveAnswer`). A layout test holds the Lua reading to this one.
 struct CodeRecord: Equatable {
     let identity: Substring
     let expiresAtMilliseconds: Int64
     let state: Substring
     let digest: Substring
+    let keyID: Substring
     let sealed: Substring
 
-    static let headLength = 16 + 12 + 2 + CodeSealer.digestLength
+    static let headLength = 16 + 12 + 2 + CodeSealer.digestLength + CodeSealer.keyIDLength
 
     init?(text: Substring) {
         let bytes = text.utf8
@@ -22,12 +23,14 @@ struct CodeRecord: Equatable {
         let expiryStart = text.index(start, offsetBy: 16)
         let stateStart = text.index(expiryStart, offsetBy: 12)
         let digestStart = text.index(stateStart, offsetBy: 2)
-        let sealedStart = text.index(digestStart, offsetBy: CodeSealer.digestLength)
+        let keyIDStart = text.index(digestStart, offsetBy: CodeSealer.digestLength)
+        let sealedStart = text.index(keyIDStart, offsetBy: CodeSealer.keyIDLength)
         guard let expiry = Int64(text[expiryStart..<stateStart], radix: 16) else { return nil }
         identity = text[start..<expiryStart]
         expiresAtMilliseconds = expiry
         state = text[stateStart..<digestStart]
-        digest = text[digestStart..<sealedStart]
+        digest = text[digestStart..<keyIDStart]
+        keyID = text[keyIDStart..<sealedStart]
         sealed = text[sealedStart...]
     }
 

@@ -8,7 +8,8 @@ import GateRuntime
 /// Two keys are derived from the secret by HMAC-SHA256 with labels of their own. A code's
 /// digest, `HMAC(digest key, purpose ‖ number ‖ code)` cut to 12 bytes, is what a check
 /// compares inside Redis (`check.lua`), so a check is one atomic step and the comparison
-/// sees only HMACs a guesser cannot make. Its seal, the code's digits XOR
+/// sees only HMACs a guesser cannot make. A third derived value names the secret in each
+/// record (`keyID`). Its seal, the code's digits XOR
 /// `HMAC(seal key, purpose ‖ number ‖ the code's identity)`, in hex, lets a gate send the
 /// same code again (`IssuedCodes.Resend.same`) and replay it to an idempotent retry; the
 /// identity is a fresh nonce, so no two codes share a pad, and a seal that was altered
@@ -17,13 +18,19 @@ import GateRuntime
 final class CodeSealer {
     /// Characters of a digest: 12 bytes in base64url.
     static let digestLength = 16
+    /// Characters of the secret's identifier a record carries: 3 bytes in base64url.
+    static let keyIDLength = 4
     private let digestKey: [UInt8]
     private let sealKey: [UInt8]
+    /// Names the secret (not a way back to it) in each record, so a send sealed under a
+    /// secret since changed is seen as no live code, and replaced, inside Redis too.
+    let keyID: String
 
     init(secret: String) {
         let bytes = Array(secret.utf8)
         digestKey = Self.hmac(key: bytes, message: Array("resendgate code digest v1".utf8))
         sealKey = Self.hmac(key: bytes, message: Array("resendgate code seal v1".utf8))
+        keyID = CountdownToken.base64URL(Array(Self.hmac(key: bytes, message: Array("resendgate code key id v1".utf8)).prefix(3)))
     }
 
     /// A fresh code of `length` digits from the operating system's CSPRNG (getrandom on
@@ -46,15 +53,17 @@ final class CodeSealer {
         return CountdownToken.base64URL(Array(mac.prefix(12)))
     }
 
-    /// The digest, then the seal: what a send gives the script for a new code (`codeArg`).
+    /// The digest, the secret's identifier, then the seal: what a send gives the script for
+    /// a new code, after its identity (`codeArg`).
     func sealedCode(_ code: String, identity: CooldownNonce, purpose: Purpose, number: String) -> String {
         let pad = Self.hmac(key: sealKey, message: Self.message(purpose, number, identity.text))
         let sealed = zip(code.utf8, pad).map { $0 ^ $1 }
-        return digest(code: code, purpose: purpose, number: number) + sealed.lowercaseHex
+        return digest(code: code, purpose: purpose, number: number) + keyID + sealed.lowercaseHex
     }
 
     /// The code a record holds, or nil when its seal does not open to the code its digest names.
     func open(_ record: CodeRecord, purpose: Purpose, number: String) -> String? {
+        guard record.keyID == keyID else { return nil }
         let hex = Array(record.sealed.utf8)
         guard IssuedCodes.lengths.contains(hex.count / 2), hex.count % 2 == 0 else { return nil }
         let pad = Self.hmac(key: sealKey, message: Self.message(purpose, number, String(record.identity)))

@@ -69,7 +69,12 @@ struct IssuedCodeRule {
             // a used, voided, locked or expired one is replaced.
             guard case .bulk(let held) = reply else { return finish(record) }
             let text = String(decoding: held, as: UTF8.self)
-            if let old = CodeRecord(text: Substring(text)), old.wrongChecks != nil, old.expiresAtMilliseconds > now { return finish(text) }
+            // One this gate's secret cannot open (sealed under a secret since changed) is
+            // replaced too: the number gets a code, not 503 until that one expires.
+            if let old = CodeRecord(text: Substring(text)), old.wrongChecks != nil, old.expiresAtMilliseconds > now,
+               sealer.issued(Substring(text), purpose: purpose, number: number, offered: argument, cipher: cipher) != nil {
+                return finish(text)
+            }
             set(false) { _ in finish(record) }
         }
     }
@@ -127,11 +132,11 @@ struct IssuedCodeRule {
                 }
                 return CodeCheck(phone: phone, purpose: purpose, testNumber: false)
             }
-            // A number's right code counts toward its prefix at most once per guard window.
+            // A number's right code counts toward its prefix at most once per guard window. The
+            // code is used up already: its answer is `valid` whatever the count's step does (a
+            // failed count is one conversion fewer, never a right code refused).
             guard pumping.isOn, counts, case .success = checked else { return completion(checked) }
-            prefixGuard.countVerified(phone, purpose: purpose, rules: pumping) { counted in
-                completion(counted.flatMap { checked })
-            }
+            prefixGuard.countVerified(phone, purpose: purpose, rules: pumping) { _ in completion(checked) }
         })
     }
 }

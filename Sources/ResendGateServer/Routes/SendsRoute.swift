@@ -28,7 +28,9 @@ extension Worker {
                 self.respond(exchange, status: decision.allowed ? 200 : 429, headers: headers) {
                     decision.writeJSON(to: &$0, showingCode: showsCode)
                 }
-            case .failure(let error) where error.kind == .storeUnavailable && self.configuration.onStoreFailure == .open:
+            // Never for a purpose that issues codes: an unrecorded send has no code to send.
+            case .failure(let error) where error.kind == .storeUnavailable && self.configuration.onStoreFailure == .open
+                && self.gate.configuration.policies.policy(for: send.purpose).codes == nil:
                 self.allowUnrecorded(exchange, send)
             case .failure(let error):
                 switch error.kind {

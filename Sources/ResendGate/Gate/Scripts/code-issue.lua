@@ -10,12 +10,15 @@
 -- send, `IssuedCodeRule.store`; a test holds the two paths to each other): its identity (a nonce of its own, 16 characters),
 -- its expiry in 12 hex digits of ms, its state in 2 characters (wrong checks so far,
 -- '00' to '99'; 'uu' used, 'vv' voided by a refund, 'xx' locked by wrong checks), the
--- digest checks compare (16 characters), then the sealed code. A live code is one whose
--- state is a count and whose expiry is ahead: with `codeSame`, an allowed send answers it
--- again (same identity, expiry and count); else, or with none live, the gate's new one.
+-- digest checks compare (16 characters), the code secret's identifier (4), then the sealed
+-- code. A live code is one whose state is a count, whose expiry is ahead and whose secret is
+-- the gate's (one sealed under a secret since changed could not be sent): with `codeSame`,
+-- an allowed send answers it again (same identity, expiry and count); else, or with none
+-- live, the gate's new one.
 if allowed then
   local held = codeSame and call('GET', codeKey)
-  if held and tonumber(string.sub(held, 29, 30)) and (tonumber(string.sub(held, 17, 28), 16) or 0) > now then
+  if held and tonumber(string.sub(held, 29, 30)) and (tonumber(string.sub(held, 17, 28), 16) or 0) > now
+    and string.sub(held, 47, 50) == string.sub(codeArg, 33, 36) then
     codeText = held
   else
     codeText = string.sub(codeArg, 1, 16) .. string.format('%012x', now + codeLife) .. '00' .. string.sub(codeArg, 17)
