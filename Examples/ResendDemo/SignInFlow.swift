@@ -22,6 +22,9 @@ public final class SignInFlow {
     public private(set) var lastCheck: CodeCheck?
     /// Why the last check could not be made (offline, the back end down, a used code).
     public private(set) var checkError: ResendGateError?
+    /// True while a check is under way: Sign in is disabled, and another tap sends nothing
+    /// (a second check of the right code would answer `code_used` over "Signed in").
+    public private(set) var isChecking = false
     /// The screen's words (the button's too).
     public var strings: ResendButtonStrings {
         didSet { button.strings = strings }
@@ -48,6 +51,9 @@ public final class SignInFlow {
 
     /// The user pressed Sign in with `code` (the code field's by default).
     public func submit(code: String? = nil) async {
+        guard !isChecking else { return }
+        isChecking = true
+        defer { isChecking = false }
         if let code { self.code = code }
         do {
             lastCheck = try await checker.check(phone: phone, purpose: button.purpose, code: self.code)

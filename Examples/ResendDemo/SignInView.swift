@@ -27,7 +27,7 @@ public struct SignInView: View {
                 .keyboardType(.numberPad)
             #endif
             Button("Sign in") { Task { await flow.submit() } }
-                .disabled(flow.code.isEmpty)
+                .disabled(flow.code.isEmpty || flow.isChecking)
             Text(flow.message)
         }
         // Follows the countdown's stream while the screen shows; cancelled with the view.
