@@ -147,6 +147,28 @@ extension StubBackEndSuites {
             #expect(StubBackEnd.recorded.filter { $0.path == "/v1/checks" }.count == 1)
             #expect(flow.lastCheck == .verified && flow.message == "Signed in" && !flow.isChecking)
         }
+
+        /// A send's error shows after a check (the check's outcome was about the last code), and
+        /// a new number clears the old number's outcome (fails without `clearCheck()`).
+        @Test func aNewSendOrNumberClearsTheLastCheck() async {
+            guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
+            let backEnd = IssuedCodeBackEnd()
+            StubBackEnd.reset()
+            StubBackEnd.answer = { backEnd.answer($0) }
+            let client = StubBackEnd.makeClient(clock: VirtualClock())
+            let flow = SignInFlow(backEnd: client, checker: BackEndCodeChecker(backEnd: client), phone: "+8613800138000",
+                                  store: MemoryStore())
+            await flow.submit(code: "482913")
+            #expect(flow.message == "Ask for a code first")
+            StubBackEnd.answer = { _ in .failed(.notConnectedToInternet) }
+            await flow.sendTapped()
+            #expect(flow.lastCheck == nil && flow.message == "You're offline. Check your connection and try again.")
+            StubBackEnd.answer = { backEnd.answer($0) }
+            await flow.submit(code: "482913")
+            #expect(flow.message == "Ask for a code first")
+            flow.phone = "+8613800138001"
+            #expect(flow.lastCheck == nil && flow.message == "")
+        }
     }
 }
 
