@@ -12,9 +12,14 @@ import ResendGateClient
 public final class SignInFlow {
     /// The send button: its title ("Resend in 42s") and whether it may be tapped.
     public let button: ResendButtonModel
-    /// The phone field, kept as typed; the button follows it.
+    /// The phone field, kept as typed; the button follows it, and the last check's outcome,
+    /// which was about the old number, goes.
     public var phone: String {
-        didSet { button.phone = phone }
+        didSet {
+            guard phone != oldValue else { return }
+            button.phone = phone
+            clearCheck()
+        }
     }
     /// The code field.
     public var code = ""
@@ -22,6 +27,9 @@ public final class SignInFlow {
     public private(set) var lastCheck: CodeCheck?
     /// Why the last check could not be made (offline, the back end down, a used code).
     public private(set) var checkError: ResendGateError?
+    /// True while a check is under way: Sign in is disabled, and another tap sends nothing
+    /// (a second check of the right code would answer `code_used` over "Signed in").
+    public private(set) var isChecking = false
     /// The screen's words (the button's too).
     public var strings: ResendButtonStrings {
         didSet { button.strings = strings }
@@ -41,13 +49,20 @@ public final class SignInFlow {
     /// The phone field changed: the button starts afresh for that number.
     public func phoneChanged(_ text: String) { phone = text }
 
-    public func sendTapped() async { await button.send() }
+    /// A new code: the last check's outcome is over, and the send's own error, if any, shows.
+    public func sendTapped() async {
+        clearCheck()
+        await button.send()
+    }
 
     /// Back in the foreground: the server's countdown wins over what was counted meanwhile.
     public func becameActive() async { await button.refresh() }
 
     /// The user pressed Sign in with `code` (the code field's by default).
     public func submit(code: String? = nil) async {
+        guard !isChecking else { return }
+        isChecking = true
+        defer { isChecking = false }
         if let code { self.code = code }
         do {
             lastCheck = try await checker.check(phone: phone, purpose: button.purpose, code: self.code)
@@ -56,6 +71,11 @@ public final class SignInFlow {
             lastCheck = nil
             checkError = error.code == ResendGateError.cancelled ? nil : error
         }
+    }
+
+    private func clearCheck() {
+        lastCheck = nil
+        checkError = nil
     }
 
     /// What the screen says under the code field: the check's outcome, or why the last send

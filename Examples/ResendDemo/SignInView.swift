@@ -27,7 +27,7 @@ public struct SignInView: View {
                 .keyboardType(.numberPad)
             #endif
             Button("Sign in") { Task { await flow.submit() } }
-                .disabled(flow.code.isEmpty)
+                .disabled(flow.code.isEmpty || flow.isChecking)
             Text(flow.message)
         }
         // Follows the countdown's stream while the screen shows; cancelled with the view.
@@ -39,9 +39,11 @@ public struct SignInView: View {
 }
 
 /// The app: one screen, talking to `backEnd` (your server, which holds the gate's API key
-/// and proxies the kit's routes, `/v1/checks` included).
+/// and proxies the kit's routes, `/v1/checks` included). `@MainActor` said here, not only
+/// inherited from `Scene`: its `init` makes the main-actor `SignInFlow`, whatever SDK
+/// version declares `Scene`'s isolation.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
-public struct ResendDemoScene: Scene {
+@MainActor public struct ResendDemoScene: Scene {
     @State private var flow: SignInFlow
 
     public init(backEnd: URL, userToken: @escaping @Sendable () async throws -> String) {

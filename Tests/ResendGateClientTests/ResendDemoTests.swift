@@ -121,6 +121,54 @@ extension StubBackEndSuites {
             await flow.submit(code: "482913")
             #expect(flow.message == "网络不可用，请检查网络后重试。")
         }
+
+        /// A second tap on Sign in while the first check is under way sends no second check:
+        /// the right code is valid once, so a second check would answer `code_used` and the
+        /// screen would say "already used" over "Signed in" (fails without `isChecking`).
+        @Test func aSecondSignInTapDuringACheckSendsNoSecondCheck() async {
+            guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
+            let backEnd = IssuedCodeBackEnd()
+            StubBackEnd.reset()
+            StubBackEnd.answer = { backEnd.answer($0) }
+            let client = StubBackEnd.makeClient(clock: VirtualClock())
+            let flow = SignInFlow(backEnd: client, checker: BackEndCodeChecker(backEnd: client), phone: "+8613800138000",
+                                  store: MemoryStore())
+            await flow.sendTapped()
+            StubBackEnd.hold("/v1/checks")
+            flow.code = "482913"
+            let first = Task { await flow.submit() }
+            await StubBackEnd.waitForRequests(2)  // the send, and the first check (held)
+            #expect(flow.isChecking)
+            let second = Task { await flow.submit() }  // the second tap
+            await Task.yield()
+            StubBackEnd.release("/v1/checks")
+            await first.value
+            await second.value
+            #expect(StubBackEnd.recorded.filter { $0.path == "/v1/checks" }.count == 1)
+            #expect(flow.lastCheck == .verified && flow.message == "Signed in" && !flow.isChecking)
+        }
+
+        /// A send's error shows after a check (the check's outcome was about the last code), and
+        /// a new number clears the old number's outcome (fails without `clearCheck()`).
+        @Test func aNewSendOrNumberClearsTheLastCheck() async {
+            guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }  // ResendButtonModel: Observation
+            let backEnd = IssuedCodeBackEnd()
+            StubBackEnd.reset()
+            StubBackEnd.answer = { backEnd.answer($0) }
+            let client = StubBackEnd.makeClient(clock: VirtualClock())
+            let flow = SignInFlow(backEnd: client, checker: BackEndCodeChecker(backEnd: client), phone: "+8613800138000",
+                                  store: MemoryStore())
+            await flow.submit(code: "482913")
+            #expect(flow.message == "Ask for a code first")
+            StubBackEnd.answer = { _ in .failed(.notConnectedToInternet) }
+            await flow.sendTapped()
+            #expect(flow.lastCheck == nil && flow.message == "You're offline. Check your connection and try again.")
+            StubBackEnd.answer = { backEnd.answer($0) }
+            await flow.submit(code: "482913")
+            #expect(flow.message == "Ask for a code first")
+            flow.phone = "+8613800138001"
+            #expect(flow.lastCheck == nil && flow.message == "")
+        }
     }
 }
 
