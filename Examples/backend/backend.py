@@ -132,10 +132,13 @@ class Handler(BaseHTTPRequestHandler):
         if headers.get("Idempotent-Replayed") == "true" or decision.get("test_number"):
             # A replay answers a send already texted; a test number gets no real SMS.
             return self.answer(200, decision, headers)
-        if code is None:
-            # An allowed send without a code: a gate with --on-store-failure open while Redis
-            # is down (nothing recorded, so nothing could be checked). Refuse it.
+        if decision.get("store") == "unavailable":
+            # Allowed unrecorded (a gate with --on-store-failure open while Redis is down): no
+            # code exists that a check could accept, so nothing is texted.
             return self.answer(503, error_body("store_unavailable", "codes cannot be sent now; try again"))
+        if code is None:  # a purpose whose codes the gate does not make: a set-up error
+            self.log_message("the gate sent no code: start it with --issue-codes for %s", decision["purpose"])
+            return self.answer(500, error_body("internal", "codes cannot be sent now"))
         try:
             SMS.send(decision["phone"], f"{code} is your sign-in code. It expires in "
                                         f"{decision['code_expires_in_ms'] // 60000} minutes.")
