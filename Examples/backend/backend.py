@@ -240,7 +240,7 @@ def main():
     SMS = FakeSMS(failing=args.sms_fail, log_path=args.sms_log)
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
-    print(f"backend: listening on http://127.0.0.1:{server.server_port}, gate {GATE}", flush=True)
+    print(f"backend: listening on http://127.0.0.1:{server.server_port} (gate {GATE})", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
