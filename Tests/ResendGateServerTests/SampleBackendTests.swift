@@ -16,14 +16,16 @@ struct SampleBackendTests {
     static let failing = "+8613800138999"  // the fake provider fails for it
 
     /// The gate as the guide starts it, with the guide's two keys, and the back end in front.
-    static func withBackEnd(_ body: (_ app: HTTPTestClient, _ backEnd: ServerProcess, _ gate: TestGate) throws -> Void) throws {
+    static func withBackEnd(
+        gateFlags: [String] = [], _ body: (_ app: HTTPTestClient, _ backEnd: ServerProcess, _ gate: TestGate) throws -> Void
+    ) throws {
         let keys = FileManager.default.temporaryDirectory.appendingPathComponent("guide-keys-\(UUID().uuidString)")
         try "\(sendKey)\n\(releaseKey) release\n".write(to: keys, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: keys) }
         let gate = try TestGate(serve: [
             "--workers", "1", "--issue-codes", "--code-secret", "the guide test's code secret", "--max-failed-checks", "3",
             "--api-keys-file", keys.path,
-        ])
+        ] + gateFlags)
         defer { gate.stop(grace: .seconds(2)) }
         let backEnd = try ServerProcess("/usr/bin/env", [
             "python3", root.appendingPathComponent("Examples/backend/backend.py").path, "--port", "0",
@@ -169,6 +171,19 @@ struct SampleBackendTests {
             let refused = try Self.send(app, phone)
             #expect(refused.status == 503 && refused.errorCode == "store_unavailable", "\(refused)")
             #expect(Self.texts(backEnd, phone) == 0)
+        }
+    }
+
+    /// An attacker's app cannot pick the address the per-IP cap counts: the back end sends the
+    /// connection's, and a `client_ip` (or a forwarding header) in the app's request is ignored.
+    @Test func theAppCannotChooseItsClientAddress() throws {
+        try Self.withBackEnd(gateFlags: ["--ip-max-sends", "1"]) { app, backEnd, _ in
+            #expect(try Self.send(app, "+8613800138004").status == 200)
+            let spoofed = try Self.post(app, "/v1/sends", #"{"phone": "+8613800138005", "purpose": "login", "client_ip": "203.0.113.9"}"#,
+                                        headers: [("X-Forwarded-For", "203.0.113.9")])
+            let reason = try Self.object(spoofed)["reason"] as? String
+            #expect(spoofed.status == 429 && reason == "ip_limit", "\(spoofed)")
+            #expect(Self.texts(backEnd, "+8613800138005") == 0)
         }
     }
 }
