@@ -23,7 +23,7 @@ struct SampleBackendTests {
         try "\(sendKey)\n\(releaseKey) release\n".write(to: keys, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: keys) }
         let gate = try TestGate(serve: [
-            "--workers", "1", "--issue-codes", "--code-secret", "the guide test's code secret", "--max-failed-checks", "3",
+            "--workers", "1", "--issue-codes", "--code-secret", "the guide test's code secret",
             "--api-keys-file", keys.path,
         ] + gateFlags)
         defer { gate.stop(grace: .seconds(2)) }
@@ -67,6 +67,15 @@ struct SampleBackendTests {
         backEnd.lines(containing: "SMS to \(phone)").count
     }
 
+    /// docs/guide.md shows this answer of the back end as it is (`# STATUS BODY`, or `# BODY`
+    /// without `status`), so the guide's words for the user cannot drift from the back end's.
+    static func expectGuideShows(_ response: RawHTTPResponse, status: Bool = true, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let guide = try String(contentsOf: root.appendingPathComponent("docs/guide.md"), encoding: .utf8)
+        let line = "# " + (status ? "\(response.status) " : "") + response.text
+        #expect(guide.split(separator: "\n").contains { $0.trimmingCharacters(in: .whitespaces) == line },
+                "docs/guide.md does not show \(line)", sourceLocation: sourceLocation)
+    }
+
     /// A code of the same length that is not `code`.
     static func wrong(_ code: String) -> String {
         String(code.map { $0 == "9" ? "0" : Character(String(Int(String($0))! + 1)) })
@@ -105,6 +114,7 @@ struct SampleBackendTests {
             #expect(signedIn["valid"] as? Bool == true && (signedIn["session"] as? String)?.isEmpty == false)
             let used = try Self.check(app, phone, code)
             #expect(used.status == 409 && used.errorCode == "code_used", "\(used)")
+            try Self.expectGuideShows(used)
         }
     }
 
@@ -121,10 +131,11 @@ struct SampleBackendTests {
             #expect(try Self.object(replay)["code"] == nil)
             #expect(Self.texts(backEnd, phone) == 1, "a replay is not texted again:\n\(backEnd.stdout)")
 
-            for left in [2, 1] {
+            for left in [4, 3, 2, 1] {  // --max-failed-checks 5, the default the guide runs with
                 let wrong = try Self.check(app, phone, Self.wrong(code))
                 #expect(wrong.status == 422 && wrong.errorCode == "wrong_code", "\(wrong)")
                 #expect(try Self.error(wrong)["attempts_left"] as? Int == left)
+                if left == 4 { try Self.expectGuideShows(wrong, status: false) }
             }
             let locked = try Self.check(app, phone, Self.wrong(code))
             #expect(locked.status == 409 && locked.errorCode == "code_locked", "\(locked)")
@@ -141,16 +152,19 @@ struct SampleBackendTests {
             let failed = try Self.send(app, Self.failing)
             #expect(failed.status == 502 && failed.errorCode == "sms_failed", "\(failed)")
             #expect(try Self.error(failed)["retry_after"] as? Int == 0)
+            try Self.expectGuideShows(failed)
             let peek = try gate.client(apiKey: Self.sendKey).get("/v1/cooldowns/%2B8613800138999?purpose=login")
             let active = try Self.object(peek)["active"] as? Bool
             #expect(peek.status == 200 && active == false, "refunded: \(peek)")
             let voided = try Self.check(app, Self.failing, "123456")
             #expect(voided.status == 410 && voided.errorCode == "code_voided", "\(voided)")
+            try Self.expectGuideShows(voided)
 
             let twice = try Self.send(app, Self.failing)
             #expect(twice.status == 502 && twice.errorCode == "sms_failed", "\(twice)")
             let wait = try #require(try Self.error(twice)["retry_after"] as? Int)
             #expect(wait > 50 && wait <= 60 && twice.header("Retry-After") == "\(wait)", "\(twice)")
+            try Self.expectGuideShows(twice)
             let running = try gate.client(apiKey: Self.sendKey).get("/v1/cooldowns/%2B8613800138999?purpose=login")
             let stillActive = try Self.object(running)["active"] as? Bool
             #expect(stillActive == true, "the refund was refused: \(running)")
