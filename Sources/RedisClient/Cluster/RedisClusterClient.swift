@@ -104,7 +104,7 @@ public final class RedisClusterClient {
         var left = masters.count
         var healthy = true
         for master in masters {
-            node(master).send({ $0.append("PING") }) { result in
+            node(master).sendRegardless({ $0.append("PING") }) { result in
                 if case .success(.status("PONG")) = result {} else { healthy = false }
                 left -= 1
                 if left == 0 { completion(healthy) }
@@ -179,7 +179,8 @@ public final class RedisClusterClient {
                     return completion(.failure(RedisError(.unavailable, error.message)))
                 }
             }
-            self.statistics.recordError()
+            // A refusal of an evicting master is the gate's own, not a Redis error.
+            if error.kind != .evicting { self.statistics.recordError() }
             switch error.kind {
             case .server:
                 if error.message.hasPrefix("CLUSTERDOWN") {
@@ -188,7 +189,7 @@ public final class RedisClusterClient {
                 }
             case .unavailable, .timeout:
                 self.scheduleRefresh()
-            case .protocolViolation:
+            case .protocolViolation, .evicting:
                 break
             }
             completion(result)
@@ -223,6 +224,7 @@ public final class RedisClusterClient {
             loop: loop, configuration: configuration.with(endpoint: .tcp(host: address.host, port: address.port)),
             scripts: scripts, logger: logger)
         connection.onStateChange = { [unowned self] _ in self.updateReadiness() }
+        connection.onEvictionChange = { [unowned self] in self.updateEviction() }
         nodes[address] = connection
         return connection
     }
@@ -236,6 +238,18 @@ public final class RedisClusterClient {
         let ready = mapKnown && owners.allSatisfy { $0 != nil } && masters.allSatisfy { nodes[$0]?.state == .ready }
         statistics.setReady(ready)
         if !ready, !refreshing, !refreshTimer.isScheduled, !nodes.isEmpty { refreshTimer.schedule(after: .milliseconds(500)) }
+    }
+
+    /// Whether any master may evict keys, and the first one refused, for `/readyz` and
+    /// `/metrics`: each master's connection refuses its own commands
+    /// (RedisConnection+Eviction.swift). Before the map is known, every node counts.
+    private func updateEviction() {
+        guard !closed else { return }
+        let masters = mapKnown ? Set(owners.compactMap { $0 }) : Set(nodes.keys)
+        let connections = masters.sorted { $0.description < $1.description }.compactMap { nodes[$0] }
+        statistics.setEviction(
+            evicts: connections.contains { $0.statistics.evictsKeys },
+            refusal: connections.lazy.compactMap { $0.statistics.evictionRefusal }.first)
     }
 
     // MARK: - The slot map
@@ -267,7 +281,7 @@ public final class RedisClusterClient {
             refreshTimer.schedule(after: .milliseconds(250))  // nobody answered: try again soon
             return
         }
-        node(candidates[index]).send({ $0.append("CLUSTER", "SLOTS") }, completion: { [unowned self] result in
+        node(candidates[index]).sendRegardless({ $0.append("CLUSTER", "SLOTS") }, completion: { [unowned self] result in
             guard case .success(let reply) = result, let map = Self.slotMap(reply, askedNode: candidates[index]) else {
                 return self.ask(candidates, at: index + 1)
             }
@@ -288,6 +302,7 @@ public final class RedisClusterClient {
                 }
             }
             self.updateReadiness()
+            self.updateEviction()
             // A slot without an owner (a failover under way) means: look again soon.
             if map.contains(where: { $0 == nil }) || self.refreshWanted {
                 self.refreshWanted = false
