@@ -77,8 +77,9 @@ public struct Decision: Hashable, Sendable {
 /// A code the gate issued with an allowed send (a purpose with issued codes): the back end
 /// sends ``code`` by SMS; the app may show ``countdown`` ("code valid for 9:59").
 public struct IssuedCode: Hashable, Sendable {
-    /// The code itself: never forward it to the app.
-    public var code: String
+    /// The code itself, in a back end's answer only (never forward it to the app); nil in
+    /// an app's, which still gets the code's lifetime and its countdown token.
+    public var code: String?
     /// When it stops being accepted, on the server's clock.
     public var expiresAt: Date
     /// Its lifetime when issued, in milliseconds.

@@ -90,7 +90,7 @@ public struct ResendErrorStrings: Sendable {
         switch error.code {
         case _ where error.isOffline: text = offline
         case E.transport: text = unreachable
-        case E.rateLimited, E.storeUnavailable: text = busy(wait)
+        case E.rateLimited, E.storeUnavailable, E.storeEvictsKeys: text = busy(wait)
         case E.invalidPhone, E.missingField: text = invalidPhone
         case E.regionNotAllowed, E.numberTypeNotAllowed: text = notAllowed
         case E.wrongCode: text = wrongCode(error.attemptsLeft)

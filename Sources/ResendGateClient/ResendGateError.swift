@@ -111,6 +111,8 @@ extension ResendGateError {
     public static let codeLocked: Code = "code_locked"
     public static let headerTooLarge: Code = "header_too_large"
     public static let storeUnavailable: Code = "store_unavailable"
+    /// The gate's Redis may evict keys, so the gate refuses to decide (an operator's fix).
+    public static let storeEvictsKeys: Code = "store_evicts_keys"
 
     // Issued codes (`POST /v1/checks`).
     /// A wrong code (with ``attemptsLeft``).
@@ -132,7 +134,7 @@ extension ResendGateError {
         invalidJSON, missingField, invalidField, invalidPhone, invalidPurpose, badRequest, unauthorized, forbidden,
         regionNotAllowed, numberTypeNotAllowed, notFound, methodNotAllowed, bodyTooLarge, unsupportedMediaType,
         misdirectedRequest, idempotencyKeyReused, refundLimit, locked, noCodeSent, codeLocked, headerTooLarge,
-        storeUnavailable, wrongCode, codeExpired, codeUsed, codeVoided, codesNotIssued, codesIssued,
+        storeUnavailable, storeEvictsKeys, wrongCode, codeExpired, codeUsed, codeVoided, codesNotIssued, codesIssued,
     ]
 }
 

@@ -97,8 +97,8 @@ enum WireFormat {
     }
 
     private static func issuedCode(_ body: DecisionBody, status: Int, receipt: ServerReceipt) throws(ResendGateError) -> IssuedCode? {
-        guard let code = body.code, let expiresAt = body.code_expires_at, let expiresIn = body.code_expires_in_ms else { return nil }
-        return IssuedCode(code: code, expiresAt: try date(expiresAt, status: status), expiresInMilliseconds: expiresIn,
+        guard let expiresAt = body.code_expires_at, let expiresIn = body.code_expires_in_ms else { return nil }
+        return IssuedCode(code: body.code, expiresAt: try date(expiresAt, status: status), expiresInMilliseconds: expiresIn,
                           countdownToken: body.code_countdown_token, serverTime: try date(body.server_time, status: status),
                           receipt: receipt)
     }
