@@ -108,19 +108,7 @@ extension StubBackEndSuites {
         /// A back end's answer to an allowed send of a purpose with issued codes carries the code
         /// and its lifetime (the back end sends it by SMS and forwards the rest).
         @Test func anIssuedCodeIsReadFromTheBackEndsAnswer() async throws {
-            StubBackEnd.reset()
-            let now = Date(), formatter = ISO8601DateFormatter.withMilliseconds
-            let body = """
-                {"allowed":true,"phone":"+8613800138000","purpose":"login","retry_after":60,"retry_after_ms":60000,\
-                "resend_at":"\(formatter.string(from: now.addingTimeInterval(60)))","server_time":"\(formatter.string(from: now))",\
-                "next_retry_after":60,"sends_left":null,"countdown_token":"T1","code":"482913",\
-                "code_expires_at":"\(formatter.string(from: now.addingTimeInterval(600)))","code_expires_in_ms":600000,\
-                "code_countdown_token":"C1"}
-                """
-            StubBackEnd.answer = { _ in .json(status: 200, body) }
-            let clock = VirtualClock()
-            let decision = try await StubBackEnd.makeClient(clock: clock).send(phone: Self.phone, purpose: "login")
-            let issued = try #require(decision.issuedCode)
+            let (issued, clock) = try await Self.issuedCode(answering: #""code":"482913","#)
             #expect(issued.code == "482913" && issued.expiresInMilliseconds == 600_000 && issued.countdownToken == "C1")
             #expect(issued.countdown.remaining(at: clock.now) == .seconds(600))
         }
@@ -128,21 +116,27 @@ extension StubBackEndSuites {
         /// An app's answer has no `code` (the back end keeps it), but the code's lifetime and
         /// its countdown token are read: "code expires in 9:12" through the kit.
         @Test func anAppsAnswerWithoutTheCodeKeepsTheCodesCountdown() async throws {
+            let (issued, clock) = try await Self.issuedCode(answering: "")
+            #expect(issued.code == nil && issued.countdownToken == "C1")
+            #expect(issued.countdown.remaining(at: clock.now) == .seconds(600))
+        }
+
+        /// The issued code of an allowed send whose answer has `code` (a JSON member and its
+        /// comma, or "" for none), its lifetime and its countdown token, read by the kit.
+        static func issuedCode(answering code: String) async throws -> (IssuedCode, VirtualClock) {
             StubBackEnd.reset()
             let now = Date(), formatter = ISO8601DateFormatter.withMilliseconds
             let body = """
                 {"allowed":true,"phone":"+8613800138000","purpose":"login","retry_after":60,"retry_after_ms":60000,\
                 "resend_at":"\(formatter.string(from: now.addingTimeInterval(60)))","server_time":"\(formatter.string(from: now))",\
-                "next_retry_after":60,"sends_left":null,"countdown_token":"T1",\
+                "next_retry_after":60,"sends_left":null,"countdown_token":"T1",\(code)\
                 "code_expires_at":"\(formatter.string(from: now.addingTimeInterval(600)))","code_expires_in_ms":600000,\
                 "code_countdown_token":"C1"}
                 """
             StubBackEnd.answer = { _ in .json(status: 200, body) }
             let clock = VirtualClock()
-            let decision = try await StubBackEnd.makeClient(clock: clock).send(phone: Self.phone, purpose: "login")
-            let issued = try #require(decision.issuedCode)
-            #expect(issued.code == nil && issued.countdownToken == "C1")
-            #expect(issued.countdown.remaining(at: clock.now) == .seconds(600))
+            let decision = try await StubBackEnd.makeClient(clock: clock).send(phone: phone, purpose: "login")
+            return (try #require(decision.issuedCode), clock)
         }
     }
 }

@@ -1,4 +1,3 @@
-import CCrypto
 import GateRuntime
 
 /// Makes issued codes, and seals and checks them under the deployment's code secret
@@ -105,14 +104,6 @@ final class CodeSealer {
     }
 
     private static func hmac(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        _ = key.withUnsafeBytes { keyBytes in
-            message.withUnsafeBytes { messageBytes in
-                HMAC(EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count),
-                     messageBytes.bindMemory(to: UInt8.self).baseAddress, messageBytes.count, &digest, &length)
-            }
-        }
-        return Array(digest.prefix(Int(length)))
+        NumberKeyHasher.hmacSHA256(key: key, message: message)
     }
 }

@@ -36,6 +36,11 @@ public final class NumberKeyHasher {
     public var cached: (count: Int, bytes: Int) { (cache.count, cache.bytes) }
 
     static func hmacSHA256Hex(key: [UInt8], message: [UInt8]) -> String {
+        hmacSHA256(key: key, message: message).lowercaseHex
+    }
+
+    /// HMAC-SHA256 of `message` under `key` (OpenSSL's one-shot `HMAC`): 32 bytes.
+    static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         _ = key.withUnsafeBytes { keyBytes in
@@ -44,6 +49,6 @@ public final class NumberKeyHasher {
                      messageBytes.bindMemory(to: UInt8.self).baseAddress, messageBytes.count, &digest, &length)
             }
         }
-        return digest.prefix(Int(length)).lowercaseHex
+        return Array(digest.prefix(Int(length)))
     }
 }
