@@ -78,7 +78,7 @@ let package = Package(
         .executableTarget(name: "EmbedFilesTool", path: "Plugins/EmbedFilesTool"),
         .plugin(name: "EmbedFiles", capability: .buildTool(), dependencies: ["EmbedFilesTool"]),
 
-        // MARK: Fuzzers (built only by deploy/fuzz with --sanitize fuzzer: libFuzzer brings main)
+        // MARK: Fuzzers (built only by deploy/dev/fuzz with --sanitize fuzzer: libFuzzer brings main)
         .executableTarget(
             name: "FuzzRequestDecoding", dependencies: ["ResendGateServer", "GateRuntime"],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),

@@ -58,7 +58,7 @@ swift_test_in_passes() {
 # reserve-guarded is the reserve script with the fraud guard as ReserveScripts puts it in
 # (fraud-guard.lua right after reserve.lua's policy block, guard-check.lua and
 # guard-count.lua where reserve.lua includes them), each file's block as written: the
-# policy deploy/bench's cost section measures; reserve leaves those two parts out. Both
+# policy deploy/dev/bench's cost section measures; reserve leaves those two parts out. Both
 # leave out the issued code's parts (code-issue, code-write).
 lua_script() {
     local name=$1 rev=${2:-} dir=Sources/ResendGate/Gate/Scripts

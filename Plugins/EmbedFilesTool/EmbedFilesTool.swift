@@ -105,7 +105,7 @@ enum EmbedFilesTool {
 }
 
 #if RESENDGATE_FUZZING
-// deploy/fuzz builds with `--sanitize fuzzer`, which links libFuzzer's `main` into every
+// deploy/dev/fuzz builds with `--sanitize fuzzer`, which links libFuzzer's `main` into every
 // executable, this host tool too. That `main` calls LLVMFuzzerInitialize before anything
 // else: the tool does its work there and exits before any fuzzing starts.
 @_cdecl("LLVMFuzzerInitialize")

@@ -2,7 +2,7 @@
 // request line, the header table, the framing checks and chunked bodies, over arbitrary
 // bytes under AddressSanitizer. Each input is parsed whole, and again with its first half
 // arriving before the rest (the way a connection resumes a chunked body): both must agree.
-// Built only by deploy/fuzz (swift build --sanitize fuzzer, RESENDGATE_FUZZING); outside
+// Built only by deploy/dev/fuzz (swift build --sanitize fuzzer, RESENDGATE_FUZZING); outside
 // fuzzing only the stub below is built.
 import CLibevent  // links libevent, which the framing's connection code calls
 
@@ -41,6 +41,6 @@ private func parse(_ data: UnsafePointer<UInt8>, _ size: Int) -> (result: Int32,
 #else
 /// Without libFuzzer (a plain `swift build`), say how to run this fuzzer.
 @main enum FuzzerNotBuilt {
-    static func main() { print("built without libFuzzer: run deploy/fuzz") }
+    static func main() { print("built without libFuzzer: run deploy/dev/fuzz") }
 }
 #endif

@@ -1,5 +1,5 @@
 // libFuzzer entry point for phone canonicalisation through libphonenumber.
-// Built only by deploy/fuzz (swift build --sanitize fuzzer); no main of its own.
+// Built only by deploy/dev/fuzz (swift build --sanitize fuzzer); no main of its own.
 import CPhoneNumber
 import PhoneNumbers
 
@@ -40,6 +40,6 @@ public func fuzzPhoneNumber(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
 #if !RESENDGATE_FUZZING
 /// Without libFuzzer (a plain `swift build`), say how to run this fuzzer.
 @main enum FuzzerNotBuilt {
-    static func main() { print("built without libFuzzer: run deploy/fuzz") }
+    static func main() { print("built without libFuzzer: run deploy/dev/fuzz") }
 }
 #endif

@@ -1,6 +1,6 @@
 // libFuzzer entry point for everything the server decodes from a request before
 // Redis sees it: the JSON body, its fields, percent-encoded paths and queries.
-// Built only by deploy/fuzz (swift build --sanitize fuzzer, debug, RESENDGATE_FUZZING);
+// Built only by deploy/dev/fuzz (swift build --sanitize fuzzer, debug, RESENDGATE_FUZZING);
 // no main of its own. It reaches the server's internal decoders through @testable,
 // which a release build does not allow, so outside fuzzing only the stub below is built.
 #if RESENDGATE_FUZZING
@@ -24,6 +24,6 @@ public func fuzzRequestDecoding(_ data: UnsafePointer<UInt8>, _ size: Int) -> In
 #else
 /// Without libFuzzer (a plain `swift build`), say how to run this fuzzer.
 @main enum FuzzerNotBuilt {
-    static func main() { print("built without libFuzzer: run deploy/fuzz") }
+    static func main() { print("built without libFuzzer: run deploy/dev/fuzz") }
 }
 #endif

@@ -9,7 +9,7 @@ import ResendGate
 /// random valid numbers (+86138 and 8 random digits) from `concurrency` tasks for `seconds`
 /// after a one-second warm-up. About `repeat` of them reuse a number already sent to, so
 /// both the allowed and the denied path of the script run. Prints one line of key=value
-/// pairs for deploy/bench to read (with the median and 99th percentile latency of the
+/// pairs for deploy/dev/bench to read (with the median and 99th percentile latency of the
 /// counted calls); exit 1 on any store error.
 ///
 /// `--redis-cluster host:port,...` goes to a Redis Cluster through those seed nodes

@@ -64,7 +64,7 @@ struct ReserveAnswerTests {
 /// Each purpose's policy is written into its reserve script.
 @Suite("Reserve scripts per policy")
 struct ReserveScriptsTests {
-    /// reserve.lua's own block is the every-rule policy deploy/bench and deploy/script-cost
+    /// reserve.lua's own block is the every-rule policy deploy/dev/bench and deploy/dev/script-cost
     /// measure by loading the file as it is: it must be what a gate writes for that policy.
     @Test func theFilesBlockIsTheBenchesEveryRulePolicy() throws {
         let policy = CompiledPolicy(Policy(
@@ -87,8 +87,8 @@ struct ReserveScriptsTests {
         script.split(separator: "\n").filter { $0.drop { $0 == " " }.hasPrefix("-- include: ") }
     }
 
-    /// Likewise fraud-guard.lua's own block is the budgets and guard deploy/bench's cost
-    /// section adds to every rule, which `deploy/script-cost --script reserve-guarded` loads.
+    /// Likewise fraud-guard.lua's own block is the budgets and guard deploy/dev/bench's cost
+    /// section adds to every rule, which `deploy/dev/script-cost --script reserve-guarded` loads.
     @Test func theGuardFilesBlockIsTheBenchesFraudPolicy() throws {
         var rules = Policy(
             ladder: [.seconds(60), .seconds(120), .seconds(300)], window: .seconds(86_400), maxSends: 5,
@@ -109,7 +109,7 @@ struct ReserveScriptsTests {
         #expect(!unguarded.contains(checkStart) && !unguarded.contains(countStart))
         #expect(guarded.components(separatedBy: ReserveScripts.guardBlockStart).count == 2)
         #expect(Self.includeLines(guarded).isEmpty)
-        // deploy/lib.sh assembles the same script for deploy/script-cost: line for line (but
+        // deploy/lib.sh assembles the same script for deploy/dev/script-cost: line for line (but
         // for blank lines), what the gate loads.
         let tool = try Self.luaScript("reserve-guarded")
         #expect(Self.nonBlankLines(tool) == Self.nonBlankLines(guarded))
@@ -131,7 +131,7 @@ struct ReserveScriptsTests {
             """))
     }
 
-    /// deploy/lib.sh's `lua_script NAME`, as deploy/script-cost runs it.
+    /// deploy/lib.sh's `lua_script NAME`, as deploy/dev/script-cost runs it.
     static func luaScript(_ name: String) throws -> String {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let bash = Process()

@@ -153,7 +153,7 @@ size_t rg_http_unsent_bytes(const struct rg_http_connection *connection);
 
 /// Parses `bytes` as one request the way a connection does, all of it at hand: 1 when a
 /// whole request was found (`*consumed` bytes, its chunked body joined in place), 0 when
-/// more is needed, or minus the status it is refused with. For the fuzzer (deploy/fuzz),
+/// more is needed, or minus the status it is refused with. For the fuzzer (deploy/dev/fuzz),
 /// which also checks it against a chunked body scanned in two goes.
 int rg_http_parse_whole(uint8_t *bytes, size_t length, size_t max_head, size_t max_body,
                         struct rg_http_request *request, struct rg_http_header *headers, size_t *consumed);

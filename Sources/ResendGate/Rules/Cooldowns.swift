@@ -11,7 +11,7 @@ import RedisClient
 /// requests for a number exactly one finds no key and is allowed; the others get the
 /// running cooldown's value: its nonce, for their token, and its deadline, from which the
 /// wait follows by this gate's clock. Redis spends about what a pipelined SET costs it
-/// (`deploy/bench --only cost`).
+/// (`deploy/dev/bench --only cost`).
 ///
 /// The deadline is the allowing gate's clock; gates are assumed to keep theirs in step
 /// (NTP); the reserve script writes the same value by Redis's clock. A deadline that is not

@@ -26,7 +26,7 @@ struct IssuedCodeRule {
     /// the send, the send's code in a command of its own on the number's slot, `SET … NX PX …
     /// GET` (`same`: a live code there is sent again) or `SET … PX …` (`fresh`). A script
     /// doing both costs Redis more than two plain commands (about 8.6 µs for a script of one
-    /// SET against 4.8 µs for the SET itself, `deploy/bench --only cost`), and the decision
+    /// SET against 4.8 µs for the SET itself, `deploy/dev/bench --only cost`), and the decision
     /// is still the SET's alone: a refused send writes no code, an allowed one whose code
     /// cannot be stored is answered 503 (no SMS goes out; its cooldown runs). Decisions that
     /// are not allowed sends, and purposes without codes, pass through.

@@ -11,9 +11,9 @@
 -- another number: keys a script reaches without naming them, which one Redis allows).
 -- ARGV[2] ends with the member the budgets count the send under (a nonce of its own).
 -- The block says where KEYS' budgets begin and gives the guard's figures (each budget's
--- are in budget-policy.lua). As written here it is the policy `deploy/bench --only cost`
+-- are in budget-policy.lua). As written here it is the policy `deploy/dev/bench --only cost`
 -- adds to every rule (with budget-policy.lua's budgets; the guard over an hour in ten
--- buckets, 10 000 000 sends before it judges, 10 % conversion), which `deploy/script-cost
+-- buckets, 10 000 000 sends before it judges, 10 % conversion), which `deploy/dev/script-cost
 -- --script reserve-guarded` measures.
 -- guard policy (ReserveScripts writes this block for each purpose with either)
 local firstBudgetKey = 7

@@ -2,7 +2,7 @@
 -- writes the policy's constants into the block below (between its marker lines), since each
 -- argument of a call costs Redis about as much as a small command; and a copy without the
 -- IP cap for requests without a client address and for a cluster (where the cap is a step
--- of its own). As written here, the block is the every-rule policy deploy/bench measures
+-- of its own). As written here, the block is the every-rule policy deploy/dev/bench measures
 -- (ladder 60 s, 120 s, 300 s; 5 sends a day; 100 000 sends an hour from an IP).
 --
 -- KEYS: 1 cooldown (written here only by a policy without a window; else read: it may

@@ -1,4 +1,4 @@
-"""deploy/script-cost's caller: PORT SHA KIND COUNT SEED OBSERVED.
+"""deploy/dev/script-cost's caller: PORT SHA KIND COUNT SEED OBSERVED.
 
 Sends COUNT calls of a script (by SHA) to a Redis on 127.0.0.1:PORT, pipelined 16 deep,
 every reply read. KIND says which script, called as the gate calls it:

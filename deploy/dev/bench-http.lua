@@ -1,4 +1,4 @@
--- wrk script for deploy/bench-http: POST /v1/sends with {"phone":"+86138XXXXXXXX"}.
+-- wrk script for deploy/dev/bench-http: POST /v1/sends with {"phone":"+86138XXXXXXXX"}.
 -- Numbers are random valid CN mobiles (138 + 8 random digits); about one request in four
 -- (REPEAT_PROBABILITY) repeats one of the thread's last RECENT numbers instead, so that with
 -- a long cooldown the gate answers those with 429 (a valid decision, counted by wrk as
@@ -6,7 +6,7 @@
 -- done() prints one machine-readable line, "BENCH key=value ...", that bench-http parses.
 
 local REPEAT_PROBABILITY = 0.25
--- deploy/bench-http --client-ips N: each request names one of N client addresses.
+-- deploy/dev/bench-http --client-ips N: each request names one of N client addresses.
 local CLIENT_IPS = tonumber(os.getenv("BENCH_CLIENT_IPS") or "0") or 0
 local RECENT = 256
 

@@ -12,6 +12,7 @@ websocket client is the few lines below). Exit 0 passed, 1 failed, 77 skipped.
 import argparse, base64, json, os, re, shutil, signal, socket, struct, subprocess, sys, tempfile, time
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from free_port import free_port  # deploy/free_port.py
 
 

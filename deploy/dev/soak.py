@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Load generator and checker of deploy/soak (Python 3 standard library only).
+"""Load generator and checker of deploy/dev/soak (Python 3 standard library only).
 
   soak.py load  --port P[,P...] --seconds S --numbers 1000 --threads 16 --log FILE [--purpose soak]
       Mixed load on the gate (on several gates, thread by thread in turn): POST /v1/sends (9
@@ -19,7 +19,7 @@
       liveness  every send that asked at least cooldown + tolerance after the number's
                 previous possible reservation, while Redis and the gate were up, was allowed;
       memory    the gate's RSS at the end is within 10% of its value after warm-up.
-      With --safety-only (deploy/faults) only safety and lost requests (never answered:
+      With --safety-only (deploy/dev/faults) only safety and lost requests (never answered:
       every request gets an answer while a gate runs) fail it; the rest is printed.
       Either way it prints the 503s inside each fault window, by window.
 """
@@ -247,7 +247,7 @@ def check(args):
             if hit is not None:
                 edge = max(edge, hit[2] if hit[2] != float("inf") else r["t1"])
             busy_until[index] = max(horizon, edge + cooldown_ms / 1000)
-    # Safety-only (deploy/faults): the rest is reported, not failed on.
+    # Safety-only (deploy/dev/faults): the rest is reported, not failed on.
     strict = failures
     if args.safety_only:
         failures = []
@@ -353,7 +353,7 @@ def main():
     c.add_argument("--rss-warm", type=int)
     c.add_argument("--rss-end", type=int)
     c.add_argument("--safety-only", action="store_true",
-                   help="fail only on a double send or a request never answered (deploy/faults)")
+                   help="fail only on a double send or a request never answered (deploy/dev/faults)")
     args = parser.parse_args()
     if args.command == "load":
         load(args)

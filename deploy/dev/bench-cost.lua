@@ -1,13 +1,13 @@
--- wrk script for `deploy/bench --only cost`: POST /v1/sends with random valid CN mobiles
+-- wrk script for `deploy/dev/bench --only cost`: POST /v1/sends with random valid CN mobiles
 -- (+86138 and 8 random digits), about one request in four repeating one of the thread's
--- last RECENT numbers (as deploy/bench-http.lua does). The environment picks the mode:
+-- last RECENT numbers (as deploy/dev/bench-http.lua does). The environment picks the mode:
 --   COST_MODE=default   the body {"phone": ...} only (the default policy's decision)
 --   COST_MODE=rules     also a client_ip from a pool of 1024 and a fresh Idempotency-Key
 --                       each request, so every rule of the policy runs
 --   COST_MODE=distinct  COST_LIMIT distinct numbers in all (split over the threads), never
 --                       a repeat; past its share a thread repeats its last number (denied:
 --                       it writes nothing), so exactly COST_LIMIT numbers hold keys
--- done() prints one line, "BENCH requests=N", that deploy/bench reads.
+-- done() prints one line, "BENCH requests=N", that deploy/dev/bench reads.
 
 local mode = os.getenv("COST_MODE") or "default"
 local limit = tonumber(os.getenv("COST_LIMIT") or "100000")
