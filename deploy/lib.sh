@@ -59,7 +59,7 @@ swift_test_in_passes() {
 # (fraud-guard.lua right after reserve.lua's policy block, guard-check.lua and
 # guard-count.lua where reserve.lua includes them), each file's block as written: the
 # policy deploy/bench's cost section measures; reserve leaves those two parts out. Both
-# leave out the issued code's parts (code-issue, code-write), which issue.lua keeps.
+# leave out the issued code's parts (code-issue, code-write).
 lua_script() {
     local name=$1 rev=${2:-} dir=Sources/ResendGate/Gate/Scripts
     lua_file() {
@@ -99,10 +99,8 @@ lua_script() {
     text=$(lua_file "$name") || die "no $dir/$name.lua${rev:+ at $rev}"
     lua_file prelude && echo
     for part in $(sed -n '1s/^-- parts: //p' <<<"$text"); do lua_file "$part" && echo; done
-    # Parts only a purpose that issues codes has (issue.lua's own), and the guard's.
-    local left=(guard-check guard-count code-issue code-write)
-    [[ $name == issue ]] && left=()
-    with_parts "${left[@]}" <<<"$text"
+    # Parts only a purpose that issues codes has, and the guard's.
+    with_parts guard-check guard-count code-issue code-write <<<"$text"
 }
 
 # --- Processes: ports, Redis, stopping ----------------------------------------------------

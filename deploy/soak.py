@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Load generator and checker of deploy/soak (Python 3 standard library only).
 
-  soak.py load  --port P --seconds S --numbers 1000 --threads 16 --log FILE
-      Mixed load on the gate: POST /v1/sends (9 in 10) and GET /v1/cooldowns peeks (1 in
-      10) for random numbers out of N, from T threads with keep-alive connections. Every
+  soak.py load  --port P[,P...] --seconds S --numbers 1000 --threads 16 --log FILE [--purpose soak]
+      Mixed load on the gate (on several gates, thread by thread in turn): POST /v1/sends (9
+      in 10) and GET /v1/cooldowns peeks (1 in 10) for random numbers out of N, from T
+      threads with keep-alive connections. Every
       request is one JSON line in FILE with its client send and receive times (both
       time.monotonic(), CLOCK_MONOTONIC: the same clock the orchestrator stamps its fault
       windows with) and, for a decision, its server_time, resend_at and retry_after_ms.
@@ -18,6 +19,9 @@
       liveness  every send that asked at least cooldown + tolerance after the number's
                 previous possible reservation, while Redis and the gate were up, was allowed;
       memory    the gate's RSS at the end is within 10% of its value after warm-up.
+      With --safety-only (deploy/faults) only safety and lost requests (never answered:
+      every request gets an answer while a gate runs) fail it; the rest is printed.
+      Either way it prints the 503s inside each fault window, by window.
 """
 
 import argparse
@@ -52,6 +56,8 @@ def load(args):
     records = [[] for _ in range(args.threads)]
     stop = threading.Event()
 
+    ports = [int(port) for port in str(args.port).split(",")]
+
     def worker(slot):
         rng = random.Random(slot * 7_777_777 + args.seed)
         out = records[slot]
@@ -60,16 +66,16 @@ def load(args):
             index = rng.randrange(args.numbers)
             is_send = rng.random() < SEND_SHARE
             if connection is None:
-                connection = http.client.HTTPConnection("127.0.0.1", args.port, timeout=args.timeout)
+                connection = http.client.HTTPConnection("127.0.0.1", ports[slot % len(ports)], timeout=args.timeout)
             record = {"i": index, "op": "send" if is_send else "peek"}
             t0 = time.monotonic()
             try:
                 if is_send:
-                    body = json.dumps({"phone": phone(index), "purpose": "soak"})
+                    body = json.dumps({"phone": phone(index), "purpose": args.purpose})
                     connection.request("POST", "/v1/sends", body=body,
                                        headers={"Content-Type": "application/json"})
                 else:
-                    connection.request("GET", "/v1/cooldowns/%%2B%s?purpose=soak" % phone(index)[1:])
+                    connection.request("GET", "/v1/cooldowns/%%2B%s?purpose=%s" % (phone(index)[1:], args.purpose))
                 response = connection.getresponse()
                 data = response.read()
                 t1 = time.monotonic()
@@ -241,6 +247,10 @@ def check(args):
             if hit is not None:
                 edge = max(edge, hit[2] if hit[2] != float("inf") else r["t1"])
             busy_until[index] = max(horizon, edge + cooldown_ms / 1000)
+    # Safety-only (deploy/faults): the rest is reported, not failed on.
+    strict = failures
+    if args.safety_only:
+        failures = []
     if liveness_failures:
         failures.append("liveness: %d of %d sends owed an 'allowed' did not get it, e.g. %s" %
                         (len(liveness_failures), owed, liveness_failures[:5]))
@@ -275,6 +285,21 @@ def check(args):
             failures.append("memory: RSS grew %.1f%% (%d kB after warm-up, %d kB at the end)" %
                             (growth * 100, args.rss_warm, args.rss_end))
 
+    # Lost: never answered (a reset, a timeout) although the gate ran; a fault window of
+    # the gate itself (gate_down ... gate_up) may drop its connections.
+    lost = [r for r in records if r["status"] == -1 and not any(
+        what == "gate" and r["t1"] >= start and r["t0"] <= end for what, start, end in windows)]
+    if args.safety_only:
+        reported = failures
+        failures = strict
+        if lost:
+            failures.append("%d requests were never answered while the gate ran, e.g. %s" % (len(lost), lost[:3]))
+    unavailable_by_window = collections.Counter()
+    for r in records:
+        if r["status"] == 503:
+            hit = in_window(r["t0"], r["t1"], recovery)
+            unavailable_by_window[hit[0] if hit else "none"] += 1
+
     duration = records[-1]["t1"] - records[0]["t0"] if records else 0
     print("soak check: %d requests in %.0f s (%.0f/s): %s" % (
         len(records), duration, len(records) / max(duration, 1),
@@ -292,6 +317,12 @@ def check(args):
     if rss:
         print("  memory:   gate RSS %d kB after warm-up, %d kB at the end (%+.1f%%, bar +10%%)" % (
             rss[0], rss[1], rss[2] * 100))
+    print("  lost:     %d requests never answered while the gate ran" % len(lost))
+    print("  503s:     by fault window (and its recovery allowance): %s" % (
+        ", ".join("%s %d" % item for item in sorted(unavailable_by_window.items())) or "none"))
+    if args.safety_only:
+        for note in reported:
+            print("note (not failed on) " + note)
     for failure in failures:
         print("FAIL " + failure)
     print("soak: %s" % ("FAILED" if failures else "passed"))
@@ -302,7 +333,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("load")
-    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--port", required=True, help="a gate's port, or several: P,P,...")
+    p.add_argument("--purpose", default="soak")
     p.add_argument("--seconds", type=float, required=True)
     p.add_argument("--numbers", type=int, default=1000)
     p.add_argument("--threads", type=int, default=16)
@@ -320,6 +352,8 @@ def main():
     c.add_argument("--start-after", type=float, default=0, help="monotonic time before which nothing is owed")
     c.add_argument("--rss-warm", type=int)
     c.add_argument("--rss-end", type=int)
+    c.add_argument("--safety-only", action="store_true",
+                   help="fail only on a double send or a request never answered (deploy/faults)")
     args = parser.parse_args()
     if args.command == "load":
         load(args)

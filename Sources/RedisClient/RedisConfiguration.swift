@@ -73,6 +73,15 @@ public struct RedisConfiguration: Sendable, Equatable {
     public var commandTimeout: Duration
     /// The first and the longest wait between reconnection attempts.
     public var reconnectBackoff: ClosedRange<Duration>
+    /// Serve from a Redis whose `maxmemory-policy` may evict keys (anything but
+    /// `noeviction`). Off by default: an evicted cooldown is a second code sent at once,
+    /// so such a Redis gets no command and the gate answers `store_evicts_keys`.
+    public var allowEvictingRedis = false
+    /// How often a ready connection reads `maxmemory-policy` again (`INFO memory`), besides
+    /// at every connect: the policy can change live (`CONFIG SET`).
+    public var evictionCheckInterval: Duration = RedisConfiguration.defaultEvictionCheckInterval
+    /// False for a connection to a Sentinel, which stores no keys and has no `maxmemory-policy`.
+    var readsEvictionPolicy = true
 
     /// The default local Redis: `redis://127.0.0.1:6379/0`.
     public static let defaultURL = "redis://127.0.0.1:6379/0"
@@ -80,6 +89,8 @@ public struct RedisConfiguration: Sendable, Equatable {
     public static let defaultTimeout: Duration = .seconds(1)
     /// The first and the longest wait between reconnection attempts.
     public static let defaultReconnectBackoff: ClosedRange<Duration> = .milliseconds(25) ... .milliseconds(500)
+    /// How often `maxmemory-policy` is read again while a connection is up.
+    public static let defaultEvictionCheckInterval: Duration = .seconds(5)
     /// The master name Sentinels are asked for unless told otherwise (Redis's own example name).
     public static let defaultSentinelMaster = "mymaster"
 
@@ -172,6 +183,7 @@ extension RedisConfiguration {
         plain.username = nil
         plain.password = nil
         plain.database = 0
+        plain.readsEvictionPolicy = false
         return plain
     }
 

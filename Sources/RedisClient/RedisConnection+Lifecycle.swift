@@ -118,25 +118,34 @@ extension RedisConnection {
             let database = configuration.database
             steps.append { $0.append("SELECT", database) }
         }
+        // Redis's maxmemory-policy, read before any caller's command goes out
+        // (RedisConnection+Eviction.swift): its answer, even an error, never fails the set-up.
+        let evictionStep = configuration.readsEvictionPolicy ? steps.count : -1
+        if configuration.readsEvictionPolicy { steps.append { [unowned self] args in self.appendEvictionCheck(&args) } }
         if !scripts.isEmpty { steps.append { args in args.append("PING") } }
         handshakeRepliesLeft = steps.count + scripts.count
         if steps.isEmpty { return }
-        holding = !scripts.isEmpty
+        holding = true
         let sent = generation
         for (index, step) in steps.enumerated() {
             let check = checks[index]
-            handshakeStep(step) { [unowned self] result in
-                if case .success(let reply) = result, let problem = check?(reply) {
-                    self.handshakeStepDone(.failure(RedisError(.server, problem)))
-                } else {
-                    self.handshakeStepDone(result)
+            handshakeStep(step) { [unowned self] reply in
+                var result = reply
+                if case .success(let answer) = reply, let problem = check?(answer) {
+                    result = .failure(RedisError(.server, problem))
+                } else if index == evictionStep, self.generation == sent {
+                    if case .failure(let error) = reply, error.kind != .server {} else {
+                        self.noteEvictionPolicy(Self.evictionPolicy(from: reply))
+                        result = .success(.null)
+                    }
                 }
+                self.handshakeStepDone(result)
                 if index == steps.count - 1, case .success = result, self.holding, self.generation == sent { self.loadScripts() }
             }
         }
     }
 
-    /// The handshake's second part: the scripts, then what callers sent meanwhile.
+    /// The handshake's second part: the scripts (if any), then what callers sent meanwhile.
     private func loadScripts() {
         guard let context else { return }
         for script in scripts {
@@ -148,6 +157,11 @@ extension RedisConnection {
         let waiting = held
         held.removeAll()
         for (command, entry) in waiting {
+            // Sent while connecting, before the policy was read: refused now if it evicts.
+            if let evictionRefusal {
+                entry.completion(.failure(evictionRefusal))
+                continue
+            }
             formatted = command
             enqueueFormatted(context, entry)
         }
@@ -157,7 +171,7 @@ extension RedisConnection {
     private func handshakeStep(_ build: (inout RedisArguments) -> Void, completion: @escaping Completion) {
         let wasHolding = holding
         holding = false
-        send(build, completion: completion)
+        sendRegardless(build, completion: completion)
         holding = wasHolding
     }
 
@@ -197,6 +211,7 @@ extension RedisConnection {
         lastError = nil
         state = .ready
         if sentinel != nil { sentinelTimer.schedule(after: .seconds(1)) }
+        if configuration.readsEvictionPolicy { evictionTimer.schedule(after: configuration.evictionCheckInterval) }
     }
 
     func disconnected() {
@@ -211,6 +226,7 @@ extension RedisConnection {
     func drop(_ error: RedisError) {
         connectTimer.cancel()
         deadlineTimer.cancel()
+        evictionTimer.cancel()
         if sentinel != nil {
             sentinelTimer.cancel()
             // Ask the Sentinels again before the next attempt, unless they just named

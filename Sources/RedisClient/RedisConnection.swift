@@ -78,6 +78,14 @@ public final class RedisConnection {
     var lastNamedMaster: RedisConfiguration.HostPort?
     /// Redis's clock as this connection reckons it (RedisConnection+Clock.swift).
     var clock = RedisClock()
+    /// Set while Redis may evict keys and that is not allowed: what `send` and `evaluate`
+    /// fail with (RedisConnection+Eviction.swift).
+    var evictionRefusal: RedisError?
+    /// The `maxmemory-policy` read last, kept across reconnects to log a change once.
+    var evictionPolicySeen: String?
+    /// Called on the loop after each reading of the policy (a cluster sums its masters').
+    var onEvictionChange: (() -> Void)?
+    lazy var evictionTimer = EventTimer(loop: loop) { [unowned self] in self.checkEviction() }
 
     /// Creates the connection and starts connecting. Call on `loop`'s thread. `logger`
     /// hears of reconnects, Sentinel master switches and script reloads.
@@ -94,8 +102,17 @@ public final class RedisConnection {
         close()
     }
 
-    /// Sends one command; `completion` runs on the loop with its reply.
+    /// Sends one command; `completion` runs on the loop with its reply. Fails at once as
+    /// `evicting` while Redis may evict keys and that is not allowed (as last read: through
+    /// a reconnect too, until the new connection's handshake reads it again).
     public func send(_ build: (inout RedisArguments) -> Void, completion: @escaping Completion) {
+        if let evictionRefusal { return completion(.failure(evictionRefusal)) }
+        sendRegardless(build, completion: completion)
+    }
+
+    /// Sends one command even while Redis may evict keys: for the client's own upkeep
+    /// (a cluster's slot map, a readiness `PING`), which writes no key.
+    func sendRegardless(_ build: (inout RedisArguments) -> Void, completion: @escaping Completion) {
         guard let context, state == .ready || state == .connecting else {
             return completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
         }
@@ -110,6 +127,7 @@ public final class RedisConnection {
     public func evaluate(
         _ script: RedisScript, _ build: @escaping (inout RedisArguments) -> Void, completion: @escaping Completion
     ) {
+        if let evictionRefusal { return completion(.failure(evictionRefusal)) }
         guard let context, state == .ready || state == .connecting else {
             return completion(.failure(lastError ?? RedisError(.unavailable, "not connected to Redis")))
         }
@@ -133,6 +151,7 @@ public final class RedisConnection {
         guard state != .closed else { return }
         state = .closed
         reconnectTimer.cancel()
+        evictionTimer.cancel()
         sentinel?.close()
         switchWatch?.close()
         drop(RedisError(.unavailable, "the connection was closed"))

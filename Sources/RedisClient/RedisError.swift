@@ -1,6 +1,7 @@
 /// Why a Redis command got no usable answer. `code` is stable (`unavailable`, `timeout`,
-/// `server`, `protocol`); the kind itself stays inside the module, which alone switches
-/// over it. The gate turns every `RedisError` into `GateError.storeUnavailable`.
+/// `server`, `protocol`, `evicting`); the kind itself stays inside the module, which alone switches
+/// over it. The gate turns `evicting` into `GateError.storeEvictsKeys` and every other
+/// `RedisError` into `GateError.storeUnavailable`.
 public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of failure.
     enum Kind: String, Sendable {
@@ -12,6 +13,9 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
         case server
         /// Redis answered with something this client did not expect.
         case protocolViolation = "protocol"
+        /// Redis may evict keys (its `maxmemory-policy` is not `noeviction`) and the
+        /// configuration does not allow that: nothing is sent (RedisConnection+Eviction.swift).
+        case evicting
     }
 
     let kind: Kind
@@ -23,8 +27,11 @@ public struct RedisError: Error, Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
-    /// The stable code: `unavailable`, `timeout`, `server` or `protocol`.
+    /// The stable code: `unavailable`, `timeout`, `server`, `protocol` or `evicting`.
     public var code: String { kind.rawValue }
+
+    /// True when the command was refused because Redis may evict keys (`evicting`).
+    public var isEviction: Bool { kind == .evicting }
 
     public var description: String { "redis \(kind.rawValue): \(message)" }
 }

@@ -6,6 +6,9 @@ public final class RedisStatistics: Sendable {
     private let ready = Atomic<Bool>(false)
     private let errors = Atomic<Int>(0)
     private let reconnects = Atomic<Int>(0)
+    private let evicting = Atomic<Bool>(false)
+    /// Why commands are refused because Redis may evict keys; nil while they are not.
+    private let refusal = Mutex<String?>(nil)
     private let moved = Atomic<Int>(0)
     private let asked = Atomic<Int>(0)
     private let triedAgain = Atomic<Int>(0)
@@ -19,6 +22,18 @@ public final class RedisStatistics: Sendable {
     public var errorCount: Int { errors.load(ordering: .relaxed) }
     /// Reconnection attempts scheduled.
     public var reconnectCount: Int { reconnects.load(ordering: .relaxed) }
+
+    /// Whether the Redis (any master, on a cluster) may evict keys: its `maxmemory-policy`
+    /// is not `noeviction`, or it would not say. True also when that is allowed.
+    public var evictsKeys: Bool { evicting.load(ordering: .relaxed) }
+    /// Why commands are refused because Redis may evict keys (the node and its policy),
+    /// or nil: it does not evict, or `allowEvictingRedis` allows it.
+    public var evictionRefusal: String? { refusal.withLock { $0 } }
+
+    func setEviction(evicts: Bool, refusal reason: String?) {
+        evicting.store(evicts, ordering: .relaxed)
+        refusal.withLock { $0 = reason }
+    }
 
     /// A Redis Cluster's redirections of a command: `MOVED` (a slot's new owner), `ASK` (a
     /// slot being migrated whose keys are not on its owner) and `TRYAGAIN` (a migrating

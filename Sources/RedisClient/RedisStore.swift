@@ -58,11 +58,12 @@ public final class RedisStore {
         }
     }
 
-    /// Whether Redis answers `PING` now (every master, on a cluster).
+    /// Whether Redis answers `PING` now (every master, on a cluster), even one that may
+    /// evict keys (`statistics.evictionRefusal` says that).
     public func ping(_ completion: @escaping (Bool) -> Void) {
         switch backend {
         case .single(let connection):
-            connection.send({ $0.append("PING") }) { result in
+            connection.sendRegardless({ $0.append("PING") }) { result in
                 if case .success(.status("PONG")) = result { completion(true) } else { completion(false) }
             }
         case .cluster(let cluster):

@@ -32,7 +32,7 @@ struct APIError: Error, Equatable {
         case .noCodeSent, .codeLocked, .codeUsed, .codesNotIssued, .codesIssued: 409
         case .codeExpired, .codeVoided: 410
         case .refundLimit, .locked: 429
-        case .storeUnavailable: 503
+        case .storeUnavailable, .storeEvictsKeys: 503
         }
         self.init(kind.rawValue, status, message, retryAfterMilliseconds: retryAfterMilliseconds)
     }
@@ -57,6 +57,7 @@ struct APIError: Error, Equatable {
     static func invalidField(_ message: String) -> APIError { APIError(.invalidField, message) }
     static func forbidden(_ message: String) -> APIError { APIError(.forbidden, message) }
     static func storeUnavailable(_ message: String) -> APIError { APIError(.storeUnavailable, message) }
+    static func storeEvictsKeys(_ message: String) -> APIError { APIError(.storeEvictsKeys, message) }
 
     /// A valid API key that lacks the scope the route needs.
     static func forbidden(_ scope: APIScopes) -> APIError {

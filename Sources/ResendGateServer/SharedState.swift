@@ -18,6 +18,9 @@ final class SharedState: Sendable {
 
     var redisReady: Bool { redis.allSatisfy(\.isReady) }
 
+    /// Why sends are refused because Redis may evict keys (a worker's first reason), or nil.
+    var evictionRefusal: String? { redis.lazy.compactMap(\.evictionRefusal).first }
+
     func prometheusText() -> String {
         PrometheusText.render(workerMetrics, redis: redis)
     }

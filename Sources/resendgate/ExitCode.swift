@@ -4,7 +4,7 @@ import ResendGate
 enum ExitCode: Int32 {
     /// Allowed, or the command did what it was asked.
     case success = 0
-    /// The store (Redis) could not be reached or did not answer in time.
+    /// The store (Redis) could not be reached or did not answer in time, or may evict keys.
     case storeUnavailable = 1
     /// The input or the options were wrong.
     case badInput = 2

@@ -25,6 +25,8 @@ extension Settings {
                    help: "answer an allowed send only once N replicas have it (`WAIT`), so a failover cannot forget it"),
             .duration("redis-timeout", \.redisTimeout,
                       help: "connect and command timeout; past it the answer is 503 `store_unavailable`"),
+            .toggle("allow-evicting-redis", \.allowEvictingRedis,
+                    help: "serve from a Redis whose `maxmemory-policy` may evict keys (anything but `noeviction`); without it such a Redis gets 503 `store_evicts_keys` for every send and `/readyz` (RISK: an evicted cooldown lets a code be sent again at once) ([Persistence](operations.md#persistence))"),
             .text("region", \.region, placeholder: "CC", help: "default region (two letters, such as `CN`) for numbers without a country code"),
             Option.value("cooldown", \.policy.ladder, placeholder: "D[,D...]",
                          help: "cooldown, or an escalation ladder (`60,120,300`: 1st send in the window 60 s, 2nd 120 s, then 300 s; at most 64 steps)",

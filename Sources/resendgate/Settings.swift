@@ -16,6 +16,7 @@ struct Settings {
     var sentinelMaster = RedisConfiguration.defaultSentinelMaster
     var waitReplicas = GateConfiguration.defaultWaitReplicas
     var redisTimeout = RedisConfiguration.defaultTimeout
+    var allowEvictingRedis = false
 
     /// Where the gate's Redis is, for the start-up line: the URL, a cluster's seeds (its
     /// URL's host is not dialled then), or the Sentinels and the master's name.
@@ -79,6 +80,7 @@ struct Settings {
     /// The gate's configuration; every rule is linted.
     func gateConfiguration() throws(ConfigurationError) -> GateConfiguration {
         var redis = try RedisConfiguration(url: redisURL, connectTimeout: redisTimeout, commandTimeout: redisTimeout)
+        redis.allowEvictingRedis = allowEvictingRedis
         if redisCluster != nil && redisSentinels != nil {
             throw ConfigurationError(field: "redis-cluster", message: "use --redis-cluster or --redis-sentinel, not both")
         }

@@ -185,6 +185,29 @@ struct PolicyCommandTests {
         #expect(result.stderr.contains("purposes.login.max-sends"), "\(result.stderr)")
     }
 
+    /// Issued codes from the command line: `send` prints the code, `check` takes it once;
+    /// the secret comes from the environment, and codes without one do not start.
+    @Test func issuedCodesSendAndCheck() async throws {
+        let redis = try await startRedis()
+        defer { redis.stop() }
+        let flags = ["--redis", redis.url, "--issue-codes", "--max-failed-checks", "2"]
+        let secret = ["RESENDGATE_CODE_SECRET": "a secret from the environment"]
+        let missing = try await run(["send", number] + flags)
+        #expect(missing.exitCode == 2 && missing.stderr.contains("code-secret"), "\(missing)")
+        let sent = try await run(["send", number] + flags, environment: secret)
+        #expect(sent.exitCode == 0, "\(sent)")
+        let code = try #require(try json(sent.stdout)["code"] as? String)
+        let wrong = try await run(["check", number, "--code", "0000000"] + flags, environment: secret)
+        #expect(wrong.exitCode == 3 && wrong.stderr.contains("1 more wrong check"), "\(wrong)")
+        let right = try await run(["check", number, "--code", code] + flags, environment: secret)
+        let valid = try json(right.stdout)["valid"] as? Bool
+        #expect(right.exitCode == 0 && valid == true, "\(right)")
+        let again = try await run(["check", number, "--code", code] + flags, environment: secret)
+        #expect(again.exitCode == 3 && again.stderr.contains("already used"), "\(again)")
+        let noCode = try await run(["check", number, "--code", code, "--redis", redis.url], environment: secret)
+        #expect(noCode.exitCode == 2, "\(noCode)")
+    }
+
     private func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> CommandResult {
         let executable = try BuiltProducts.executable(named: "resendgate")
         return try await offThePool {

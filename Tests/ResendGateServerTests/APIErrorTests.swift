@@ -12,6 +12,7 @@ struct APIErrorTests {
         .refundLimit(retryAfterMilliseconds: 1_500, maxRefunds: 1), .refundsDisabled, .storeUnavailable("down"),
         .locked(retryAfterMilliseconds: 900_000), .noCodeSent, .codeLocked(retryAfterMilliseconds: 0, maxFailedChecks: 5),
         .wrongCode(attemptsLeft: 2), .codeExpired, .codeUsed, .codeVoided, .codesNotIssued, .codesIssued,
+        .storeEvictsKeys("volatile-lru"),
     ]
 
     static let httpErrors: [APIError] = [
@@ -28,6 +29,7 @@ struct APIErrorTests {
             "body_too_large": 413, "unsupported_media_type": 415, "misdirected_request": 421,
             "idempotency_key_reused": 422, "refund_limit": 429, "locked": 429, "no_code_sent": 409, "code_locked": 409, "header_too_large": 431,
             "wrong_code": 422, "code_expired": 410, "code_used": 409, "code_voided": 410, "codes_not_issued": 409, "codes_issued": 409, "store_unavailable": 503,
+            "store_evicts_keys": 503,
         ]
         let all = Self.gateErrors.map(APIError.init) + Self.httpErrors
         for error in all { #expect(expected[error.code] == error.status, "\(error.code) → \(error.status)") }
@@ -45,7 +47,7 @@ struct APIErrorTests {
             "code_expired", "code_used", "code_voided",
         ])
         #expect(APIError(.wrongCode(attemptsLeft: 2)).attemptsLeft == 2)
-        #expect(Self.gateErrors.filter { !$0.isBadInput }.map(\.code) == ["store_unavailable"])
+        #expect(Self.gateErrors.filter { !$0.isBadInput }.map(\.code) == ["store_unavailable", "store_evicts_keys"])
         #expect(PhoneNumberError.tooShort == .tooShort && PhoneNumberError.tooShort != .tooLong)
         #expect(PhoneNumberError.invalidDefaultRegion("XX") != .invalidDefaultRegion("YY"))
         #expect(PhoneNumberError.invalidDefaultRegion("XX").code == "invalid_default_region")

@@ -78,6 +78,7 @@ struct OpenAPIDocumentTests {
             "header_too_large", "store_unavailable", "region_not_allowed", "number_type_not_allowed",
             "idempotency_key_reused", "misdirected_request", "forbidden", "refund_limit", "locked", "no_code_sent",
             "code_locked", "wrong_code", "code_expired", "code_used", "code_voided", "codes_not_issued", "codes_issued",
+            "store_evicts_keys",
         ])
         #expect(document.node(at: "components/securitySchemes/bearer/scheme")?.value == "bearer")
         let tooMany = try #require(try Self.operations(document)[Operation(method: "POST", path: "/v1/sends")]?[429])

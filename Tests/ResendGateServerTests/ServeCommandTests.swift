@@ -209,6 +209,7 @@ struct ServeCommandTests {
             ("sentinel-master", "mymaster", "RESENDGATE_SENTINEL_MASTER"),
             ("wait-replicas", "0", "RESENDGATE_WAIT_REPLICAS"),
             ("redis-timeout", "1s", "RESENDGATE_REDIS_TIMEOUT"),
+            ("allow-evicting-redis", nil, "RESENDGATE_ALLOW_EVICTING_REDIS"),
             ("region", nil, "RESENDGATE_REGION"),
             ("cooldown", "60s", "RESENDGATE_COOLDOWN"),
             ("window", "24h", "RESENDGATE_WINDOW"),

@@ -14,11 +14,11 @@ public final class RedisClusterClient {
     private let scripts: [RedisScript]
     /// Each script's variant for the node an `ASK` names, by the script's SHA-1.
     private let askedVariants: [String: RedisScript]
-    private var nodes: [RedisConfiguration.HostPort: RedisConnection] = [:]
-    private var owners = [RedisConfiguration.HostPort?](repeating: nil, count: ClusterSlot.count)
-    private var mapKnown = false
+    var nodes: [RedisConfiguration.HostPort: RedisConnection] = [:]
+    var owners = [RedisConfiguration.HostPort?](repeating: nil, count: ClusterSlot.count)
+    var mapKnown = false
     private var refreshing = false
-    private var closed = false
+    var closed = false
     private var refreshWanted = false
     private lazy var refreshTimer = EventTimer(loop: loop) { [unowned self] in self.refresh() }
     /// Readiness, errors and map refreshes, readable from any thread.
@@ -97,21 +97,6 @@ public final class RedisClusterClient {
         }
     }
 
-    /// `PING` on every master the map names: all must answer.
-    public func pingMasters(_ completion: @escaping (Bool) -> Void) {
-        let masters = Set(owners.compactMap { $0 })
-        guard mapKnown, !masters.isEmpty else { return completion(false) }
-        var left = masters.count
-        var healthy = true
-        for master in masters {
-            node(master).send({ $0.append("PING") }) { result in
-                if case .success(.status("PONG")) = result {} else { healthy = false }
-                left -= 1
-                if left == 0 { completion(healthy) }
-            }
-        }
-    }
-
     public func close() {
         closed = true
         refreshTimer.cancel()
@@ -179,7 +164,8 @@ public final class RedisClusterClient {
                     return completion(.failure(RedisError(.unavailable, error.message)))
                 }
             }
-            self.statistics.recordError()
+            // A refusal of an evicting master is the gate's own, not a Redis error.
+            if error.kind != .evicting { self.statistics.recordError() }
             switch error.kind {
             case .server:
                 if error.message.hasPrefix("CLUSTERDOWN") {
@@ -188,7 +174,7 @@ public final class RedisClusterClient {
                 }
             case .unavailable, .timeout:
                 self.scheduleRefresh()
-            case .protocolViolation:
+            case .protocolViolation, .evicting:
                 break
             }
             completion(result)
@@ -217,12 +203,13 @@ public final class RedisClusterClient {
         timer.schedule(after: delay)
     }
 
-    private func node(_ address: RedisConfiguration.HostPort) -> RedisConnection {
+    func node(_ address: RedisConfiguration.HostPort) -> RedisConnection {
         if let existing = nodes[address] { return existing }
         let connection = RedisConnection(
             loop: loop, configuration: configuration.with(endpoint: .tcp(host: address.host, port: address.port)),
             scripts: scripts, logger: logger)
         connection.onStateChange = { [unowned self] _ in self.updateReadiness() }
+        connection.onEvictionChange = { [unowned self] in self.updateEviction() }
         nodes[address] = connection
         return connection
     }
@@ -267,7 +254,7 @@ public final class RedisClusterClient {
             refreshTimer.schedule(after: .milliseconds(250))  // nobody answered: try again soon
             return
         }
-        node(candidates[index]).send({ $0.append("CLUSTER", "SLOTS") }, completion: { [unowned self] result in
+        node(candidates[index]).sendRegardless({ $0.append("CLUSTER", "SLOTS") }, completion: { [unowned self] result in
             guard case .success(let reply) = result, let map = Self.slotMap(reply, askedNode: candidates[index]) else {
                 return self.ask(candidates, at: index + 1)
             }
@@ -288,6 +275,7 @@ public final class RedisClusterClient {
                 }
             }
             self.updateReadiness()
+            self.updateEviction()
             // A slot without an owner (a failover under way) means: look again soon.
             if map.contains(where: { $0 == nil }) || self.refreshWanted {
                 self.refreshWanted = false

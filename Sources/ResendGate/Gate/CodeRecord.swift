@@ -1,4 +1,5 @@
-/// What a number's code key holds (`code-issue.lua` writes it; `check.lua`,
+/// What a number's code key holds (`code-issue.lua` writes it, and `text` for the plain
+/// send; `check.lua`,
 /// `countdown-of-code.lua` and `release.lua` read it): the identity of the code (the nonce
 /// of the send that issued it, 16 characters), its expiry in 12 hex digits of ms since
 /// 1970 by Redis's clock, its state in 2 characters (`00`-`99`: wrong checks so far; `uu`
@@ -28,6 +29,13 @@ struct CodeRecord: Equatable {
         state = text[stateStart..<digestStart]
         digest = text[digestStart..<sealedStart]
         sealed = text[sealedStart...]
+    }
+
+    /// A new code's record, from the argument a send's script takes (`IssuedCodeRule.argument`:
+    /// identity, digest, seal) and its expiry: what `code-issue.lua` makes of the same.
+    static func text(argument: String, expiresAtMilliseconds: Int64) -> String {
+        let hex = String(expiresAtMilliseconds, radix: 16)
+        return argument.prefix(16) + String(repeating: "0", count: max(0, 12 - hex.utf8.count)) + hex + "00" + argument.dropFirst(16)
     }
 
     /// Wrong checks so far, or nil when the code is used, voided or locked.

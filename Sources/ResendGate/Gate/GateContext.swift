@@ -83,7 +83,7 @@ final class GateContext {
         case .success(let reply):
             do { return .success(try body(reply)) } catch { return .failure(error) }
         case .failure(let error):
-            return .failure(.storeUnavailable(error.description))
+            return .failure(.store(error))
         }
     }
 

@@ -1,3 +1,5 @@
+import RedisClient
+
 /// Why the gate could not decide. Made only through the named members below
 /// (`.invalidPhone(_:)`, `.storeUnavailable(_:)`, ...); `code` is the stable wire code.
 /// `kind` is public and exhaustive on purpose: the HTTP server maps it to a status in
@@ -35,6 +37,9 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         case codesIssued = "codes_issued"
         case forbidden
         case storeUnavailable = "store_unavailable"
+        /// Redis may evict keys (its `maxmemory-policy` is not `noeviction`), which would
+        /// forget cooldowns: nothing is decided until it keeps them (or the operator allows it).
+        case storeEvictsKeys = "store_evicts_keys"
     }
 
     /// What went wrong, for a `switch`.
@@ -67,7 +72,7 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     /// false when the store failed (a 5xx, CLI exit 1).
     public var isBadInput: Bool {
         switch kind {
-        case .storeUnavailable: false
+        case .storeUnavailable, .storeEvictsKeys: false
         case .invalidPhone, .invalidPurpose, .invalidField, .regionNotAllowed, .numberTypeNotAllowed,
              .idempotencyKeyReused, .refundLimit, .locked, .noCodeSent, .codeLocked, .forbidden, .wrongCode, .codeExpired,
              .codeUsed, .codeVoided, .codesNotIssued, .codesIssued: true
@@ -82,7 +87,7 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         case .regionNotAllowed, .numberTypeNotAllowed, .refundLimit, .locked, .codeLocked, .forbidden, .wrongCode, .codeExpired,
              .codeUsed, .codeVoided: true
         case .noCodeSent, .invalidPhone, .invalidPurpose, .invalidField, .idempotencyKeyReused, .storeUnavailable,
-             .codesNotIssued, .codesIssued: false
+             .codesNotIssued, .codesIssued, .storeEvictsKeys: false
         }
     }
 
@@ -178,6 +183,17 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Redis did not answer, or answered something unusable: nothing was decided.
     public static func storeUnavailable(_ message: String) -> GateError {
         GateError(.storeUnavailable, "store unavailable: \(message)")
+    }
+
+    /// A Redis failure as the gate answers it: `store_evicts_keys` when the command was
+    /// refused because Redis may evict keys, `store_unavailable` otherwise.
+    public static func store(_ error: RedisError) -> GateError {
+        error.isEviction ? storeEvictsKeys(error.message) : storeUnavailable(error.description)
+    }
+
+    /// Redis may evict keys and the operator did not allow it (`--allow-evicting-redis`).
+    public static func storeEvictsKeys(_ message: String) -> GateError {
+        GateError(.storeEvictsKeys, "store refused: \(message)")
     }
 
     /// Equal when kind, message and retry time are; `phoneError` is implied by the message.

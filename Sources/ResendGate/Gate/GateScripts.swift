@@ -18,8 +18,6 @@ package enum GateScripts {
     static let release = script(EmbeddedFiles.release)
     /// A checked code's outcome: clears or counts wrong codes, locks at the limit (`verify.lua`).
     static let verify = script(EmbeddedFiles.verify)
-    /// The default policy's send with its issued code, in one call (`issue.lua`: `IssuedCodeRule`).
-    static let issue = script(EmbeddedFiles.issue)
     /// A check of a typed code against the number's issued one (`check.lua`: `IssuedCodeRule`).
     static let check = script(EmbeddedFiles.check)
     /// A code countdown token's lookup of the code it names (`countdown-of-code.lua`).
@@ -47,7 +45,7 @@ package enum GateScripts {
     static let windowCooldowns = script(EmbeddedFiles.windowCooldowns)
 
     static let all = [
-        peek, release, verify, issue, check, countdownOfCode, ipTake, idempotencyPut, countdownOfCooldown, budgetTake, pumping,
+        peek, release, verify, check, countdownOfCode, ipTake, idempotencyPut, countdownOfCooldown, budgetTake, pumping,
         windowCooldowns,
     ]
 

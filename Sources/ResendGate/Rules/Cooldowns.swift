@@ -63,39 +63,12 @@ final class Cooldowns {
         let now = Decision.wallClockMilliseconds()
         let value = CooldownValue(nonce: nonce, deadlineMilliseconds: now + milliseconds)
         let token = { (nonce: CooldownNonce) in cipher.seal(purpose: purpose, number: number, nonce: nonce) }
-        // A purpose that issues codes: the same SET and, when it lets the send through, the
-        // send's code, in one script call (`issue.lua`).
-        let code = codes.argument(policy, purpose: purpose, number: number)
-        let write: (inout RedisArguments) -> Void = { args in
+        store.send(slotKey: slotKey, { args in
             args.append("SET")
             keys.append(.cooldown, purpose: purpose, number: number, to: &args)
             value.append(to: &args)
             args.append("NX", "PX", Int(milliseconds), "GET")
-        }
-        let send: (@escaping (Result<RedisReply, RedisError>) -> Void) -> Void = { completion in
-            guard let code, let issuing = policy.rules.codes else { return store.send(slotKey: slotKey, write, completion: completion) }
-            store.evaluate(GateScripts.issue, slotKey: slotKey, { args in
-                args.append(2)
-                keys.append(.cooldown, purpose: purpose, number: number, to: &args)
-                keys.append(.code, purpose: purpose, number: number, to: &args)
-                value.append(to: &args)
-                // The gate's clock, as the cooldown's deadline and `server_time` are: a new
-                // code's `code_expires_in_ms` is its lifetime exactly.
-                args.append(Int(milliseconds), Int(now))
-                args.append(code, Int(issuing.lifetime.wholeMilliseconds), issuing.onResend.rawValue)
-            }, completion: completion)
-        }
-        send { reply in
-            // issue.lua answers an allowed send with {its code's record}: the SET's nil, and the code.
-            var set = reply
-            var issued: IssuedCode?
-            if case .success(.array(let items)) = reply, items.count == 1, case .bulk(let record) = items[0] {
-                set = .success(.null)
-                issued = context.codeSealer?.issued(
-                    Substring(String(decoding: record, as: UTF8.self)), purpose: purpose, number: number, offered: code,
-                    cipher: cipher)
-                if issued == nil { return completion(.failure(.unreadableCode)) }
-            }
+        }, completion: { set in
             let decide = { (pttl: Result<RedisReply, RedisError>?) in
                 Self.decision(
                     set: set, pttl: pttl, now: now, request: request, milliseconds: milliseconds, nonce: nonce, token: token
@@ -109,21 +82,20 @@ final class Cooldowns {
                     }, completion: { _ in })
                 }
             }
-            if var outcome = decide(nil) {
-                if let issued, case .success(var decision) = outcome {
-                    decision.issuedCode = issued
-                    outcome = .success(decision)
+            if let outcome = decide(nil) {
+                // A purpose that issues codes: an allowed send's code, stored next (`IssuedCodeRule.store`).
+                return codes.store(outcome, policy: policy, number: number, now: now, cipher: cipher) {
+                    context.awaitReplicas(for: $0, slotKey: slotKey, completion: completion)
                 }
-                return context.awaitReplicas(for: outcome, slotKey: slotKey, completion: completion)
             }
             store.send(slotKey: slotKey, { args in
                 args.append("PTTL")
                 keys.append(.cooldown, purpose: purpose, number: number, to: &args)
             }, completion: { pttl in
-                // `decide` with a PTTL reply always decides.
+                // `decide` with a PTTL reply always decides (a refusal: no code).
                 context.awaitReplicas(for: decide(pttl) ?? .failure(.storeUnavailable("no decision")), slotKey: slotKey, completion: completion)
             })
-        }
+        })
         return true
     }
 
@@ -138,7 +110,7 @@ final class Cooldowns {
         let running: CooldownValue?
         var locked = false
         switch set {
-        case .failure(let error): return .failure(.storeUnavailable(error.description))
+        case .failure(let error): return .failure(.store(error))
         case .success(.null):
             return .success(Decision(
                 allowed: true, reason: nil, phone: request.phone, purpose: request.purpose,
@@ -157,7 +129,7 @@ final class Cooldowns {
         } else {
             switch pttl {
             case nil: return nil
-            case .failure(let error)?: return .failure(.storeUnavailable(error.description))
+            case .failure(let error)?: return .failure(.store(error))
             case .success(.integer(let value))? where value > 0: remaining = Int64(value)
             case .success(.integer(-1))?:
                 repair()

@@ -59,7 +59,7 @@ final class PrefixRegistry {
             switch result {
             case .success(.array(let items)): members = items.compactMap { self.registryEntry($0.string) }
             case .success(let reply): return completion(.failure(GateContext.unexpected(reply)))
-            case .failure(let error): return completion(.failure(.storeUnavailable(error.description)))
+            case .failure(let error): return completion(.failure(.store(error)))
             }
             guard !members.isEmpty else { return completion(.success([])) }
             // The replies as they arrive, on the worker's loop: the blocked ones, or the first failure.

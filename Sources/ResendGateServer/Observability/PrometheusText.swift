@@ -68,6 +68,7 @@ enum PrometheusText {
         histogram.append(("_count", "\(sum(.latencyCount))"))
         metric("resendgate_http_request_duration_seconds", "histogram", "Time from request to response.", histogram)
         single("resendgate_redis_up", "gauge", "Worker connections to Redis that are ready.", redis.filter(\.isReady).count)
+        single("resendgate_redis_evicting", "gauge", "Worker connections whose Redis may evict keys (maxmemory-policy not noeviction; any master on a cluster).", redis.filter(\.evictsKeys).count)
         single("resendgate_redis_errors_total", "counter", "Redis errors: failed connects, timeouts, error replies (not a cluster's redirections).", redis.reduce(0) { $0 + $1.errorCount })
         metric("resendgate_redis_redirects_total", "counter", "Redis Cluster redirections followed or retried: MOVED (a slot's new owner), ASK and TRYAGAIN (a slot being migrated).",
             RedisStatistics.Redirect.allCases.map { kind in ("{kind=\"\(kind.rawValue)\"}", "\(redis.reduce(0) { $0 + $1.redirectCount(kind) })") })

@@ -20,11 +20,16 @@ extension Worker {
     /// worker's connection within the command timeout (every master, on a cluster). The flags alone are not enough:
     /// they change only when a command fails, so a Redis that froze while no traffic
     /// came would stay "ready" for ever.
+    /// A Redis that may evict keys makes it 503 `store_evicts_keys`, saying which policy
+    /// (unless `--allow-evicting-redis`).
     private func readiness(_ exchange: Exchange) {
         let unavailable = APIError.storeUnavailable("Redis is not reachable from every worker")
         guard shared.redisReady else { return respond(exchange, error: unavailable) }
+        if let refusal = shared.evictionRefusal { return respond(exchange, error: .storeEvictsKeys(refusal)) }
         gate.store.ping { [unowned self] answered in
-            if answered, self.shared.redisReady {
+            if let refusal = self.shared.evictionRefusal {
+                self.respond(exchange, error: .storeEvictsKeys(refusal))
+            } else if answered, self.shared.redisReady {
                 self.respond(exchange, status: 200) { $0.beginObject(); $0.field("status", "ready"); $0.endObject() }
             } else {
                 self.respond(exchange, error: unavailable)

@@ -1,13 +1,13 @@
--- The issued code of an allowed send (`IssuedCodes`), a part of reserve.lua and issue.lua
--- put in only for a purpose that issues codes, after the send is decided and before its
--- answer is made. Its script declares `codeKey` (the number's code key), `codeArg` (the
--- gate's new code: its identity, a nonce of its own, then its digest and its seal:
--- `CodeRecord`), `codeLife`/`codeLifeText` (the code's lifetime in ms) and `codeSame` (a
--- resend sends the live code again), and `allowed` and `now`. Sets `codeText`, the code's record as
--- the key keeps it and the answer carries it, and `codeWrite` (code-write.lua stores it).
+-- The issued code of an allowed send (`IssuedCodes`), a part of reserve.lua put in only
+-- for a purpose that issues codes, after the send is decided and before its answer is made.
+-- Its script declares `codeKey` (the number's code key), `codeArg` (the gate's new code: its
+-- identity, a nonce of its own, then its digest and its seal: `CodeRecord`),
+-- `codeLife`/`codeLifeText` (the code's lifetime in ms) and `codeSame` (a resend sends the
+-- live code again), and `allowed` and `now`. Sets `codeText`, the code's record as the key
+-- keeps it and the answer carries it, and `codeWrite` (code-write.lua stores it).
 --
--- The record (`CodeRecord` reads and writes the same in Swift; a test holds the two to
--- each other): its identity (a nonce of its own, 16 characters),
+-- The record (`CodeRecord` reads it, and writes the same for the default policy's plain
+-- send, `IssuedCodeRule.store`; a test holds the two paths to each other): its identity (a nonce of its own, 16 characters),
 -- its expiry in 12 hex digits of ms, its state in 2 characters (wrong checks so far,
 -- '00' to '99'; 'uu' used, 'vv' voided by a refund, 'xx' locked by wrong checks), the
 -- digest checks compare (16 characters), then the sealed code. A live code is one whose
