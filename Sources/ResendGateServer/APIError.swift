@@ -9,7 +9,8 @@ struct APIError: Error, Equatable {
     let code: String
     let status: Int
     let message: String
-    /// For `refund_limit` and `locked`: how long until the limit frees a refund or the lock ends, sent as
+    /// For `refund_limit`, `locked` and `code_locked`: how long until the limit frees a refund, the lock ends
+    /// or a new code may be sent, sent as
     /// `retry_after`/`retry_after_ms` in the error object and as `Retry-After`.
     let retryAfterMilliseconds: Int64?
     /// For `wrong_code`: wrong checks the code may still have, sent as `attempts_left`.

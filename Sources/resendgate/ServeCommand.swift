@@ -10,7 +10,8 @@ enum ServeCommand {
         Without API keys it listens on loopback only, and answers only requests whose Host
         is localhost, 127.0.0.1 or [::1] (else 421: DNS rebinding).
         A POST or DELETE from a web page whose Origin is not in --allow-origins is 403, with or
-        without API keys; POST /v1/sends needs Content-Type: application/json (else 415).
+        without API keys; a POST with a body (sends, checks, verifications) needs
+        Content-Type: application/json (else 415).
         SIGTERM or SIGINT stops accepting, ends every event stream with a shutdown event (retry: 1000),
         lets requests in flight finish (at most \(DurationParser.format(ServerConfiguration.defaultDrainTimeout))), then exits 0.
         The table of these options in docs/configuration.md is what --help-markdown prints.

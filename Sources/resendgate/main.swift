@@ -34,7 +34,7 @@ do {
     case "watch": code = try await WatchCommand.run(Array(arguments.dropFirst()), environment: environment)
     case "serve": code = try await ServeCommand.run(Array(arguments.dropFirst()), environment: environment)
     case "--version", "version":
-        print("resendgate \(ResendGateVersion.current)")
+        print("resendgate \(ResendGateVersion.description)")
         code = .success
     case "help", "--help", "-h":
         print(usage)

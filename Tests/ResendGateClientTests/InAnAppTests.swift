@@ -2,22 +2,22 @@ import Foundation
 import ResendGateClient
 import Testing
 
-/// README.md's "In an app" code is this test's code: the test compares the two, then runs it
+/// docs/clients.md's "In an app" code is this test's code: the test compares the two, then runs it
 /// against a real server.
 @MainActor @Suite(.serialized) struct InAnAppTests {
-    @Test func readmeSnippetIsTheCodeThisTestRuns() throws {
-        let readme = try String(contentsOfFile: Self.root + "/README.md", encoding: .utf8)
+    @Test func clientsSnippetIsTheCodeThisTestRuns() throws {
+        let readme = try String(contentsOfFile: Self.root + "/docs/clients.md", encoding: .utf8)
         let section = try #require(readme.range(of: "\n## In an app\n"))
         let fence = try #require(readme.range(of: "```swift\n", range: section.upperBound..<readme.endIndex))
         let end = try #require(readme.range(of: "```\n", range: fence.upperBound..<readme.endIndex))
         let documented = String(readme[fence.upperBound..<end.lowerBound])
         let source = try String(contentsOfFile: #filePath, encoding: .utf8)
-        let begin = try #require(source.range(of: "// README begin\n"))
-        let stop = try #require(source.range(of: "// README end\n", range: begin.upperBound..<source.endIndex))
+        let begin = try #require(source.range(of: "// docs/clients.md begin\n"))
+        let stop = try #require(source.range(of: "// docs/clients.md end\n", range: begin.upperBound..<source.endIndex))
         #expect(documented == String(source[begin.upperBound..<stop.lowerBound]))
     }
 
-    /// The README's screen against a real server: its label is right at once, shows the
+    /// The docs' screen against a real server: its label is right at once, shows the
     /// server's countdown after a tap, and goes on counting (the screen holds the model:
     /// a model freed with its task left the label frozen).
     @Test func readmeScreenCountsDownFromTheServersAnswer() async throws {
@@ -45,7 +45,7 @@ import Testing
                         "\(label.history) after a tap of \(tapTook)")
             }
             #expect(UserDefaults.standard.data(forKey: saved) != nil)
-            // The engine's next tick, on the real clock (this test runs the README as is).
+            // The engine's next tick, on the real clock (this test runs the docs' code as is).
             let shown = ContinuousClock.now
             while label.text == "Resend in 1:00" && ContinuousClock.now - shown < .seconds(5) { try await Task.sleep(for: .milliseconds(20)) }
             let waited = ContinuousClock.now - shown
@@ -87,7 +87,7 @@ import Testing
     }
 }
 
-// README begin
+// docs/clients.md begin
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)  // ResendButtonModel is @Observable
 /// A code screen (a view controller, say): it holds the model, so the countdown lives as
 /// long as the screen does. SwiftUI reads `button.title` and `button.isEnabled` instead.
@@ -107,4 +107,4 @@ import Testing
     func disappeared() { button.stopLiveUpdates() }
     func becameActive() async { await button.refresh() }  // back in the foreground
 }
-// README end
+// docs/clients.md end

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-/// The README's module table says what each target holds: it names every target of
+/// docs/internals.md's module table says what each target holds: it names every target of
 /// Package.swift and nothing else.
-@Suite("README module table")
+@Suite("Module table")
 struct ModuleTableTests {
     private static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -16,10 +16,10 @@ struct ModuleTableTests {
         return Set(manifest[targets.upperBound...].matches(of: pattern).map { String($0.output.1) })
     }
 
-    /// The names in backticks in the first column of the table under "| module |".
-    static func readmeModules() throws -> Set<String> {
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let lines = readme.split(separator: "\n", omittingEmptySubsequences: false)
+    /// The names in backticks in the first column of docs/internals.md's table under "| module |".
+    static func tableModules() throws -> Set<String> {
+        let internals = try String(contentsOf: root.appendingPathComponent("docs/internals.md"), encoding: .utf8)
+        let lines = internals.split(separator: "\n", omittingEmptySubsequences: false)
         let header = try #require(lines.firstIndex { $0.hasPrefix("| module |") })
         var names: Set<String> = []
         for line in lines[(header + 2)...] {
@@ -33,9 +33,9 @@ struct ModuleTableTests {
     @Test func namesEveryTargetOfPackageSwift() throws {
         let targets = try Self.packageTargets()
         #expect(targets.contains("ResendGate") && targets.contains("CHiredis") && targets.count > 10, "\(targets)")
-        let modules = try Self.readmeModules()
-        #expect(targets.subtracting(modules).isEmpty, "targets missing from the README's module table")
-        #expect(modules.subtracting(targets).isEmpty, "README module table rows that are no target")
+        let modules = try Self.tableModules()
+        #expect(targets.subtracting(modules).isEmpty, "targets missing from docs/internals.md's module table")
+        #expect(modules.subtracting(targets).isEmpty, "docs/internals.md's module table rows that are no target")
     }
 
     /// Each Swift target's dependencies in Package.swift (C modules and the app side left out).
