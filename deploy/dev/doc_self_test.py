@@ -30,6 +30,8 @@ TAMPERINGS = [
      "| idempotency | `--idempotency-lifetime` |", "found"),
     ("a block that nothing runs, unmarked", "README.md",
      "## A five-minute tour\n", "## A five-minute tour\n\n```json\n{\"allowed\": true}\n```\n", "```json"),
+    ("a step that shows no answer", "docs/anti-abuse.md",
+     "done\n# exit 0\n#    ...and a pumping bot", "done\n#    ...and a pumping bot", "done\n#    ...and a pumping bot"),
     ("one more block marked not run", "README.md",
      "## A five-minute tour\n", "## A five-minute tour\n\n<!-- not run: a new excuse -->\n```sh\ntrue\n```\n",
      "```sh\ntrue\n"),
