@@ -175,6 +175,22 @@ struct GateIssuedCodeTests {
         }
     }
 
+    /// A live code about to expire (under a tenth of its lifetime left) is not sent again, on
+    /// either path: the send issues a new one the user has time to type.
+    @Test func aCodeAboutToExpireIsNotSentAgain() async throws {
+        try await withRedis { redis in
+            let gate = try Self.gate(redis)
+            let client = try redis.client()
+            for (phone, key) in [("+8613800138000", nil), ("+8613800138001", "dying-1")] as [(String, String?)] {
+                let first = try #require(try await gate.reserve(phone: phone, idempotencyKey: key).issuedCode)
+                // 9.5 of its 10 minutes pass (the cooldown ends too).
+                try client.advanceTime(byMilliseconds: 570_000)
+                let next = try #require(try await gate.reserve(phone: phone, idempotencyKey: key.map { $0 + "b" }).issuedCode)
+                #expect(!next.resent && next.expiresAtMilliseconds > first.expiresAtMilliseconds, "\(phone)")
+            }
+        }
+    }
+
     /// A resend within the lifetime sends the same code by default (its wrong checks carry
     /// on); with `fresh`, a new one that voids the old.
     @Test func aResendSendsTheSameCodeOrAFreshOne() async throws {

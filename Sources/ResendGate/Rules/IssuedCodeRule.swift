@@ -65,13 +65,14 @@ struct IssuedCodeRule {
         }
         guard codes.onResend == .same else { return set(false) { _ in finish(record) } }
         set(true) { reply in
-            // A code there that is live (its state a count, its expiry ahead) is sent again;
-            // a used, voided, locked or expired one is replaced.
+            // A code there that is live (its state a count, a tenth of its lifetime or more
+            // ahead: code-issue.lua's rule) is sent again; a used, voided, locked, expiring or
+            // expired one is replaced.
             guard case .bulk(let held) = reply else { return finish(record) }
             let text = String(decoding: held, as: UTF8.self)
             // One this gate's secret cannot open (sealed under a secret since changed) is
             // replaced too: the number gets a code, not 503 until that one expires.
-            if let old = CodeRecord(text: Substring(text)), old.wrongChecks != nil, old.expiresAtMilliseconds > now,
+            if let old = CodeRecord(text: Substring(text)), old.wrongChecks != nil, old.expiresAtMilliseconds > now + life / 10,
                sealer.issued(Substring(text), purpose: purpose, number: number, offered: argument, cipher: cipher) != nil {
                 return finish(text)
             }

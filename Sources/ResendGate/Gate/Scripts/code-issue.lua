@@ -11,13 +11,15 @@
 -- its expiry in 12 hex digits of ms, its state in 2 characters (wrong checks so far,
 -- '00' to '99'; 'uu' used, 'vv' voided by a refund, 'xx' locked by wrong checks), the
 -- digest checks compare (16 characters), the code secret's identifier (4), then the sealed
--- code. A live code is one whose state is a count, whose expiry is ahead and whose secret is
--- the gate's (one sealed under a secret since changed could not be sent): with `codeSame`,
+-- code. A live code is one whose state is a count, whose expiry is a tenth of its lifetime
+-- ahead or more (a minute, for 10: time to type it; a code about to expire is not sent again)
+-- and whose secret is the gate's (one sealed under a secret since changed could not be
+-- sent): with `codeSame`,
 -- an allowed send answers it again (same identity, expiry and count); else, or with none
 -- live, the gate's new one.
 if allowed then
   local held = codeSame and call('GET', codeKey)
-  if held and tonumber(string.sub(held, 29, 30)) and (tonumber(string.sub(held, 17, 28), 16) or 0) > now
+  if held and tonumber(string.sub(held, 29, 30)) and (tonumber(string.sub(held, 17, 28), 16) or 0) > now + codeLife / 10
     and string.sub(held, 47, 50) == string.sub(codeArg, 33, 36) then
     codeText = held
   else
