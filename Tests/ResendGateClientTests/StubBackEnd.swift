@@ -9,7 +9,7 @@ import FoundationNetworking
 /// A back end in this process (a `URLProtocol`), for the model's races: each request is
 /// recorded, and answered by `answer`, which may hold it until the test lets it go, so a
 /// late answer arrives exactly when the test wants it.
-final class StubBackEnd: URLProtocol, @unchecked Sendable {
+final class StubBackEnd: URLProtocol {
     struct Recorded: Sendable {
         let method: String
         let path: String
@@ -176,6 +176,13 @@ final class StubBackEnd: URLProtocol, @unchecked Sendable {
         return formatter.string(from: Date().addingTimeInterval(TimeInterval(seconds)))
     }
 }
+
+#if !canImport(FoundationNetworking)
+// As before on Apple's Foundation. swift-corelibs-foundation marks URLProtocol's Sendable
+// unavailable, so there the conformance was ignored with a warning (`startLoading` hands
+// itself to its closure as `nonisolated(unsafe) let this`, which needs none).
+extension StubBackEnd: @unchecked Sendable {}
+#endif
 
 /// Every suite that answers through `StubBackEnd` (one back end, global): nested here, they
 /// run one at a time, never beside one another.

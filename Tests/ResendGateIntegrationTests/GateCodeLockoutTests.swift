@@ -31,7 +31,7 @@ struct GateCodeLockoutTests {
             }
             #expect(try redis.client().command("DBSIZE") == .integer(0))
             #expect(try await gate.reserve(phone: number).allowed)
-            #expect(try await Self.failed(gate) == .success(2))
+            #expect(await Self.failed(gate) == .success(2))
         }
     }
 
@@ -42,8 +42,8 @@ struct GateCodeLockoutTests {
             let client = try redis.client()
             let granted = ContinuousClock.now
             #expect(try await gate.reserve(phone: number).allowed)
-            #expect(try await Self.failed(gate) == .success(2))
-            #expect(try await Self.failed(gate) == .success(1))
+            #expect(await Self.failed(gate) == .success(2))
+            #expect(await Self.failed(gate) == .success(1))
             guard case .failure(let third) = await Self.failed(gate) else { Issue.record("the third wrong code was counted"); return }
             #expect(third.kind == .codeLocked)
             let passed = millisecondsPassed(since: granted)
@@ -60,7 +60,7 @@ struct GateCodeLockoutTests {
             #expect(refused.reason == .cooldown)
             try client.runOut(cooldownKey())
             #expect(try await gate.reserve(phone: number).allowed)
-            #expect(try await Self.failed(gate) == .success(2))
+            #expect(await Self.failed(gate) == .success(2))
             #expect(try await gate.verify(phone: number, outcome: .verified).outcome == .verified)
         }
     }
@@ -118,12 +118,12 @@ struct GateCodeLockoutTests {
         try await withLiveGate(policy: policy) { redis, gate async throws in
             let client = try redis.client()
             #expect(try await gate.reserve(phone: number).allowed)
-            #expect(try await Self.failed(gate) == .success(2))
+            #expect(await Self.failed(gate) == .success(2))
             // The cooldown ends: the code it named is still the one the count holds.
             try client.runOut(cooldownKey())
-            #expect(try await Self.failed(gate) == .success(1))
+            #expect(await Self.failed(gate) == .success(1))
             #expect(try await gate.reserve(phone: number).allowed)
-            #expect(try await Self.failed(gate) == .success(2))
+            #expect(await Self.failed(gate) == .success(2))
         }
     }
 
@@ -135,7 +135,7 @@ struct GateCodeLockoutTests {
             let client = try redis.client()
             #expect(try await gate.reserve(phone: number, clientIP: "203.0.113.7").allowed)
             try client.advanceTime(byMilliseconds: 120_000)
-            #expect(try await Self.failed(gate) == .success(2))
+            #expect(await Self.failed(gate) == .success(2))
             try client.advanceTime(byMilliseconds: 600_000)
             #expect(await Self.failed(gate) == .failure(.noCodeSent))
         }

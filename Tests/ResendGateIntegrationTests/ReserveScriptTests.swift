@@ -107,7 +107,10 @@ struct ReserveScriptTests {
         for name in try client.command("KEYS", "*").array ?? [] {
             let key = try #require(name.string)
             keys[key] = try client.command("GET", key)
-            ttls[key] = try #require(try client.command("PTTL", key).integer)
+            // Bound to a non-optional first: assigned straight into the [String: Int] dictionary,
+            // #require took Int? for its value type and so could never fail.
+            let ttl: Int = try #require(client.command("PTTL", key).integer)
+            ttls[key] = ttl
         }
         return (keys, ttls)
     }

@@ -126,7 +126,7 @@ final class SendBudgets {
                 return (taken == 1, Int64(wait), Int64(now))
             }
             switch step {
-            case .success(let (true, _, _)):
+            case .success((true, _, _)):
                 walk.taken.append((check, shard))
                 walk.nextBudget()
             case .success(let (false, wait, now)):
