@@ -34,6 +34,12 @@ extension RedisConnection {
         }
     }
 
+    /// Redis refused the command because the connection is not authenticated (no password,
+    /// or a wrong one): the set-up's failure, not a policy Redis would not show.
+    static func isAuthenticationRefusal(_ error: RedisError) -> Bool {
+        error.message.contains("NOAUTH") || error.message.contains("WRONGPASS")
+    }
+
     /// The handshake's `INFO memory` step.
     func appendEvictionCheck(_ arguments: inout RedisArguments) {
         arguments.append("INFO", "memory")

@@ -134,7 +134,9 @@ extension RedisConnection {
                 if case .success(let answer) = reply, let problem = check?(answer) {
                     result = .failure(RedisError(.server, problem))
                 } else if index == evictionStep, self.generation == sent {
-                    if case .failure(let error) = reply, error.kind != .server {} else {
+                    // Not authenticated: the set-up fails with Redis's NOAUTH (store unavailable,
+                    // naming it), never as an evicting Redis.
+                    if case .failure(let error) = reply, error.kind != .server || Self.isAuthenticationRefusal(error) {} else {
                         self.noteEvictionPolicy(Self.evictionPolicy(from: reply))
                         result = .success(.null)
                     }
