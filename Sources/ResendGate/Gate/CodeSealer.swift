@@ -74,7 +74,7 @@ final class CodeSealer {
         }
         let code = String(decoding: digits, as: UTF8.self)
         guard IssuedCodes.isWellFormed(Substring(code)),
-              Self.constantTimeEqual(digest(code: code, purpose: purpose, number: number), record.digest) else { return nil }
+              constantTimeEquals(digest(code: code, purpose: purpose, number: number).utf8, record.digest.utf8) else { return nil }
         return code
     }
 
@@ -88,15 +88,6 @@ final class CodeSealer {
             code: code, expiresAtMilliseconds: record.expiresAtMilliseconds,
             resent: offered.map { !$0.hasPrefix(record.identity) } ?? false,
             countdownToken: CooldownNonce(text: record.identity).map { cipher.seal(purpose: purpose, number: number, nonce: $0, kind: .code) })
-    }
-
-    /// Whether two texts are equal, in a time that does not depend on where they differ.
-    static func constantTimeEqual(_ left: some StringProtocol, _ right: some StringProtocol) -> Bool {
-        let a = Array(left.utf8), b = Array(right.utf8)
-        guard a.count == b.count else { return false }
-        var difference: UInt8 = 0
-        for index in a.indices { difference |= a[index] ^ b[index] }
-        return difference == 0
     }
 
     private static func message(_ purpose: Purpose, _ number: String, _ last: String) -> [UInt8] {

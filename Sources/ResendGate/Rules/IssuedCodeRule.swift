@@ -1,3 +1,4 @@
+import GateRuntime
 import RedisClient
 
 /// Codes the gate issues and checks (`Policy.codes`, `IssuedCodes`): a fresh code for each
@@ -100,7 +101,7 @@ struct IssuedCodeRule {
         }
         if context.configuration.testNumbers.contains(phone.e164) {
             guard let fixed = context.configuration.testCode else { return completion(.failure(.codeExpired)) }
-            guard CodeSealer.constantTimeEqual(fixed, code) else { return completion(.failure(.wrongCode(attemptsLeft: limit))) }
+            guard constantTimeEquals(fixed.utf8, code.utf8) else { return completion(.failure(.wrongCode(attemptsLeft: limit))) }
             return completion(.success(CodeCheck(phone: phone, purpose: purpose, testNumber: true)))
         }
         let number = context.number(phone)
@@ -119,8 +120,7 @@ struct IssuedCodeRule {
         }, completion: { result in
             var counts = false
             let checked = GateContext.decode(result) { reply throws(GateError) -> CodeCheck in
-                guard case .array(let items) = reply, items.count == 2, let code = items[0].integer, let value = items[1].integer
-                else { throw GateContext.unexpected(reply) }
+                let (code, value) = try GateContext.integerPair(reply)
                 switch code {
                 case 1: counts = value == 1
                 case 0: throw .wrongCode(attemptsLeft: value)

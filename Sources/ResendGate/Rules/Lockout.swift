@@ -41,8 +41,7 @@ struct Lockout {
         }, completion: { result in
             var counts = false
             let verification = GateContext.decode(result) { reply throws(GateError) -> VerificationResult in
-                guard case .array(let items) = reply, items.count == 2, let code = items[0].integer, let value = items[1].integer
-                else { throw GateContext.unexpected(reply) }
+                let (code, value) = try GateContext.integerPair(reply)
                 switch code {
                 case -1: throw .locked(retryAfterMilliseconds: Int64(max(1, value)))
                 case -2: throw .noCodeSent

@@ -1,3 +1,4 @@
+import GateRuntime
 /// Who a request authenticated as: what its key may do, and the caller identity its
 /// idempotency keys are scoped to ("" without keys).
 struct Grant {
@@ -34,21 +35,10 @@ extension Worker {
         let presented = bytes[scheme.count...]
         var caller: String?
         var scopes: APIScopes = []
-        for key in shared.apiKeys where Self.constantTimeEquals(presented, key.secret) {
+        for key in shared.apiKeys where constantTimeEquals(presented, key.secret) {
             caller = key.caller
             scopes.formUnion(key.scopes)
         }
         return caller.map { Grant(scopes: scopes, caller: $0) }
-    }
-
-    static func constantTimeEquals(_ a: ArraySlice<UInt8>, _ b: [UInt8]) -> Bool {
-        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
-        let length = max(a.count, b.count)
-        for offset in 0..<length {
-            let x = offset < a.count ? a[a.startIndex + offset] : 0
-            let y = offset < b.count ? b[offset] : 0
-            difference |= x ^ y
-        }
-        return difference == 0
     }
 }
