@@ -100,20 +100,16 @@ public struct GateKeys: Sendable, Hashable {
     /// else a purpose's own; `kind` a region (`CN`), a calling code (`+44`) or `total`.
     /// A hash tag of its own.
     public func budgetShard(scope: String, kind: String, shard: Int) -> String {
-        text { spellBudgetShard(scope: scope, kind: kind, shard: shard, $0) }
+        text { spell(":budget:{", scope.isEmpty ? "*" : scope, kind, Self.shardNames[shard], suffix: "}", $0) }
     }
 
     /// Appends a budget shard's key as one argument (see `budgetShard(scope:kind:shard:)`).
     func appendBudgetShard(scope: String, kind: String, shard: Int, to args: inout RedisArguments) {
-        spellBudgetShard(scope: scope, kind: kind, shard: shard) { args.appendPart($0) }
+        spell(":budget:{", scope.isEmpty ? "*" : scope, kind, Self.shardNames[shard], suffix: "}") { args.appendPart($0) }
         args.endArgument()
     }
 
     private static let shardNames = (0..<SendBudget.shardCount).map { String($0) }
-
-    private func spellBudgetShard(scope: String, kind: String, shard: Int, _ part: (String) -> Void) {
-        spell(":budget:{", scope.isEmpty ? "*" : scope, kind, Self.shardNames[shard], suffix: "}", part)
-    }
 
     /// The hash tag of a prefix's counts for `purpose` (`login:+447911`): their slot.
     public func prefixSlotKey(purpose: Purpose, prefix: PrefixKey) -> String {

@@ -59,7 +59,7 @@ package enum GateScripts {
     /// function, since Redis makes every function of a script anew on each call (a closure
     /// costs about as much as a small command). `parts` are the parts it may name.
     /// deploy/lib.sh's `lua_script` does the same for the deploy tools.
-    static func withParts(_ file: [UInt8], parts: [String: [UInt8]] = GateScripts.parts) -> [UInt8] {
+    package static func withParts(_ file: [UInt8], parts: [String: [UInt8]] = GateScripts.parts) -> [UInt8] {
         var text: [UInt8] = []
         var lines = file.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         if file.last == UInt8(ascii: "\n") { lines.removeLast() }
@@ -80,12 +80,13 @@ package enum GateScripts {
     private static let includeMarker = Array("-- include: ".utf8)
 
     /// The parts a script may include (`withParts`).
-    static let parts = [
+    package static let parts = [
         "budget-room": EmbeddedFiles.budgetRoom, "budget-count": EmbeddedFiles.budgetCount,
         "prefix-read": EmbeddedFiles.prefixRead, "prefix-keep": EmbeddedFiles.prefixKeep,
         "prefix-count": EmbeddedFiles.prefixCount,
         "guard-check": EmbeddedFiles.guardCheck, "guard-count": EmbeddedFiles.guardCount,
         "budget-policy": EmbeddedFiles.budgetPolicy,
+        "window-split": EmbeddedFiles.windowSplit, "idempotency-keep": EmbeddedFiles.idempotencyKeep,
         "window-read": EmbeddedFiles.windowRead, "cooldown-check": EmbeddedFiles.cooldownCheck,
         "max-sends-check": EmbeddedFiles.maxSendsCheck, "ip-check": EmbeddedFiles.ipCheck,
         "ladder-hold": EmbeddedFiles.ladderHold, "max-sends-hold": EmbeddedFiles.maxSendsHold, "ip-hold": EmbeddedFiles.ipHold,

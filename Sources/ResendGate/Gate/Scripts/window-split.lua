@@ -1,0 +1,17 @@
+-- A part, included as text (`-- include: window-split`) by every script that reads a
+-- number's window key (reserve.lua's window-read, peek, countdown-of-cooldown, release,
+-- verify): the key's value split into its sends and its own running cooldown. The value
+-- is the sends in the policy's window, 29 characters each (the send's time in 13 digits of
+-- ms, then its nonce), then, for a policy that keeps its cooldown there, ';' and that
+-- cooldown's value (prelude.lua's layout: read it with cooldownNonce, cooldownDeadline).
+-- cooldown-write.lua writes it; the tests' reader (`WindowValue`) is held to this part by
+-- a test (`WindowValueLayoutTests`).
+-- Reads `list` (the value, or nil); sets `list` to the sends ('' for none) and declares
+-- `own` (the cooldown's value, or nil). A new number (most requests) has no window.
+local own
+if list then
+  local cut = string.find(list, ';', 1, true)
+  if cut then own, list = string.sub(list, cut + 1), string.sub(list, 1, cut - 1) end
+else
+  list = ''
+end
