@@ -9,7 +9,7 @@ extension Policy {
 
     /// Whether a send under this policy must fit in a budget (a region's or the total).
     public var hasBudgets: Bool {
-        maxSendsTotal != nil || !countryMaxSends.isEmpty
+        maxSendsTotal != nil || !countryMaxSends.isEmpty || !limits.isEmpty
     }
 
     /// Reads `country_limit,global_limit` into rules; any name that is not a reason code is
@@ -28,12 +28,19 @@ extension Policy {
         }
     }
 
-    /// Checks the budgets (`country_max_sends`, `max_sends_total`), naming the field.
+    /// Checks the budgets (`country_max_sends`, `max_sends_total`) and limits, naming the field.
     func lintBudgets(where prefix: String) throws(ConfigurationError) {
         for (destination, budget) in countryMaxSends.sorted(by: { $0.key < $1.key }) {
             try SendBudget.lintDestination(destination, field: prefix + "country-max-sends")
             try budget.lint(field: prefix + "country-max-sends")
         }
         try maxSendsTotal?.lint(field: prefix + "max-sends-total")
+        for limit in limits { try limit.lint(field: prefix + "limit " + limit.name) }
+        try SendLimit.lintNames(limits, field: prefix + "limit")
+    }
+
+    /// Whether `limit` runs in observe mode: its own `observe`, or its reason's.
+    public func observes(_ limit: SendLimit) -> Bool {
+        limit.observe || observes(limit.reason)
     }
 }

@@ -148,7 +148,7 @@ public final class GateWorker {
         }
         // On one Redis, budgets and the guard are part of the number's script: one call.
         if !store.isCluster {
-            let guarding = FraudGuard(request, policy: policy.rules, member: context.tokens.next())
+            let guarding = FraudGuard(request, policy: policy.rules, context: context)
             return reserveNumber(request, policy: policy, cipher: cipher, fraudGuard: guarding, completion: completion)
         }
         // On a cluster they count a send in slots of their own before its number decides,

@@ -13,10 +13,10 @@ struct FraudGuard {
     /// joined to the number's keys.
     let member: CooldownNonce
 
-    init(_ request: SendRequest, policy: Policy, member: CooldownNonce) {
-        checks = BudgetCheck.checks(for: request.phone, policy: policy)
+    init(_ request: SendRequest, policy: Policy, context: GateContext) {
+        checks = BudgetCheck.checks(for: request, policy: policy, context: context)
         prefix = policy.pumping.isOn ? PrefixKey(request.phone, digits: policy.pumping.prefixDigits) : nil
-        self.member = member
+        member = context.tokens.next()
     }
 
     /// The keys after the reserve script's four: the number's trust mark and the prefix's

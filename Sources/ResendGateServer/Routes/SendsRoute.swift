@@ -99,14 +99,15 @@ extension Worker {
     /// `q` is that limit's quota: one send per cooldown, the policy's cap, or the budget's.
     static func rateLimitHeaders(_ decision: Decision, policy: Policy) -> [(String, String)] {
         let name = decision.reason?.rawValue ?? "cooldown"
-        let quota = switch decision.reason {
+        // A counted limit's refusal carries its figure (`budgetLimit`): a budget, a limit written as data.
+        let quota: Int = if let figure = decision.budgetLimit { figure } else { switch decision.reason {
         case .maxSends?: policy.maxSends ?? decision.sendsInWindow
         case .ipLimit?: policy.ipMaxSends ?? 1
         case .locked?: policy.maxFailedChecks
-        case .countryLimit?, .globalLimit?, .tooManyRequests?: decision.budgetLimit ?? 1
+        case .countryLimit?, .globalLimit?, .tooManyRequests?: 1
         case .suspectedPumping?: policy.pumping.minSends ?? 1
         case .cooldown?, nil: 1
-        }
+        } }
         return WaitEncoding.headers(decision.retryAfterMilliseconds, limit: name, quota: quota)
     }
 }
