@@ -55,7 +55,7 @@ public struct PolicySet: Sendable, Equatable {
     /// Reads a policy file: `{"default": {...}, "purposes": {"login": {...}}}`, each
     /// object with any of `cooldown`, `window`, `max_sends`, `ip_max_sends`,
     /// `ip_window`, `allow_regions`, `allow_number_types`, `max_refunds`, `max_failed_checks`, `lockout_scope`,
-    /// `lockout`, `country_max_sends`, `max_sends_total`, `observe`, `pumping_min_sends`,
+    /// `lockout`, `country_max_sends`, `max_sends_total`, `limits`, `observe`, `pumping_min_sends`,
     /// `pumping_window`, `pumping_min_conversion` (`0.1` or `"10%"`), `prefix_digits`,
     /// `trusted_for`. A purpose's object
     /// starts from the default; the default starts from `base` (the flags).
