@@ -7,10 +7,11 @@ struct Grant {
 }
 
 extension Worker {
-    /// The grant when the request may use a route that needs `scope`. Otherwise answers
-    /// it, 401 `unauthorized` (no valid key) or 403 `forbidden` (a valid key without that
+    /// The grant when the request may use a route of `access`. Otherwise answers it, 401
+    /// `unauthorized` (no valid key) or 403 `forbidden` (a valid key without the route's
     /// scope), and returns nil.
-    func permits(_ exchange: Exchange, _ scope: APIScopes) -> Grant? {
+    func authorize(_ exchange: Exchange, _ access: Route.Access) -> Grant? {
+        guard case .key(let scope) = access else { return Grant(scopes: [], caller: "") }
         guard let grant = grant(exchange) else {
             respond(exchange, error: .unauthorized, headers: Self.challenge)
             return nil
@@ -22,11 +23,13 @@ extension Worker {
         return grant
     }
 
+    private static let challenge = [("WWW-Authenticate", "Bearer realm=\"resendgate\"")]
+
     /// Every scope when no keys are configured; else the scopes of the key the request
     /// carries as `Authorization: Bearer <key>`, nil for none or an unknown one. Keys are
     /// compared in constant time, and every key is compared, so timing reveals neither a
     /// key nor which one matched.
-    func grant(_ exchange: Exchange) -> Grant? {
+    private func grant(_ exchange: Exchange) -> Grant? {
         guard !shared.apiKeys.isEmpty else { return Grant(scopes: .all, caller: "") }
         guard let header = exchange.request.header("Authorization") else { return nil }
         let bytes = Array(header.utf8)
