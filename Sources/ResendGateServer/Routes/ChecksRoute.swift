@@ -15,7 +15,7 @@ enum ChecksRoute {
             switch result {
             case .success(let check):
                 if !check.testNumber { c.worker.metrics.callingCodes.addVerification(callingCode: phone.countryCode) }
-                c.respond(200, headers: [("Cache-Control", "no-store")]) { check.writeJSON(to: &$0) }
+                c.respond(status: 200, headers: [("Cache-Control", "no-store")]) { check.writeJSON(to: &$0) }
             case .failure(let error) where error.kind == .locked:
                 c.respondLimited(error, purpose: purpose)
             case .failure(let error):

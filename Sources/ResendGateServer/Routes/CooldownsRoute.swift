@@ -9,7 +9,7 @@ enum CooldownsRoute {
         guard let (phone, purpose) = c.decoded({ () throws(APIError) in try target(c) }) else { return }
         c.gate.peek(phone, purpose: purpose) { result in
             switch result {
-            case .success(let status): c.respond(200) { status.writeJSON(to: &$0) }
+            case .success(let status): c.respond(status: 200) { status.writeJSON(to: &$0) }
             case .failure(let error): c.respond(APIError(error))
             }
         }

@@ -16,7 +16,7 @@ enum CountdownsRoute {
                     measuredAt: arrived, requestID: c.exchange.id)
                 c.worker.finish(c.exchange, status: 200)
             case .success(let reading?):
-                c.respond(200, headers: [("Cache-Control", "no-store")]) { reading.writeJSON(to: &$0) }
+                c.respond(status: 200, headers: [("Cache-Control", "no-store")]) { reading.writeJSON(to: &$0) }
             case .success(nil):
                 c.respond(.countdownNotFound)
             case .failure(let error):

@@ -1,7 +1,7 @@
 /// `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml` and the demo page (`/`).
 enum OperationalRoutes {
     static func health(_ c: RouteContext) {
-        c.respond(200) { $0.beginObject(); $0.field("status", "ok"); $0.endObject() }
+        c.respond(status: 200) { $0.beginObject(); $0.field("status", "ok"); $0.endObject() }
     }
 
     static func metrics(_ c: RouteContext) {
@@ -32,7 +32,7 @@ enum OperationalRoutes {
             if let refusal = shared.evictionRefusal {
                 c.respond(.storeEvictsKeys(refusal))
             } else if answered, shared.redisReady {
-                c.respond(200) { $0.beginObject(); $0.field("status", "ready"); $0.endObject() }
+                c.respond(status: 200) { $0.beginObject(); $0.field("status", "ready"); $0.endObject() }
             } else {
                 c.respond(unavailable)
             }

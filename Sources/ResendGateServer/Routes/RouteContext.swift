@@ -14,7 +14,7 @@ struct RouteContext {
     var gate: GateWorker { worker.gate }
 
     /// Answers with a JSON body written by `write`.
-    func respond(_ status: Int, headers: [(String, String)] = [], write: (inout JSONWriter) -> Void) {
+    func respond(status: Int, headers: [(String, String)] = [], write: (inout JSONWriter) -> Void) {
         worker.respond(exchange, status: status, headers: headers, write: write)
     }
 

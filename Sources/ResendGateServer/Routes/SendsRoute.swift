@@ -29,7 +29,7 @@ enum SendsRoute {
                 var headers = decision.allowed ? [] : rateLimitHeaders(decision, policy: policies.policy(for: decision.purpose))
                 if decision.replayed { headers.append(("Idempotent-Replayed", "true")) }
                 if decision.issuedCode != nil { headers.append(("Cache-Control", "no-store")) }
-                c.respond(decision.allowed ? 200 : 429, headers: headers) { decision.writeJSON(to: &$0, showingCode: showsCode) }
+                c.respond(status: decision.allowed ? 200 : 429, headers: headers) { decision.writeJSON(to: &$0, showingCode: showsCode) }
             // Never for a purpose that issues codes: an unrecorded send has no code to send.
             case .failure(let error) where error.kind == .storeUnavailable && c.worker.configuration.onStoreFailure == .open
                 && policies.policy(for: send.purpose).codes == nil:
@@ -54,7 +54,7 @@ enum SendsRoute {
         let cooldown = c.gate.configuration.policies.policy(for: send.purpose).ladder[0]
         let milliseconds = Int64(cooldown / .milliseconds(1))
         let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
-        c.respond(200, headers: [("X-Resendgate-Store", "unavailable")]) { json in
+        c.respond(status: 200, headers: [("X-Resendgate-Store", "unavailable")]) { json in
             json.beginObject()
             json.field("allowed", true)
             json.field("phone", send.phone.e164)

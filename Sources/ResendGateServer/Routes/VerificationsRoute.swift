@@ -16,7 +16,7 @@ enum VerificationsRoute {
             switch result {
             case .success(let verification):
                 if verification.outcome == .verified { c.worker.metrics.callingCodes.addVerification(callingCode: phone.countryCode) }
-                c.respond(200) { verification.writeJSON(to: &$0) }
+                c.respond(status: 200) { verification.writeJSON(to: &$0) }
             case .failure(let error) where error.kind == .locked:
                 c.respondLimited(error, purpose: purpose)
             case .failure(let error):
