@@ -2,12 +2,13 @@ import GateRuntime
 import ResendGate
 
 /// What a route's handler is given once the router let its request through: the request,
-/// what its API key grants, the path's parameter, and the worker that answers it (its
+/// who sent it, the path's parameter, and the worker that answers it (its
 /// gate, metrics and reused buffers; a POST's JSON body is in `worker.bodyBuffer`).
 struct RouteContext {
     unowned let worker: Worker
     let exchange: Exchange
-    let grant: Grant
+    /// The caller identity the request's idempotency keys are scoped to (`SendRequest.caller`).
+    let caller: String
     /// The path's `{parameter}` segment as sent (percent-encoded); "" on a path without one.
     let parameter: Substring
 

@@ -60,7 +60,7 @@ extension Worker {
             guard let parameter = route.match(exchange.path) else { continue }
             pathIsKnown = true
             guard route.methods.contains(exchange.method) else { continue }
-            guard let grant = authorize(exchange, route.access) else { return }
+            guard let caller = authorize(exchange, route.access) else { return }
             if exchange.method == .post {
                 // No Content-Type is refused too: a page can POST a Blob without one (no-cors).
                 guard exchange.request.withHeader("Content-Type", Self.isJSON) == true else {
@@ -69,7 +69,7 @@ extension Worker {
                 // A body over `maxBodyBytes` never gets here: the framing refuses it (413, `refused`).
                 exchange.request.readBody(into: &bodyBuffer)
             }
-            return route.handler(RouteContext(worker: self, exchange: exchange, grant: grant, parameter: parameter))
+            return route.handler(RouteContext(worker: self, exchange: exchange, caller: caller, parameter: parameter))
         }
         guard pathIsKnown else { return respond(exchange, error: .notFound(exchange.path)) }
         let allowed = Route.table.filter { $0.match(exchange.path) != nil }.flatMap(\.methods).map(\.rawValue).joined(separator: ", ")

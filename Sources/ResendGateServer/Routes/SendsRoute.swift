@@ -10,9 +10,8 @@ enum SendsRoute {
             let purpose = try fields.string("purpose")
             let clientIP = try fields.string("client_ip")
             let (number, purposeValue) = try c.target(phone: phone, region: try fields.string("region"), purpose: purpose)
-            // The grant's caller scopes the request's `Idempotency-Key` (`SendRequest.caller`).
             do throws(GateError) {
-                return try SendRequest(phone: number, purpose: purposeValue, caller: c.grant.caller, clientIP: clientIP,
+                return try SendRequest(phone: number, purpose: purposeValue, caller: c.caller, clientIP: clientIP,
                                        idempotencyKey: c.exchange.request.header("Idempotency-Key"))
             } catch {
                 throw APIError(error)
