@@ -25,7 +25,7 @@ extension Worker {
                     ? [] : Self.rateLimitHeaders(decision, policy: self.gate.configuration.policies.policy(for: decision.purpose))
                 if decision.replayed { headers.append(("Idempotent-Replayed", "true")) }
                 if decision.issuedCode != nil { headers.append(("Cache-Control", "no-store")) }
-                self.respond(exchange, status: decision.allowed ? 200 : 429, headers: headers) {
+                self.respond(exchange, status: APIError.status(of: decision.reason), headers: headers) {
                     decision.writeJSON(to: &$0, showingCode: showsCode)
                 }
             // Never for a purpose that issues codes: an unrecorded send has no code to send.
@@ -96,18 +96,11 @@ extension Worker {
 
     /// `Retry-After` and the IETF `RateLimit` / `RateLimit-Policy` pair, matching the
     /// body: the limit that decided has no send left, and frees one in `retry_after`.
-    /// `q` is that limit's quota: one send per cooldown, the policy's cap, or the budget's.
+    /// `q` is that limit's quota (`DecisionReason.quota`): one send per cooldown, a cap, a budget.
     static func rateLimitHeaders(_ decision: Decision, policy: Policy) -> [(String, String)] {
-        let name = decision.reason?.rawValue ?? "cooldown"
-        let quota = switch decision.reason {
-        case .maxSends?: policy.maxSends ?? decision.sendsInWindow
-        case .ipLimit?: policy.ipMaxSends ?? 1
-        case .locked?: policy.maxFailedChecks
-        case .countryLimit?, .globalLimit?, .tooManyRequests?: decision.budgetLimit ?? 1
-        case .suspectedPumping?: policy.pumping.minSends ?? 1
-        case .cooldown?, nil: 1
-        }
-        return WaitEncoding.headers(decision.retryAfterMilliseconds, limit: name, quota: quota)
+        let reason = decision.reason ?? .cooldown
+        let quota = reason.quota(policy: policy, budgetLimit: decision.budgetLimit, sendsInWindow: decision.sendsInWindow)
+        return WaitEncoding.headers(decision.retryAfterMilliseconds, limit: reason.rawValue, quota: quota)
     }
 }
 
