@@ -252,9 +252,6 @@ public final class GateWorker {
         refunds.release(phone, purpose: purpose, completion: completion)
     }
 
-    /// The pub/sub channel every release publishes on: `<prefix>:released`.
-    public var releaseChannel: String { keys.releasedChannel }
-
     /// Follows the releases of every gate on this Redis (`Refunds`): `onRelease` gets the
     /// nonce each released cooldown key held (``CountdownReading/cooldownIdentity``), on
     /// this worker's loop; `onSubscribed` runs each time the subscription is (again) in
