@@ -78,7 +78,7 @@ extension Settings {
                          render: { $0.isEmpty ? nil : $0.map(\.text).joined(separator: ";") })
                 .with(documentedDefault: "none", repeats: true),
             Option.value("observe", \.policy.observe, placeholder: "RULE,...",
-                         help: "rules (reason codes such as `cooldown`, `max_sends`, `ip_limit`, `country_limit`, `global_limit`, `suspected_pumping`; never `locked`) in observe mode: computed and reported in the answer's `observed` and in `/metrics`, but the send is allowed ([Observe mode](anti-abuse.md#observe-mode))",
+                         help: "rules (reason codes such as \(DecisionReason.allCases.filter(\.row.observable).map { "`\($0.rawValue)`" }.joined(separator: ", ")); never `locked`) in observe mode: computed and reported in the answer's `observed` and in `/metrics`, but the send is allowed ([Observe mode](anti-abuse.md#observe-mode))",
                          parse: { text throws(ConfigurationError) in try Policy.parseObserve(text) })
                 .with(documentedDefault: "none"),
             Option.value("allow-regions", \.policy.allowedRegions, placeholder: "CC,...",

@@ -77,11 +77,6 @@ struct BudgetCheck {
 
     /// The refusal of a send this budget has no room for, for `wait` ms more.
     func refusal(_ request: SendRequest, wait: Int64, now: Int64, observed: [Decision.Reason]) -> Decision {
-        var refusal = Decision(
-            allowed: false, reason: reason, phone: request.phone, purpose: request.purpose,
-            retryAfterMilliseconds: wait, serverTimeMilliseconds: now, sendsInWindow: 0)
-        refusal.observed = observed
-        refusal.budgetLimit = budget.limit
-        return refusal
+        Decision(request, refusedBy: reason, wait: wait, now: now, observed: observed, budgetLimit: budget.limit)
     }
 }

@@ -71,11 +71,6 @@ extension Decision {
     static func suspectedPumping(
         _ request: SendRequest, policy: CompiledPolicy, wait: Int64, now: Int64, observed: [Reason] = []
     ) -> Decision {
-        var refusal = Decision(
-            allowed: false, reason: .suspectedPumping, phone: request.phone, purpose: request.purpose,
-            retryAfterMilliseconds: max(1, wait), serverTimeMilliseconds: now, sendsInWindow: 0, sendsLeft: nil,
-            nextRetryAfterMilliseconds: policy.ladderMilliseconds[0])
-        refusal.observed = observed
-        return refusal
+        Decision(request, refusedBy: .suspectedPumping, wait: max(1, wait), now: now, next: policy.ladderMilliseconds[0], observed: observed)
     }
 }

@@ -28,7 +28,7 @@ enum SendsRoute {
                 var headers = decision.allowed ? [] : rateLimitHeaders(decision, policy: policies.policy(for: decision.purpose))
                 if decision.replayed { headers.append(("Idempotent-Replayed", "true")) }
                 if decision.issuedCode != nil { headers.append(("Cache-Control", "no-store")) }
-                c.respond(status: decision.allowed ? 200 : 429, headers: headers) { decision.writeJSON(to: &$0, showingCode: showsCode) }
+                c.respond(status: APIError.status(of: decision.reason), headers: headers) { decision.writeJSON(to: &$0, showingCode: showsCode) }
             // Never for a purpose that issues codes: an unrecorded send has no code to send.
             case .failure(let error) where error.kind == .storeUnavailable && c.worker.configuration.onStoreFailure == .open
                 && policies.policy(for: send.purpose).codes == nil:
@@ -67,18 +67,10 @@ enum SendsRoute {
 
     /// `Retry-After` and the IETF `RateLimit` / `RateLimit-Policy` pair, matching the
     /// body: the limit that decided has no send left, and frees one in `retry_after`.
-    /// `q` is that limit's quota: one send per cooldown, the policy's cap, or the budget's.
+    /// `q` is that limit's quota (`DecisionReason.quota`): one send per cooldown, a cap, a budget.
     static func rateLimitHeaders(_ decision: Decision, policy: Policy) -> [(String, String)] {
-        let name = decision.reason?.rawValue ?? "cooldown"
-        // A counted limit's refusal carries its figure (`budgetLimit`): a budget, a limit written as data.
-        let quota: Int = if let figure = decision.budgetLimit { figure } else { switch decision.reason {
-        case .maxSends?: policy.maxSends ?? decision.sendsInWindow
-        case .ipLimit?: policy.ipMaxSends ?? 1
-        case .locked?: policy.maxFailedChecks
-        case .countryLimit?, .globalLimit?, .tooManyRequests?: 1
-        case .suspectedPumping?: policy.pumping.minSends ?? 1
-        case .cooldown?, nil: 1
-        } }
-        return WaitEncoding.headers(decision.retryAfterMilliseconds, limit: name, quota: quota)
+        let reason = decision.reason ?? .cooldown
+        let quota = reason.quota(policy: policy, budgetLimit: decision.budgetLimit, sendsInWindow: decision.sendsInWindow)
+        return WaitEncoding.headers(decision.retryAfterMilliseconds, limit: reason.rawValue, quota: quota)
     }
 }
