@@ -18,13 +18,17 @@ extension Policy {
         try parseNames(text, field: field, naming: "a rule")
     }
 
-    /// Refuses `locked` in observe mode, naming the field: a lock answers wrong codes, and a
-    /// send let through would start a cooldown in its place, ending the lock.
+    /// Refuses a rule that cannot be observed (its row of the table of reasons says so),
+    /// naming the field: `locked` (a send let through would start a cooldown in its place,
+    /// ending the lock that wrong codes set), `too_many_requests` (decided before any policy).
     func lintObserve(where prefix: String) throws(ConfigurationError) {
         if observe.contains(.locked) {
             throw ConfigurationError(
                 field: prefix + "observe",
                 message: "\"locked\" cannot be observed: a send let through would end the lock that wrong codes set (observe `cooldown` and `max_sends` instead)")
+        }
+        if let rule = DecisionReason.allCases.first(where: { observe.contains($0) && !$0.row.observable }) {
+            throw ConfigurationError(field: prefix + "observe", message: "\"\(rule.rawValue)\" cannot be observed: it is decided in the gate's memory before any policy")
         }
     }
 
