@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "RedisClient", dependencies: ["GateEventLoop", "GateRuntime", "CHiredis", "CLibevent", "CRedisEvents", "CCrypto"]),
         // The domain: policies, keys, the rules and their scripts, the gate.
         .target(
-            name: "ResendGate", dependencies: ["GateEventLoop", "GateRuntime", "PhoneNumbers", "Policies", "RedisClient", "CCrypto", "Countdown"],
+            name: "ResendGate", dependencies: ["GateEventLoop", "GateRuntime", "PhoneNumbers", "Policies", "RedisClient", "CCrypto"],
             plugins: ["EmbedFiles"]),
         .target(
             name: "ResendGateServer",

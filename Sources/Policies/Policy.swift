@@ -44,6 +44,9 @@ public struct Policy: Sendable, Equatable {
     public var countryMaxSends: [String: SendBudget] = [:]
     /// Allowed sends to any number in the budget's window: over it, `global_limit`.
     public var maxSendsTotal: SendBudget?
+    /// Counted limits written as data (`--limit`, a policy file's `limits`), in the order
+    /// they are checked, after the region's and the total budget.
+    public var limits: [SendLimit] = []
     /// Rules in observe mode (`observes(_:)`): computed and reported, never refusing.
     public var observe: Set<DecisionReason> = []
     /// The SMS-pumping guard: refuses destination prefixes whose sends do not convert

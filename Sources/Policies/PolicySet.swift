@@ -55,7 +55,7 @@ public struct PolicySet: Sendable, Equatable {
     /// Reads a policy file: `{"default": {...}, "purposes": {"login": {...}}}`, each
     /// object with any of `cooldown`, `window`, `max_sends`, `ip_max_sends`,
     /// `ip_window`, `allow_regions`, `allow_number_types`, `max_refunds`, `max_failed_checks`, `lockout_scope`,
-    /// `lockout`, `country_max_sends`, `max_sends_total`, `observe`, `pumping_min_sends`,
+    /// `lockout`, `country_max_sends`, `max_sends_total`, `limits`, `observe`, `pumping_min_sends`,
     /// `pumping_window`, `pumping_min_conversion` (`0.1` or `"10%"`), `prefix_digits`,
     /// `trusted_for`. A purpose's object
     /// starts from the default; the default starts from `base` (the flags).
@@ -155,6 +155,7 @@ public struct PolicySet: Sendable, Equatable {
                 policy.countryMaxSends = try SendBudget.regions(fromJSON: value, field: field, scope: SendBudget.scope(ofPolicyPath: path))
             case "max_sends_total":
                 policy.maxSendsTotal = try SendBudget.total(fromJSON: value, field: field, scope: SendBudget.scope(ofPolicyPath: path))
+            case "limits": policy.limits = try SendLimit.list(fromJSON: value, field: field, scope: SendBudget.scope(ofPolicyPath: path))
             case "observe": policy.observe = try Policy.parseObserve(try list(), field: field)
             case "issue_codes":
                 guard isJSONBoolean(value), let on = value as? Bool else {
@@ -165,7 +166,7 @@ public struct PolicySet: Sendable, Equatable {
             case "code_lifetime": codes.lifetime = try DurationParser.parse(try text(), field: field)
             case "code_on_resend": codes.onResend = try IssuedCodes.parseResend(try text(), field: field)
             default:
-                throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, max_refunds, ip_max_sends, ip_window, allow_regions, allow_number_types, max_failed_checks, lockout, lockout_scope, country_max_sends, max_sends_total, observe, pumping_min_sends, pumping_window, pumping_min_conversion, prefix_digits, trusted_for, issue_codes, code_length, code_lifetime, code_on_resend)")
+                throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, max_refunds, ip_max_sends, ip_window, allow_regions, allow_number_types, max_failed_checks, lockout, lockout_scope, country_max_sends, max_sends_total, limits, observe, pumping_min_sends, pumping_window, pumping_min_conversion, prefix_digits, trusted_for, issue_codes, code_length, code_lifetime, code_on_resend)")
             }
         }
         if let field = codeFields.first {

@@ -20,6 +20,9 @@ public struct SendBudget: Sendable, Equatable {
     /// budget, which every purpose that does not set its own counts into together; a
     /// purpose's name for that purpose's own budget in the policy file.
     public var scope: String
+    /// Whether the count is spread over `shardCount` keys (a count many numbers share);
+    /// false keeps it in one key (a count of one number or IP: `SendLimit.Per.spreads`).
+    public var spreads = true
 
     /// Sorted sets a budget is spread over (fewer for a budget under 8 sends).
     public static let shardCount = 8
@@ -34,8 +37,8 @@ public struct SendBudget: Sendable, Equatable {
     }
 
     /// How many sorted sets hold the budget: `shardCount`, or `limit` when smaller, so
-    /// every shard has room for one send at least.
-    public var shards: Int { max(1, min(Self.shardCount, limit)) }
+    /// every shard has room for one send at least; one when it does not spread.
+    public var shards: Int { spreads ? max(1, min(Self.shardCount, limit)) : 1 }
 
     /// The sends shard `index` may hold: an even share, the remainder to the first shards.
     public func allowance(ofShard index: Int) -> Int {

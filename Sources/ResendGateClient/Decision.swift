@@ -23,6 +23,12 @@ public struct Decision: Hashable, Sendable {
         public static let locked = Reason(rawValue: "locked")
         /// The number's destination prefix sends codes that are not verified (SMS pumping).
         public static let suspectedPumping = Reason(rawValue: "suspected_pumping")
+        /// The client's address made too many send requests, allowed or not (`--ip-max-requests`).
+        public static let tooManyRequests = Reason(rawValue: "too_many_requests")
+        /// Every reason this kit names, in the server's order (a test holds it to the server's).
+        public static let known: [Reason] = [
+            .cooldown, .maxSends, .ipLimit, .locked, .countryLimit, .globalLimit, .suspectedPumping, .tooManyRequests,
+        ]
         /// The API's word.
         public var description: String { rawValue }
     }

@@ -37,6 +37,15 @@ struct APIError: Error, Equatable {
         self.init(kind.rawValue, status, message, retryAfterMilliseconds: retryAfterMilliseconds)
     }
 
+    /// A send decision's status: 200 allowed, else its reason's (a row of the table of
+    /// reasons, `DecisionReason`: a new reason does not build until it has one here).
+    static func status(of reason: DecisionReason?) -> Int {
+        switch reason {
+        case nil: 200
+        case .cooldown?, .maxSends?, .ipLimit?, .locked?, .countryLimit?, .globalLimit?, .suspectedPumping?, .tooManyRequests?: 429
+        }
+    }
+
     /// A gate error as the API answers it: same code, message and retry time.
     init(_ error: GateError) {
         self.init(error.kind, error.message, retryAfterMilliseconds: error.retryAfterMilliseconds)

@@ -17,6 +17,9 @@ struct Option {
     var documentedDefault: String?
     /// Overrides the environment variable's name where the contract names it otherwise.
     var environmentSuffix: String?
+    /// Given more than once, its texts are joined with `;` (the environment's text may hold
+    /// several so), not replaced: `--limit`.
+    var repeats = false
     /// Reads `text` into the option's field; throws naming the option's field.
     let apply: (inout Settings, String) throws(ConfigurationError) -> Void
     /// The default, as a user would write it; nil when there is none.
@@ -31,10 +34,11 @@ struct Option {
     /// The default this build uses, as `--help` prints it.
     var defaultValue: String? { defaultText(Settings()) }
 
-    func with(documentedDefault: String? = nil, environmentSuffix: String? = nil) -> Option {
+    func with(documentedDefault: String? = nil, environmentSuffix: String? = nil, repeats: Bool? = nil) -> Option {
         var copy = self
         copy.documentedDefault = documentedDefault ?? copy.documentedDefault
         copy.environmentSuffix = environmentSuffix ?? copy.environmentSuffix
+        copy.repeats = repeats ?? copy.repeats
         return copy
     }
 }

@@ -72,8 +72,13 @@ extension Settings {
                          help: "a budget of allowed sends to any number in its window (`100000/24h`), shared like `--country-max-sends`: over it, 429 `global_limit`",
                          parse: { text throws(ConfigurationError) in text.isEmpty ? nil : try SendBudget.parse(text, field: "max-sends-total") })
                 .with(documentedDefault: "none"),
+            Option.value("limit", \.policy.limits, placeholder: "NAME,per=P,sends=N/D",
+                         help: "a counted limit, repeatable: at most N allowed sends in D per `number`, `ip`, `ip+number`, `region`, `calling-code`, `purpose` or `all`; over it, 429 with the reason `reason=` names (by default `max_sends` per number, `ip_limit` per IP, `country_limit` per region or calling code, `global_limit` per purpose or all); `,observe` only reports it; shared like `--country-max-sends` ([Limits as data](anti-abuse.md#limits-as-data))",
+                         parse: { text throws(ConfigurationError) in try SendLimit.parseList(text) },
+                         render: { $0.isEmpty ? nil : $0.map(\.text).joined(separator: ";") })
+                .with(documentedDefault: "none", repeats: true),
             Option.value("observe", \.policy.observe, placeholder: "RULE,...",
-                         help: "rules (reason codes such as `cooldown`, `max_sends`, `ip_limit`, `country_limit`, `global_limit`, `suspected_pumping`; never `locked`) in observe mode: computed and reported in the answer's `observed` and in `/metrics`, but the send is allowed ([Observe mode](anti-abuse.md#observe-mode))",
+                         help: "rules (reason codes such as \(DecisionReason.allCases.filter(\.row.observable).map { "`\($0.rawValue)`" }.joined(separator: ", ")); never `locked`) in observe mode: computed and reported in the answer's `observed` and in `/metrics`, but the send is allowed ([Observe mode](anti-abuse.md#observe-mode))",
                          parse: { text throws(ConfigurationError) in try Policy.parseObserve(text) })
                 .with(documentedDefault: "none"),
             Option.value("allow-regions", \.policy.allowedRegions, placeholder: "CC,...",

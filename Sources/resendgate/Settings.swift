@@ -124,6 +124,7 @@ struct CommandLineReading {
             if let fromEnvironment = environment[option.environmentName] { texts[option.name] = fromEnvironment }
         }
         var index = 0
+        var given: Set<String> = []
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
@@ -145,15 +146,20 @@ struct CommandLineReading {
             guard let option = options.first(where: { $0.name == name }) else {
                 throw UsageError("unknown option --\(name) (see --help)")
             }
+            var text: String
             if option.isSwitch {
-                texts[name] = inlineValue ?? "true"
+                text = inlineValue ?? "true"
             } else if let inlineValue {
-                texts[name] = inlineValue
+                text = inlineValue
             } else {
                 guard index < arguments.count else { throw UsageError("--\(name) needs a value") }
-                texts[name] = arguments[index]
+                text = arguments[index]
                 index += 1
             }
+            // A repeated flag adds to the ones before it (the first replaces the environment's).
+            if option.repeats, given.contains(name), let before = texts[name] { text = before + ";" + text }
+            given.insert(name)
+            texts[name] = text
         }
     }
 

@@ -83,6 +83,24 @@ struct ModuleTableTests {
         for module in appSide { #expect(dependencies[module].map { $0.isDisjoint(with: below) } ?? true, "\(module) uses a layered module") }
     }
 
+    /// Each drawn module imports every Swift module it depends on in Package.swift (the C
+    /// modules left out: one may serve another's headers): a dependency nothing imports, as
+    /// `ResendGate`'s on `Countdown` was, is a layer link the drawing does not show.
+    @Test func everySwiftDependencyOfADrawnModuleIsImported() throws {
+        let dependencies = try Self.packageDependencies()
+        for module in try Self.drawnLayers().joined() {
+            let folder = Self.root.appendingPathComponent("Sources/\(module)")
+            let walker = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil))
+            var imported: Set<String> = []
+            for case let file as URL in walker where file.pathExtension == "swift" {
+                let text = try String(contentsOf: file, encoding: .utf8)
+                imported.formUnion(text.matches(of: /(?m)^\s*(?:@\w+ )?(?:public )?import (\w+)/).map { String($0.output.1) })
+            }
+            let swiftModules = try #require(dependencies[module], "\(module)").filter { !$0.hasPrefix("C") || $0 == "Countdown" }
+            #expect(swiftModules.isSubset(of: imported), "\(module) depends on \(swiftModules.subtracting(imported)) without importing it")
+        }
+    }
+
     /// Phone numbers and policies link neither hiredis nor libevent, nor anything of Redis:
     /// every module they use, and every module those use, in Package.swift.
     @Test func phoneNumbersAndPoliciesLinkNeitherRedisNorLibevent() throws {

@@ -87,6 +87,44 @@ struct OpenAPIDocumentTests {
         #expect(Set(refundLimit.headers) == ["Retry-After", "RateLimit", "RateLimit-Policy"])
     }
 
+    /// The router's table (`Route.table`) is the API's routes, each with its scope decision:
+    /// docs/API.md's routes table (method, path, scope or none) row for row, HEAD included;
+    /// this document's operations (HEAD aside), open exactly where it says `security: []`.
+    /// A keyed row names one scope, so no row can let any valid key through.
+    @Test func theRouteTableIsTheDocumentedRoutesWithTheirScopes() throws {
+        let document = try YAMLOutline(parsing: try Self.deployFile())
+        var routed: [String: String] = [:]  // "GET /v1/prefixes" -> "read", or "none"
+        for route in Route.table {
+            let path = route.path.replacingOccurrences(of: "?}", with: "}")
+            let scope: String
+            switch route.access {
+            case .open: scope = "none"
+            case .key(let scopes): scope = try #require(APIScopes.names.first { $0.scope == scopes }, "\(path): \(scopes)").name
+            }
+            for method in route.methods {
+                #expect(routed.updateValue(scope, forKey: "\(method.rawValue) \(path)") == nil, "\(method) \(path): two rows")
+            }
+        }
+        var listed: [String: String] = [:]
+        let api = try Self.packageFile("docs/API.md").split(separator: "\n", omittingEmptySubsequences: false)
+        let header = try #require(api.firstIndex { $0.hasPrefix("| method | path | scope |") })
+        for line in api[(header + 2)...].prefix(while: { $0.hasPrefix("|") }) {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            let path = try #require(cells[1].firstMatch(of: /`([^`?]+)/)?.output.1, "\(line)")
+            for method in cells[0].matches(of: /`([A-Z]+)`/) {
+                listed["\(method.output.1) \(path)"] = cells[2].replacingOccurrences(of: "`", with: "")
+            }
+        }
+        #expect(routed == listed, "Route.table and docs/API.md's routes table differ")
+        let documented = try Self.operations(document).keys.map { "\($0.method) \($0.path)" }
+        #expect(Set(routed.keys.filter { !$0.hasPrefix("HEAD ") }) == Set(documented), "Route.table and deploy/openapi.yaml differ")
+        for (route, scope) in routed where !route.hasPrefix("HEAD ") {
+            let parts = route.split(separator: " ")
+            let operation = document["paths"]?[String(parts[1])]?[parts[0].lowercased()]
+            #expect((operation?["security"]?.value == "[]") == (scope == "none"), "\(route): scope \(scope)")
+        }
+    }
+
     /// A key that may only send, and a bare key (send and read), next to the probes'
     /// own key, which has every scope.
     static let sendOnlyKey = "openapi-send-only-key-0123"

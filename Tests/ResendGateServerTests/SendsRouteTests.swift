@@ -18,8 +18,7 @@ struct SendsRouteTests {
             #expect(response.header("Content-Type") == jsonContentType)
             #expect(response.header("Retry-After") == nil)
             let keys = try response.jsonKeys()
-            // countdown_token is in the contract; accept it once the server returns it.
-            #expect(keys.subtracting(["countdown_token"]) == Self.decisionKeys)
+            #expect(keys == Self.decisionKeys.union(["countdown_token"]))
             let decision = try response.decode(DecisionBody.self)
             #expect(decision.allowed == true)
             #expect(decision.reason == nil)
@@ -27,7 +26,13 @@ struct SendsRouteTests {
             #expect(decision.purpose == "login")
             #expect(decision.retry_after == 60)
             #expect(decision.retry_after_ms == 60_000)
-            if let token = decision.countdown_token { #expect(!token.isEmpty) }
+            // The token is the cooldown's: it reads this send's countdown, with no API key.
+            let token = try #require(decision.countdown_token, "an allowed send has a countdown_token")
+            let countdown = try gate.client().get("/v1/countdowns/\(token)")
+            #expect(countdown.status == 200, "\(countdown)")
+            let reading = try #require(try JSONSerialization.jsonObject(with: Data(countdown.body)) as? [String: Any])
+            #expect(reading["active"] as? Bool == true)
+            #expect((58...60).contains(reading["retry_after"] as? Int ?? 0), "\(reading)")
             let resendAt = try #require(RFC3339.milliseconds(decision.resend_at), "\(decision.resend_at)")
             let serverTime = try #require(RFC3339.milliseconds(decision.server_time), "\(decision.server_time)")
             #expect(resendAt - serverTime == 60_000)

@@ -5,7 +5,7 @@ import Testing
 
 /// Every status the server can answer goes out with its RFC 9110 reason phrase (a 409
 /// went out as `409 Status`). The statuses are gathered where they are made, so a new one
-/// is checked without being listed here: every status APIError.swift gives (its kind switch
+/// is checked without being listed here: every status APIError.swift gives (its switches over kinds and reasons
 /// and its HTTP-only codes, read from the source, and every error `APIErrorTests` lists),
 /// every `status: NNN` a route or the worker passes, and every status the framing refuses
 /// with (`refuse(…, NNN`) in Sources/CHTTPConnection.
@@ -47,7 +47,7 @@ import Testing
         let framing = try Self.statuses(in: "Sources/CHTTPConnection", ".c", #"refuse\((?:c|error), (\d{3})\b"#)
         // What the gathering must find, so that a broken pattern cannot pass by finding nothing.
         #expect(errors.isSuperset(of: [400, 401, 403, 404, 405, 409, 413, 415, 421, 422, 429, 431, 503]))
-        #expect(routes.isSuperset(of: [200, 204, 429]), "\(routes.sorted())")
+        #expect(routes.isSuperset(of: [200, 204]), "\(routes.sorted())")
         #expect(framing == [400, 413, 431], "\(framing.sorted())")
         for status in (errors.union(routes).union(framing)).sorted() {
             let phrase = "\(HTTPResponder.reason(status))"

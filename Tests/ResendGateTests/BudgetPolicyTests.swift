@@ -74,6 +74,7 @@ struct BudgetPolicyTests {
         (#"{"default": {"max_sends_total": 100}}"#, "default.max_sends_total"),
         (#"{"default": {"max_sends_total": "5/0ms"}}"#, "default.max_sends_total"),
         (#"{"purposes": {"login": {"observe": ["country_limit", "nope"]}}}"#, "purposes.login.observe"),
+        (#"{"purposes": {"login": {"observe": ["too_many_requests"]}}}"#, "purposes.login.observe"),
         (#"{"purposes": {"login": {"observe": "country_limit"}}}"#, "purposes.login.observe"),
     ] as [(String, String)])
     func aBadPolicyFileBudgetIsRefusedNamingTheField(json: String, field: String) {

@@ -48,6 +48,19 @@ struct ReserveAnswerTests {
         #expect(!answer.allowed && answer.reason == .cooldown && answer.waitMilliseconds == 42_000 && answer.observed.isEmpty)
     }
 
+    /// A refusal is never read as allowed (`Decision.allowed` is `reason == nil`): one with no
+    /// reason, or a reason a newer gate wrote that this one does not know (a record replayed
+    /// during a rolling upgrade), is a refusal by the number's cooldown.
+    @Test(arguments: ["0  5000 1 60000 17 AAAAAAAAAAAAAAA1 ", "0 purpose_limit 5000 1 60000 17 AAAAAAAAAAAAAAA1 ip_limit"])
+    func aRefusalIsNeverAllowedWhateverItsReason(text: String) throws {
+        let answer = try #require(ReserveAnswer(answer: text))
+        let request = SendRequest(phone: try PhoneNumber(parsing: "+8613800138000"), purpose: .default)
+        let decision = try ReserveAnswer.decision(
+            answer, replayed: true, request: request, policy: CompiledPolicy(Policy()), number: "+8613800138000",
+            cipher: CountdownTokenCipher(secret: Array("secret of these tests".utf8)), sealer: nil, offeredCode: nil)
+        #expect(!decision.allowed && decision.reason == .cooldown && decision.retryAfterMilliseconds == 5_000)
+    }
+
     /// (The gate answers it as another request's key, 422, as the script did before.)
     @Test func anUnreadableRecordIsNeverReplayed() {
         guard case .unreadable = ReserveAnswer.record("garbage", fingerprint: "garbage") else {

@@ -3,10 +3,10 @@ public struct Decision: Sendable, Equatable {
     /// Which limit refused a send. When several do, the one that ends last.
     public typealias Reason = DecisionReason
 
-    /// True when the send was allowed, and so reserved: the cooldown now runs.
-    public let allowed: Bool
     /// Why the send was refused; nil when allowed.
     public let reason: Reason?
+    /// True when the send was allowed, and so reserved: the cooldown now runs.
+    public var allowed: Bool { reason == nil }
     public let phone: PhoneNumber
     public let purpose: Purpose
     /// Milliseconds until a send may be allowed (from Redis): the longest of every limit
@@ -33,33 +33,36 @@ public struct Decision: Sendable, Equatable {
     public let testNumber: Bool
     /// Rules in observe mode that would have refused this send (`Policy.observe`): the
     /// send was decided as if they were off. Empty when none.
-    public internal(set) var observed: [Reason] = []
+    public internal(set) var observed: [Reason]
     /// The quota of the send budget that refused this send (`country_limit`,
     /// `global_limit`): of a region's and its calling code's budgets, the one that was full;
     /// for `too_many_requests`, the requests an address may make in the period. Nil for any
     /// other answer.
-    public internal(set) var budgetLimit: Int?
+    public let budgetLimit: Int?
     /// The code an allowed send of a purpose that issues codes sends (`Policy.codes`), in
     /// the answer and in its idempotent replay only; nil otherwise.
     public internal(set) var issuedCode: IssuedCode?
 
+    /// A decision on `request`: allowed when `reason` is nil, else refused by it; `wait` and
+    /// `now` are `retryAfterMilliseconds` and `serverTimeMilliseconds`, `next`
+    /// `nextRetryAfterMilliseconds`, `token` its `countdownToken`, the rest their members.
     public init(
-        allowed: Bool, reason: Reason?, phone: PhoneNumber, purpose: Purpose, retryAfterMilliseconds: Int64,
-        serverTimeMilliseconds: Int64, sendsInWindow: Int, sendsLeft: Int? = nil,
-        nextRetryAfterMilliseconds: Int64 = 0, replayed: Bool = false, countdownToken: CountdownToken? = nil,
-        testNumber: Bool = false
+        _ request: SendRequest, refusedBy reason: Reason? = nil, wait: Int64, now: Int64, next: Int64 = 0,
+        sendsInWindow: Int = 0, sendsLeft: Int? = nil, token: CountdownToken? = nil, observed: [Reason] = [],
+        budgetLimit: Int? = nil, replayed: Bool = false, testNumber: Bool = false
     ) {
-        self.allowed = allowed
         self.reason = reason
-        self.phone = phone
-        self.purpose = purpose
-        self.retryAfterMilliseconds = retryAfterMilliseconds
-        self.serverTimeMilliseconds = serverTimeMilliseconds
+        phone = request.phone
+        purpose = request.purpose
+        retryAfterMilliseconds = wait
+        serverTimeMilliseconds = now
+        nextRetryAfterMilliseconds = next
         self.sendsInWindow = sendsInWindow
         self.sendsLeft = sendsLeft
-        self.nextRetryAfterMilliseconds = nextRetryAfterMilliseconds
+        countdownToken = token
+        self.observed = observed
+        self.budgetLimit = budgetLimit
         self.replayed = replayed
-        self.countdownToken = countdownToken
         self.testNumber = testNumber
     }
 

@@ -148,7 +148,7 @@ public final class GateWorker {
         }
         // On one Redis, budgets and the guard are part of the number's script: one call.
         if !store.isCluster {
-            let guarding = FraudGuard(request, policy: policy.rules, member: context.tokens.next())
+            let guarding = FraudGuard(request, policy: policy.rules, context: context)
             return reserveNumber(request, policy: policy, cipher: cipher, fraudGuard: guarding, completion: completion)
         }
         // On a cluster they count a send in slots of their own before its number decides,
@@ -251,9 +251,6 @@ public final class GateWorker {
     public func release(_ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<Bool, GateError>) -> Void) {
         refunds.release(phone, purpose: purpose, completion: completion)
     }
-
-    /// The pub/sub channel every release publishes on: `<prefix>:released`.
-    public var releaseChannel: String { keys.releasedChannel }
 
     /// Follows the releases of every gate on this Redis (`Refunds`): `onRelease` gets the
     /// nonce each released cooldown key held (``CountdownReading/cooldownIdentity``), on

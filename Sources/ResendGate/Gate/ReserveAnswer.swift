@@ -153,14 +153,11 @@ extension ReserveAnswer {
         cipher: CountdownTokenCipher, sealer: CodeSealer?, offeredCode: String?
     ) throws(GateError) -> Decision {
         var decision = Decision(
-            allowed: answer.allowed, reason: answer.reason, phone: request.phone, purpose: request.purpose,
-            retryAfterMilliseconds: answer.waitMilliseconds, serverTimeMilliseconds: answer.nowMilliseconds,
-            sendsInWindow: answer.sends, sendsLeft: policy.rules.maxSends.map { max(0, $0 - answer.sends) },
-            nextRetryAfterMilliseconds: answer.nextMilliseconds, replayed: replayed,
-            countdownToken: (CooldownValue(text: answer.nonce)?.nonce).map {
-                cipher.seal(purpose: request.purpose, number: number, nonce: $0)
-            })
-        decision.observed = answer.observed
+            request, refusedBy: answer.reason, wait: answer.waitMilliseconds, now: answer.nowMilliseconds,
+            next: answer.nextMilliseconds, sendsInWindow: answer.sends,
+            sendsLeft: policy.rules.maxSends.map { max(0, $0 - answer.sends) },
+            token: (CooldownValue(text: answer.nonce)?.nonce).map { cipher.seal(purpose: request.purpose, number: number, nonce: $0) },
+            observed: answer.observed, replayed: replayed)
         if let code = answer.code, answer.allowed {
             guard let issued = sealer?.issued(
                 code, purpose: request.purpose, number: number, offered: offeredCode, cipher: cipher)

@@ -141,21 +141,21 @@ struct ReserveScripts {
             """
     }
 
-    /// `budget-policy.lua` for `policy`: its comment, then a test per budget, by kind.
+    /// `budget-policy.lua` for `policy`: its comment, then a test per counted limit, by
+    /// its kind (`BudgetCheck.rows`).
     static func budgetPolicy(_ policy: CompiledPolicy) -> String {
-        let rules = policy.rules
-        var budgets: [(String, SendBudget, Decision.Reason)] = rules.countryMaxSends.sorted { $0.key < $1.key }.map { ($0.key, $0.value, .countryLimit) }
-        if let total = rules.maxSendsTotal { budgets.append(("total", total, .globalLimit)) }
         let file = String(decoding: EmbeddedFiles.budgetPolicy, as: UTF8.self)
         var text = file.split(separator: "\n", omittingEmptySubsequences: false).prefix { $0.hasPrefix("-- ") }
             .map { $0 + "\n" }.joined()
         text += "local limit, shards, window, observed, reason\n"
-        for (index, (kind, budget, reason)) in budgets.enumerated() {
-            text += (index == 0 ? "if" : "elseif") + " kind == '\(kind)' then\n"
-            text += "  limit, shards, window, observed, reason = \(budget.limit), \(budget.shards), "
-                + "\(budget.window.wholeMilliseconds), \(rules.observes(reason)), '\(reason.rawValue)'\n"
+        let rows = BudgetCheck.rows(of: policy.rules)
+        for (index, row) in rows.enumerated() {
+            let test = row.matchesPrefix ? "string.sub(kind, 1, \(row.kind.utf8.count)) == '\(row.kind)'" : "kind == '\(row.kind)'"
+            text += (index == 0 ? "if " : "elseif ") + test + " then\n"
+            text += "  limit, shards, window, observed, reason = \(row.budget.limit), \(row.budget.shards), "
+                + "\(row.budget.window.wholeMilliseconds), \(row.observed), '\(row.reason.rawValue)'\n"
         }
-        if !budgets.isEmpty { text += "end\n" }
+        if !rows.isEmpty { text += "end\n" }
         return text
     }
 

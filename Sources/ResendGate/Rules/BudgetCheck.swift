@@ -1,25 +1,68 @@
-/// One send budget a send must fit in (`country_max_sends`, `max_sends_total`): the
-/// budget, the reason a full one gives, and its keys.
+import RedisClient
+
+/// One counted limit a send must fit in: a region's or the total budget
+/// (`country_max_sends`, `max_sends_total`) or a limit written as data (`SendLimit`): the
+/// budget, the reason a full one gives, whether it only observes, and its keys.
 struct BudgetCheck {
     let reason: Decision.Reason
     let budget: SendBudget
-    /// The region (`CN`), the calling code (`+86`) or `total`: part of the budget's keys.
+    /// What the count is of, in the budget's keys: the region (`CN`), the calling code
+    /// (`+86`), `total`, or a limit's name, a dot and the value it counts per
+    /// (`login-day.login`; `Row.matchesPrefix`).
     let kind: String
+    let observed: Bool
 
-    /// The budgets that count a send to `phone` under `policy`, in the order they are
-    /// checked: its region's, its calling code's, then the total.
-    static func checks(for phone: PhoneNumber, policy: Policy) -> [BudgetCheck] {
+    /// A counted limit of a policy as the reserve script tells it apart: by its kind
+    /// (`CN`, `total`), or by the start of it (`login-day.`) for a limit per value.
+    struct Row {
+        let kind: String
+        let matchesPrefix: Bool
+        let budget: SendBudget
+        let reason: Decision.Reason
+        let observed: Bool
+    }
+
+    /// Every counted limit of `policy`, in the order they are checked: the region and
+    /// calling-code budgets, the total, then the limits written as data.
+    static func rows(of policy: Policy) -> [Row] {
+        policy.countryMaxSends.sorted { $0.key < $1.key }.map {
+            Row(kind: $0.key, matchesPrefix: false, budget: $0.value, reason: .countryLimit, observed: policy.observes(.countryLimit))
+        } + (policy.maxSendsTotal.map {
+            [Row(kind: "total", matchesPrefix: false, budget: $0, reason: .globalLimit, observed: policy.observes(.globalLimit))]
+        } ?? []) + policy.limits.map {
+            Row(kind: $0.name + ".", matchesPrefix: true, budget: $0.budget, reason: $0.reason, observed: policy.observes($0))
+        }
+    }
+
+    /// The limits that count a send of `request` under `policy`, in the order they are
+    /// checked: its region's budget, its calling code's, the total, then each limit per
+    /// its value (a limit per IP counts no request without a client address), the number
+    /// and the address as keys name them (`context`).
+    static func checks(for request: SendRequest, policy: Policy, context: GateContext) -> [BudgetCheck] {
         var checks: [BudgetCheck] = []
+        let phone = request.phone
         if !policy.countryMaxSends.isEmpty {
-            if let budget = policy.countryMaxSends[phone.region] {
-                checks.append(BudgetCheck(reason: .countryLimit, budget: budget, kind: phone.region))
-            }
-            let callingCode = "+" + String(phone.countryCode)
-            if let budget = policy.countryMaxSends[callingCode] {
-                checks.append(BudgetCheck(reason: .countryLimit, budget: budget, kind: callingCode))
+            for destination in [phone.region, "+" + String(phone.countryCode)] {
+                guard let budget = policy.countryMaxSends[destination] else { continue }
+                checks.append(BudgetCheck(reason: .countryLimit, budget: budget, kind: destination, observed: policy.observes(.countryLimit)))
             }
         }
-        if let budget = policy.maxSendsTotal { checks.append(BudgetCheck(reason: .globalLimit, budget: budget, kind: "total")) }
+        if let budget = policy.maxSendsTotal {
+            checks.append(BudgetCheck(reason: .globalLimit, budget: budget, kind: "total", observed: policy.observes(.globalLimit)))
+        }
+        for limit in policy.limits {
+            let value: String, number = context.number(request.phone), address = context.addressKeyText(request)
+            switch limit.per {
+            case .number: value = number
+            case .ip: guard let address else { continue }; value = address
+            case .ipNumber: guard let address else { continue }; value = String(SHA1.hexDigest(Array((address + " " + number).utf8)).prefix(20))
+            case .region: value = phone.region
+            case .callingCode: value = "+" + String(phone.countryCode)
+            case .purpose: value = request.purpose.name
+            case .all: value = ""
+            }
+            checks.append(BudgetCheck(reason: limit.reason, budget: limit.budget, kind: limit.name + "." + value, observed: policy.observes(limit)))
+        }
         return checks
     }
 
@@ -34,11 +77,6 @@ struct BudgetCheck {
 
     /// The refusal of a send this budget has no room for, for `wait` ms more.
     func refusal(_ request: SendRequest, wait: Int64, now: Int64, observed: [Decision.Reason]) -> Decision {
-        var refusal = Decision(
-            allowed: false, reason: reason, phone: request.phone, purpose: request.purpose,
-            retryAfterMilliseconds: wait, serverTimeMilliseconds: now, sendsInWindow: 0)
-        refusal.observed = observed
-        refusal.budgetLimit = budget.limit
-        return refusal
+        Decision(request, refusedBy: reason, wait: wait, now: now, observed: observed, budgetLimit: budget.limit)
     }
 }

@@ -112,10 +112,7 @@ final class Cooldowns {
         switch set {
         case .failure(let error): return .failure(.store(error))
         case .success(.null):
-            return .success(Decision(
-                allowed: true, reason: nil, phone: request.phone, purpose: request.purpose,
-                retryAfterMilliseconds: milliseconds, serverTimeMilliseconds: now, sendsInWindow: 1,
-                sendsLeft: nil, nextRetryAfterMilliseconds: milliseconds, countdownToken: token(nonce)))
+            return .success(Decision(request, wait: milliseconds, now: now, next: milliseconds, sendsInWindow: 1, token: token(nonce)))
         case .success(.bulk(let bytes)):
             // `locked` (verify.lua): wrong codes lock the number in place of its cooldown.
             locked = bytes.starts(with: "locked".utf8)
@@ -140,9 +137,8 @@ final class Cooldowns {
             }
         }
         return .success(Decision(
-            allowed: false, reason: locked ? .locked : .cooldown, phone: request.phone, purpose: request.purpose,
-            retryAfterMilliseconds: remaining, serverTimeMilliseconds: now, sendsInWindow: 0,
-            sendsLeft: nil, nextRetryAfterMilliseconds: milliseconds, countdownToken: running.flatMap { token($0.nonce) }))
+            request, refusedBy: locked ? .locked : .cooldown, wait: remaining, now: now, next: milliseconds,
+            token: running.flatMap { token($0.nonce) }))
     }
 }
 

@@ -13,10 +13,10 @@ struct FraudGuard {
     /// joined to the number's keys.
     let member: CooldownNonce
 
-    init(_ request: SendRequest, policy: Policy, member: CooldownNonce) {
-        checks = BudgetCheck.checks(for: request.phone, policy: policy)
+    init(_ request: SendRequest, policy: Policy, context: GateContext) {
+        checks = BudgetCheck.checks(for: request, policy: policy, context: context)
         prefix = policy.pumping.isOn ? PrefixKey(request.phone, digits: policy.pumping.prefixDigits) : nil
-        self.member = member
+        member = context.tokens.next()
     }
 
     /// The keys after the reserve script's four: the number's trust mark and the prefix's
@@ -71,11 +71,6 @@ extension Decision {
     static func suspectedPumping(
         _ request: SendRequest, policy: CompiledPolicy, wait: Int64, now: Int64, observed: [Reason] = []
     ) -> Decision {
-        var refusal = Decision(
-            allowed: false, reason: .suspectedPumping, phone: request.phone, purpose: request.purpose,
-            retryAfterMilliseconds: max(1, wait), serverTimeMilliseconds: now, sendsInWindow: 0, sendsLeft: nil,
-            nextRetryAfterMilliseconds: policy.ladderMilliseconds[0])
-        refusal.observed = observed
-        return refusal
+        Decision(request, refusedBy: .suspectedPumping, wait: max(1, wait), now: now, next: policy.ladderMilliseconds[0], observed: observed)
     }
 }

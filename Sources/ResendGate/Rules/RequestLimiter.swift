@@ -73,11 +73,8 @@ extension Decision {
     /// The refusal of a request over `--ip-max-requests`: decided in memory, so its
     /// `server_time` is the gate's clock; no countdown token (no cooldown was met).
     static func tooManyRequests(_ request: SendRequest, _ policy: CompiledPolicy, wait: Int64, quota: Int?) -> Decision {
-        var decision = Decision(
-            allowed: false, reason: .tooManyRequests, phone: request.phone, purpose: request.purpose,
-            retryAfterMilliseconds: max(1, wait), serverTimeMilliseconds: wallClockMilliseconds(), sendsInWindow: 0,
-            nextRetryAfterMilliseconds: policy.ladderMilliseconds[0])
-        decision.budgetLimit = quota
-        return decision
+        Decision(
+            request, refusedBy: .tooManyRequests, wait: max(1, wait), now: wallClockMilliseconds(),
+            next: policy.ladderMilliseconds[0], budgetLimit: quota)
     }
 }

@@ -34,13 +34,13 @@ final class SendBudgets {
         _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, next: @escaping NextStep,
         completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
-        let checks = BudgetCheck.checks(for: request.phone, policy: policy.rules)
+        let checks = BudgetCheck.checks(for: request, policy: policy.rules, context: context)
         guard !checks.isEmpty else { return next(completion) }
         let member = context.tokens.next()
         // A replay is answered from its record alone, taking no share (`storedAnswer`).
         idempotency.storedAnswer(request, policy: policy, cipher: cipher) { [unowned self] stored in
             if let stored { return completion(stored) }
-            self.walk(Walk(checks: checks, member: member), policy: policy) { [unowned self] result in
+            self.walk(Walk(checks: checks, member: member)) { [unowned self] result in
                 switch result {
                 case .success(let walk) where walk.full == nil:
                     next { [unowned self] outcome in
@@ -93,18 +93,18 @@ final class SendBudgets {
 
     /// Asks the shards one call each (`budget-take.lua`) until every budget gave a share,
     /// an observed full one was passed, or one is full; a failed call gives back what was taken.
-    private func walk(_ walk: Walk, policy: CompiledPolicy, completion: @escaping (Result<Walk, GateError>) -> Void) {
+    private func walk(_ walk: Walk, completion: @escaping (Result<Walk, GateError>) -> Void) {
         var walk = walk
         guard walk.budget < walk.checks.count else { return completion(.success(walk)) }
         let check = walk.checks[walk.budget], budget = check.budget
         guard walk.tried < budget.shards else {
-            guard policy.rules.observes(check.reason) else {
+            guard check.observed else {
                 walk.full = (check, walk.earliest?.wait ?? 1, walk.earliest?.now ?? 0)
                 return completion(.success(walk))
             }
             walk.observed.append(check.reason)
             walk.nextBudget()
-            return self.walk(walk, policy: policy, completion: completion)
+            return self.walk(walk, completion: completion)
         }
         let shard = (check.firstShard(member: walk.member) + walk.tried) % budget.shards
         let key = check.key(context.keys, shard: shard)
@@ -138,7 +138,7 @@ final class SendBudgets {
                 self.giveBack(walk)
                 return completion(.failure(error))
             }
-            self.walk(walk, policy: policy, completion: completion)
+            self.walk(walk, completion: completion)
         })
     }
 

@@ -5,9 +5,6 @@ extension Decision {
     /// record. `server_time` is the gate's clock, as for any answer Redis did not stamp.
     static func testNumber(_ request: SendRequest, _ policy: CompiledPolicy) -> Decision {
         let step = policy.ladderMilliseconds[0]
-        return Decision(
-            allowed: true, reason: nil, phone: request.phone, purpose: request.purpose, retryAfterMilliseconds: step,
-            serverTimeMilliseconds: wallClockMilliseconds(), sendsInWindow: 0, sendsLeft: nil,
-            nextRetryAfterMilliseconds: step, testNumber: true)
+        return Decision(request, wait: step, now: wallClockMilliseconds(), next: step, testNumber: true)
     }
 }

@@ -20,23 +20,15 @@ enum PrometheusText {
             ("{outcome=\"allowed\",reason=\"\"}", "\(sum(.allowed))"),
             ("{outcome=\"allowed\",reason=\"store_unavailable\"}", "\(sum(.allowedUnrecorded))"),
             ("{outcome=\"allowed\",reason=\"test_number\"}", "\(sum(.allowedTestNumber))"),
-            ("{outcome=\"denied\",reason=\"cooldown\"}", "\(sum(.deniedCooldown))"),
-            ("{outcome=\"denied\",reason=\"max_sends\"}", "\(sum(.deniedMaxSends))"),
-            ("{outcome=\"denied\",reason=\"ip_limit\"}", "\(sum(.deniedIPLimit))"),
-            ("{outcome=\"denied\",reason=\"locked\"}", "\(sum(.deniedLocked))"),
-            ("{outcome=\"denied\",reason=\"country_limit\"}", "\(sum(.deniedCountryLimit))"),
-            ("{outcome=\"denied\",reason=\"global_limit\"}", "\(sum(.deniedGlobalLimit))"),
-            ("{outcome=\"observed\",reason=\"cooldown\"}", "\(sum(.observedCooldown))"),
-            ("{outcome=\"observed\",reason=\"max_sends\"}", "\(sum(.observedMaxSends))"),
-            ("{outcome=\"observed\",reason=\"ip_limit\"}", "\(sum(.observedIPLimit))"),
-            ("{outcome=\"observed\",reason=\"country_limit\"}", "\(sum(.observedCountryLimit))"),
-            ("{outcome=\"observed\",reason=\"global_limit\"}", "\(sum(.observedGlobalLimit))"),
-            ("{outcome=\"denied\",reason=\"suspected_pumping\"}", "\(sum(.deniedSuspectedPumping))"),
-            ("{outcome=\"denied\",reason=\"too_many_requests\"}", "\(sum(.deniedTooManyRequests))"),
-            ("{outcome=\"observed\",reason=\"suspected_pumping\"}", "\(sum(.observedSuspectedPumping))"),
             ("{outcome=\"denied\",reason=\"region_not_allowed\"}", "\(sum(.deniedRegion))"),
             ("{outcome=\"denied\",reason=\"number_type_not_allowed\"}", "\(sum(.deniedNumberType))"),
-        ])
+        ] + [false, true].flatMap { observed in
+            // Every reason's refusals, and the would-be ones of those a policy may observe.
+            DecisionReason.allCases.filter { !observed || $0.row.observable }.map { reason in
+                ("{outcome=\"\(observed ? "observed" : "denied")\",reason=\"\(reason.rawValue)\"}",
+                 "\(workers.reduce(0) { $0 + $1.value(reason, observed: observed) })")
+            }
+        })
         let byCallingCode = CallingCodeCounters.samples(workers.map(\.callingCodes))
         metric("resendgate_sends_by_calling_code_total", "counter", "Allowed sends by the number's country calling code (conversion: the rate of resendgate_verifications_by_calling_code_total over this one's).", byCallingCode.sends)
         metric("resendgate_verifications_by_calling_code_total", "counter", "Verified outcomes (POST /v1/verifications) by the number's country calling code.", byCallingCode.verifications)

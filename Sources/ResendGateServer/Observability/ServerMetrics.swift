@@ -5,7 +5,7 @@ import Synchronization
 /// contention), read by whichever worker answers `/metrics`.
 final class WorkerMetrics: Sendable {
     enum Counter: Int, CaseIterable {
-        case allowed, deniedCooldown, deniedMaxSends, deniedIPLimit, deniedRegion, deniedNumberType, deniedLocked
+        case allowed, deniedRegion, deniedNumberType
         case requests2xx, requests4xx, requests5xx
         case inFlight
         case openConnections, evictedConnections
@@ -31,21 +31,17 @@ final class WorkerMetrics: Sendable {
         case allowedUnrecorded
         /// Sends to test numbers (`--test-numbers`): allowed, nothing recorded.
         case allowedTestNumber
-        /// Sends refused by a spent region budget or total budget.
-        case deniedCountryLimit, deniedGlobalLimit
-        /// Sends a rule in observe mode would have refused (each is also counted allowed or denied).
-        case observedCountryLimit, observedGlobalLimit, observedSuspectedPumping
-        /// Sends the SMS-pumping guard refused (`suspected_pumping`).
-        case deniedSuspectedPumping, deniedTooManyRequests
-        /// Sends the number's cooldown, its `max sends` or the IP's cap in observe mode would
-        /// have refused.
-        case observedCooldown, observedMaxSends, observedIPLimit
     }
 
     /// Upper bounds of the latency histogram, in seconds.
     static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
-    private let counters: InlineArray<48, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
+    private let counters: InlineArray<32, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
+    /// Sends refused by each reason, at its place in `DecisionReason.allCases`, then from slot
+    /// 32 on those a rule in observe mode would have refused (each also counted allowed or
+    /// denied): a new reason is counted with no change here (room for 32).
+    private let reasons: InlineArray<64, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
+    private static let reasonOrder = DecisionReason.allCases
     private let buckets: InlineArray<16, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
     /// Allowed sends and `verified` outcomes by calling code (conversion by calling code).
     let callingCodes = CallingCodeCounters()
@@ -67,30 +63,21 @@ final class WorkerMetrics: Sendable {
     func record(_ decision: Decision) {
         if decision.testNumber { return add(.allowedTestNumber) }
         if let reason = decision.reason {
-            add(Self.counters(of: reason).denied)
+            reasons[Self.slot(reason, observed: false)].wrappingAdd(1, ordering: .relaxed)
         } else {
             add(.allowed)
             callingCodes.addSend(callingCode: decision.phone.countryCode)
         }
-        for rule in decision.observed {
-            if let observed = Self.counters(of: rule).observed { add(observed) }
-        }
+        for rule in decision.observed { reasons[Self.slot(rule, observed: true)].wrappingAdd(1, ordering: .relaxed) }
     }
 
-    /// What counts a rule's refusals, and its would-be refusals in observe mode: none for a
-    /// lock, which always refuses, nor for the request limit, the gate's and not a policy's
-    /// (`Policy.lint` refuses both at start).
-    private static func counters(of rule: Decision.Reason) -> (denied: Counter, observed: Counter?) {
-        switch rule {
-        case .cooldown: (.deniedCooldown, .observedCooldown)
-        case .maxSends: (.deniedMaxSends, .observedMaxSends)
-        case .ipLimit: (.deniedIPLimit, .observedIPLimit)
-        case .countryLimit: (.deniedCountryLimit, .observedCountryLimit)
-        case .globalLimit: (.deniedGlobalLimit, .observedGlobalLimit)
-        case .suspectedPumping: (.deniedSuspectedPumping, .observedSuspectedPumping)
-        case .locked: (.deniedLocked, nil)
-        case .tooManyRequests: (.deniedTooManyRequests, nil)
-        }
+    /// Sends refused by `reason`, or that it would have refused in observe mode.
+    func value(_ reason: DecisionReason, observed: Bool) -> Int64 {
+        reasons[Self.slot(reason, observed: observed)].load(ordering: .relaxed)
+    }
+
+    private static func slot(_ reason: DecisionReason, observed: Bool) -> Int {
+        reasonOrder.firstIndex(of: reason)! + (observed ? 32 : 0)
     }
 
     func observe(latency: Duration, status: Int) {

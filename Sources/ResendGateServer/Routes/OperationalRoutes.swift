@@ -1,19 +1,20 @@
-/// `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml` and the demo page.
-extension Worker {
-    func handleOperational(_ exchange: Exchange) {
-        switch exchange.path {
-        case "/healthz":
-            respond(exchange, status: 200) { $0.beginObject(); $0.field("status", "ok"); $0.endObject() }
-        case "/readyz":
-            readiness(exchange)
-        case "/metrics":
-            respond(exchange, status: 200, body: Array(shared.prometheusText().utf8),
-                    contentType: "text/plain; version=0.0.4; charset=utf-8")
-        case "/openapi.yaml":
-            respond(exchange, status: 200, body: EmbeddedFiles.openAPIDocument, contentType: "application/yaml; charset=utf-8")
-        default:
-            respond(exchange, status: 200, body: EmbeddedFiles.demoPage, contentType: "text/html; charset=utf-8")
-        }
+/// `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml` and the demo page (`/`).
+enum OperationalRoutes {
+    static func health(_ c: RouteContext) {
+        c.respond(status: 200) { $0.beginObject(); $0.field("status", "ok"); $0.endObject() }
+    }
+
+    static func metrics(_ c: RouteContext) {
+        c.worker.respond(c.exchange, status: 200, body: Array(c.worker.shared.prometheusText().utf8),
+                         contentType: "text/plain; version=0.0.4; charset=utf-8")
+    }
+
+    static func openAPIDocument(_ c: RouteContext) {
+        c.worker.respond(c.exchange, status: 200, body: EmbeddedFiles.openAPIDocument, contentType: "application/yaml; charset=utf-8")
+    }
+
+    static func demoPage(_ c: RouteContext) {
+        c.worker.respond(c.exchange, status: 200, body: EmbeddedFiles.demoPage, contentType: "text/html; charset=utf-8")
     }
 
     /// Ready when every worker's connection is up and Redis answers a `PING` on this
@@ -22,17 +23,18 @@ extension Worker {
     /// came would stay "ready" for ever.
     /// A Redis that may evict keys makes it 503 `store_evicts_keys`, saying which policy
     /// (unless `--allow-evicting-redis`).
-    private func readiness(_ exchange: Exchange) {
+    static func readiness(_ c: RouteContext) {
+        let shared = c.worker.shared!
         let unavailable = APIError.storeUnavailable("Redis is not reachable from every worker")
-        guard shared.redisReady else { return respond(exchange, error: unavailable) }
-        if let refusal = shared.evictionRefusal { return respond(exchange, error: .storeEvictsKeys(refusal)) }
-        gate.store.ping { [unowned self] answered in
-            if let refusal = self.shared.evictionRefusal {
-                self.respond(exchange, error: .storeEvictsKeys(refusal))
-            } else if answered, self.shared.redisReady {
-                self.respond(exchange, status: 200) { $0.beginObject(); $0.field("status", "ready"); $0.endObject() }
+        guard shared.redisReady else { return c.respond(unavailable) }
+        if let refusal = shared.evictionRefusal { return c.respond(.storeEvictsKeys(refusal)) }
+        c.gate.store.ping { answered in
+            if let refusal = shared.evictionRefusal {
+                c.respond(.storeEvictsKeys(refusal))
+            } else if answered, shared.redisReady {
+                c.respond(status: 200) { $0.beginObject(); $0.field("status", "ready"); $0.endObject() }
             } else {
-                self.respond(exchange, error: unavailable)
+                c.respond(unavailable)
             }
         }
     }

@@ -6,14 +6,13 @@ import ResendGate
 /// until when if nothing new arrives). Needs the `read` scope. At most
 /// `GateWorker.blockedPrefixCapacity` prefixes; written into a buffer of its own, so the
 /// worker's reused answer buffer never grows to a listing's size.
-extension Worker {
-    func handlePrefixes(_ exchange: Exchange) {
-        let state: String?
-        do throws(APIError) { state = try PercentDecoding.queryValue("state", in: exchange.query) } catch { return respond(exchange, error: error) }
+enum PrefixesRoute {
+    static func get(_ c: RouteContext) {
+        guard let state = c.decoded({ () throws(APIError) in try PercentDecoding.queryValue("state", in: c.exchange.query) }) else { return }
         guard state == nil || state == "blocked" else {
-            return respond(exchange, error: .invalidField("state must be \"blocked\" (the only state listed)"))
+            return c.respond(.invalidField("state must be \"blocked\" (the only state listed)"))
         }
-        gate.blockedPrefixes { [unowned self] result in
+        c.gate.blockedPrefixes { result in
             switch result {
             case .success(let prefixes):
                 var json = JSONWriter(reservingCapacity: 64 + 256 * prefixes.count)
@@ -24,9 +23,9 @@ extension Worker {
                 for figures in prefixes { figures.writeJSON(to: &json) }
                 json.endArray()
                 json.endObject()
-                self.respond(exchange, status: 200, body: json.bytes)
+                c.worker.respond(c.exchange, status: 200, body: json.bytes)
             case .failure(let error):
-                self.respond(exchange, error: APIError(error))
+                c.respond(APIError(error))
             }
         }
     }

@@ -23,7 +23,7 @@ local pumpMinSends, pumpPPM = 10000000, 100000
 -- end of guard policy
 -- What the guard found (guard-check.lua; guard-count.lua takes the shares): the rules it
 -- observes that would have refused (comma-separated), whether the prefix is due in the
--- registry, and the shares an allowed send takes (up to three budgets: a region's, a
--- calling code's, the total), each a shard and its window.
+-- registry, and the shares an allowed send takes (three limits in variables, a region's, a
+-- calling code's, the total; more in `shares`, a shard then its window each), each a shard and its window.
 local guardObserved, guardRegister = '', false
-local share1, share1Window, share2, share2Window, share3, share3Window
+local share1, share1Window, share2, share2Window, share3, share3Window, shares

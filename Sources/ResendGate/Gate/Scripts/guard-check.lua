@@ -22,8 +22,14 @@ for i = firstBudgetKey, #KEYS - codeKeys do
       share1, share1Window = room, window
     elseif place == 2 then
       share2, share2Window = room, window
-    else
+    elseif place == 3 then
       share3, share3Window = room, window
+    else
+      -- A fourth limit and more (limits written as data): a table, only then.
+      shares = shares or {}
+      local n = #shares
+      shares[n + 1] = room
+      shares[n + 2] = window
     end
   elseif observed then
     guardObserved = guardObserved == '' and reason or guardObserved .. ',' .. reason

@@ -17,6 +17,12 @@ do
     room, window = share3, share3Window
     -- include: budget-count
   end
+  if shares then
+    for j = 1, #shares, 2 do
+      room, window = shares[j], shares[j + 1]
+      -- include: budget-count
+    end
+  end
   if pumpOn then
     local key, window, bucket, countKind, counted = KEYS[6], pumpWindow, pumpBucket, 's:', nil
     -- include: prefix-count

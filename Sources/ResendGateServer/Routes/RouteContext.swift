@@ -1,0 +1,87 @@
+import GateRuntime
+import ResendGate
+
+/// What a route's handler is given once the router let its request through: the request,
+/// who sent it, the path's parameter, and the worker that answers it (its
+/// gate, metrics and reused buffers; a POST's JSON body is in `worker.bodyBuffer`).
+struct RouteContext {
+    unowned let worker: Worker
+    let exchange: Exchange
+    /// The caller identity the request's idempotency keys are scoped to (`SendRequest.caller`).
+    let caller: String
+    /// The path's `{parameter}` segment as sent (percent-encoded); "" on a path without one.
+    let parameter: Substring
+
+    var gate: GateWorker { worker.gate }
+
+    /// Answers with a JSON body written by `write`.
+    func respond(status: Int, headers: [(String, String)] = [], write: (inout JSONWriter) -> Void) {
+        worker.respond(exchange, status: status, headers: headers, write: write)
+    }
+
+    func respond(_ error: APIError, headers: [(String, String)] = []) {
+        worker.respond(exchange, error: error, headers: headers)
+    }
+
+    /// What `read` makes of the request, or nil once its error is answered.
+    func decoded<T>(_ read: () throws(APIError) -> T) -> T? {
+        do { return try read() } catch { respond(error); return nil }
+    }
+
+    /// The POST body's members (the router read it). Not a JSON object: 400 `invalid_json`.
+    func fields() throws(APIError) -> JSONFields {
+        do {
+            return try JSONFields(parsing: worker.bodyBuffer)
+        } catch {
+            switch error {
+            case .notAnObject: throw APIError.invalidJSON("the body must be a JSON object")
+            case .malformed(let reason): throw APIError.invalidJSON("the body is not valid JSON: \(reason)")
+            }
+        }
+    }
+
+    /// A POST body that names a number: the number and purpose as the gate reads them, and
+    /// what `read` takes from the other members; nil once an error is answered. Members are
+    /// checked in the order phone, purpose, region, `read`'s, before the gate reads the number.
+    func numberBody<T>(_ read: (JSONFields) throws(APIError) -> T) -> (PhoneNumber, Purpose, T)? {
+        decoded { () throws(APIError) in
+            let fields = try fields()
+            let phone = try fields.string("phone", required: true)!, purpose = try fields.string("purpose")
+            let region = try fields.string("region"), other = try read(fields)
+            let (number, purposeValue) = try target(phone: phone, region: region, purpose: purpose)
+            return (number, purposeValue, other)
+        }
+    }
+
+    /// The number and purpose (the default one when nil) a request names, as the gate reads them.
+    func target(phone: String, region: String?, purpose: String?) throws(APIError) -> (PhoneNumber, Purpose) {
+        do throws(GateError) {
+            return (try gate.phone(phone, region: region), try gate.purpose(purpose ?? Purpose.default.name))
+        } catch {
+            throw APIError(error)
+        }
+    }
+
+    /// A 429 error answer (`refund_limit`, `locked`) with `Retry-After` and the IETF
+    /// `RateLimit` pair, whose quota is the limit's: the refunds or the wrong codes a window.
+    func respondLimited(_ error: GateError, purpose: Purpose) {
+        let policy = gate.configuration.policies.policy(for: purpose)
+        let quota = error.kind == .locked ? policy.maxFailedChecks : policy.maxRefunds
+        respond(APIError(error), headers: WaitEncoding.headers(error.retryAfterMilliseconds ?? 0, limit: error.code, quota: quota))
+    }
+}
+
+extension JSONFields {
+    /// The member `name` as a string; nil when absent or null, unless `required`.
+    func string(_ name: String, required: Bool = false) throws(APIError) -> String? {
+        let found: Value?
+        do { found = try value(name) } catch { throw APIError.invalidJSON("the member \"\(name)\" appears twice") }
+        switch found {
+        case .string(let text)?: return text
+        case nil, .null?:
+            if required { throw .missingField("the body needs \"\(name)\"") }
+            return nil
+        default: throw .invalidField("\"\(name)\" must be a string")
+        }
+    }
+}
