@@ -36,7 +36,7 @@ public struct WindowSend: Equatable, Sendable {
 /// A number's window key's value: the sends in the policy's window, 29 characters each
 /// (the send's time in 13 digits of ms, then its nonce), then maybe `;` and the window's own
 /// running cooldown (a cooldown key's layout). reserve.lua's cooldown-write.lua writes it;
-/// every script reads it through window-split.lua, which `WindowValueLayoutTests` holds to
+/// every script reads it through window-split.lua, which `CooldownValueLayoutTests` holds to
 /// this reader, the tests' one.
 public struct WindowValue: Equatable, Sendable {
     /// The sends, as the key holds them (stale ones included), oldest first.

@@ -7,7 +7,7 @@ extension RedisTestClient {
     public func scriptsCooldownValue(nonce: String, deadline: Int64, reading value: String) throws
         -> (made: String, nonce: String, deadline: Int64?)
     {
-        let script = GateScripts.source([EmbeddedFiles.cooldownValue])
+        let script = GateScripts.source([GateScripts.withParts(EmbeddedFiles.cooldownValue)])
         let reply = try command("EVAL", script, "0", nonce, String(deadline), value)
         guard case .array(let items) = reply, items.count == 3, let made = items[0].string, let read = items[1].string,
               let deadline = items[2].integer

@@ -35,12 +35,10 @@ struct IdempotencyRecordLayoutTests {
                 continue
             }
             kinds.insert(answer.allowed ? (answer.observed.isEmpty ? "allowed" : "observed") : "refused")
-            var decision = Decision(
-                allowed: answer.allowed, reason: answer.reason, phone: try PhoneNumber(parsing: Self.phone),
-                purpose: .default, retryAfterMilliseconds: answer.waitMilliseconds,
-                serverTimeMilliseconds: answer.nowMilliseconds, sendsInWindow: answer.sends,
-                nextRetryAfterMilliseconds: answer.nextMilliseconds)
-            decision.observed = answer.observed
+            let decision = Decision(
+                SendRequest(phone: try PhoneNumber(parsing: Self.phone), purpose: .default), refusedBy: answer.reason,
+                wait: answer.waitMilliseconds, now: answer.nowMilliseconds, next: answer.nextMilliseconds,
+                sendsInWindow: answer.sends, observed: answer.observed)
             let record = ReserveAnswer.record(of: decision, nonce: String(answer.nonceField), fingerprint: fingerprint)
             #expect(record == stored, "call \(call)")
             // Swift's record through the cluster's script: the same bytes, kept as long.

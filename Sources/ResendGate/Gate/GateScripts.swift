@@ -86,7 +86,7 @@ package enum GateScripts {
         "prefix-count": EmbeddedFiles.prefixCount,
         "guard-check": EmbeddedFiles.guardCheck, "guard-count": EmbeddedFiles.guardCount,
         "budget-policy": EmbeddedFiles.budgetPolicy,
-        "window-split": EmbeddedFiles.windowSplit, "idempotency-keep": EmbeddedFiles.idempotencyKeep,
+        "window-split": EmbeddedFiles.windowSplit, "cooldown-make": EmbeddedFiles.cooldownMake, "idempotency-keep": EmbeddedFiles.idempotencyKeep,
         "window-read": EmbeddedFiles.windowRead, "cooldown-check": EmbeddedFiles.cooldownCheck,
         "max-sends-check": EmbeddedFiles.maxSendsCheck, "ip-check": EmbeddedFiles.ipCheck,
         "ladder-hold": EmbeddedFiles.ladderHold, "max-sends-hold": EmbeddedFiles.maxSendsHold, "ip-hold": EmbeddedFiles.ipHold,

@@ -6,7 +6,9 @@ local by, changed = tonumber(ARGV[2]), 0
 local function shifted(value)
   local deadline = string.sub(value, 1, 6) ~= 'locked' and cooldownDeadline(value)
   if not deadline or #value < 28 then return value end
-  return cooldownValue(cooldownNonce(value), deadline - by) .. string.sub(value, 29)
+  local token, deadline = cooldownNonce(value), deadline - by
+  -- include: cooldown-make
+  return cooldown .. string.sub(value, 29)
 end
 for _, key in ipairs(redis.call('KEYS', ARGV[1])) do
   if redis.call('TYPE', key).ok == 'zset' then

@@ -10,20 +10,19 @@
 -- filled before it did, or under a higher `max sends`.
 -- Redis's clock: ARGV[3] (prelude.lua's `clock`).
 local _, now = clock(ARGV[3])
--- The cooldown key's value and the window, in one read.
-local held = call('MGET', KEYS[1], KEYS[2])
-local value, list = held[1], held[2]
+local value = call('GET', KEYS[1])
 local wait = value and call('PTTL', KEYS[1]) or -2
 if value and wait > 0 and string.sub(value, 1, 6) ~= 'locked' then
   wait = math.max(wait, (cooldownDeadline(value) or 0) - now)
 end
+local list = call('GET', KEYS[2])
 -- include: window-split
 local deadline = own and cooldownDeadline(own)
 if deadline and deadline > now then wait = math.max(wait, deadline - now) end
 local window, maxSends = tonumber(ARGV[1]), tonumber(ARGV[2])
 if window > 0 and maxSends > 0 then
   local times = {}
-  for at = 1, #list - 28, 29 do
+  for at = 1, sendsEnd - 28, 29 do
     local sent = tonumber(string.sub(list, at, at + 12))
     if sent > now - window then times[#times + 1] = sent end
   end

@@ -22,14 +22,13 @@
 -- past the limit, {-2, ms the lock has left, ''} for a locked number (nothing changes).
 -- Redis's clock: ARGV[5] (prelude.lua's `clock`).
 local _, now = clock(ARGV[5])
--- The cooldown key's value and the window, in one read.
-local held = call('MGET', KEYS[1], KEYS[2])
-local value, window = held[1], held[2]
+local value = call('GET', KEYS[1])
 -- A number locked by wrong codes (verify.lua) is not a cooldown to refund.
 if value and string.sub(value, 1, 6) == 'locked' then return {-2, call('PTTL', KEYS[1]), ''} end
--- The window's sends (`list`), and its own cooldown after them (`own`, window-split.lua):
--- that cooldown, while it runs and no key holds one, is the one refunded.
-local list = window
+-- The window's sends and its own cooldown after them (`own`, window-split.lua): that
+-- cooldown, while it runs and no key holds one, is the one refunded.
+local list = call('GET', KEYS[2])
+local window = list
 -- include: window-split
 if not value and own then
   local deadline = cooldownDeadline(own)
@@ -54,6 +53,7 @@ call('PUBLISH', ARGV[4], token)
 -- The refunded send leaves the window: its 29 characters (time, then nonce) go, and so
 -- does the window's own cooldown when it was the one refunded.
 if window then
+  list = sendsEnd < #list and string.sub(list, 1, sendsEnd) or list
   for at = 1, #list - 28, 29 do
     if string.sub(list, at + 13, at + 28) == token then
       list = string.sub(list, 1, at - 1) .. string.sub(list, at + 29)

@@ -27,17 +27,16 @@
 -- cooldown.
 -- Redis's clock: ARGV[7] (prelude.lua's `clock`).
 local _, now = clock(ARGV[7])
--- The cooldown key's value, the window and the wrong checks, in one read.
-local held = call('MGET', KEYS[1], KEYS[4], KEYS[2])
-local value, list, record = held[1], held[2], held[3]
+local value = call('GET', KEYS[1])
 if value and string.sub(value, 1, 6) == 'locked' then return {-1, call('PTTL', KEYS[1])} end
 local window = tonumber(ARGV[3])
 -- The number's last code (its window's newest send), and how long its running cooldown
 -- has left (the window's own: window-split.lua).
 local code, left = nil, 0
+local list = call('GET', KEYS[4])
 if list then
   -- include: window-split
-  local whole = #list - #list % 29
+  local whole = sendsEnd - sendsEnd % 29
   if whole >= 29 and tonumber(string.sub(list, whole - 28, whole - 16)) + window > now then
     code = string.sub(list, whole - 15, whole)
   end
@@ -49,6 +48,7 @@ if value then
   local pttl = call('PTTL', KEYS[1])
   if pttl > left then left = pttl end
 end
+local record = call('GET', KEYS[2])
 local recordCode, count = nil, 0
 if record and string.sub(record, 17, 17) == ' ' then
   recordCode, count = string.sub(record, 1, 16), string.sub(record, 18)
