@@ -2,9 +2,9 @@
 /// Here, beside the policies, since a policy names the rules it observes by these.
 ///
 /// The table of reasons (docs/internals.md): a new case is added here, with its `row` and
-/// `quota` (which do not build without it) and its status in `APIError.status(of:)`; the
-/// metrics count and show it by itself, and `OpenAPIDocumentTests` fails until
-/// deploy/openapi.yaml, docs/API.md's table and the client kit name it.
+/// `quota` (which do not build without it); its status is a refusal's (429), the metrics
+/// count and show it by itself, and `OpenAPIDocumentTests` fails until deploy/openapi.yaml
+/// and docs/API.md's table name it.
 public enum DecisionReason: String, Sendable, CaseIterable {
     case cooldown
     case maxSends = "max_sends"
