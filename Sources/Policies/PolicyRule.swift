@@ -45,7 +45,7 @@ public struct RuleRefusal: Sendable, Equatable {
 /// The rules that are not counters.
 public enum PolicyRules {
     /// Every kind, in the order they decide.
-    public static let kinds: [any PolicyRule.Type] = []
+    public static let kinds: [any PolicyRule.Type] = [SendHours.self]
 
     /// The kind a policy file's field names (`send_hours`), if any.
     static func kind(field: String) -> (any PolicyRule.Type)? {
