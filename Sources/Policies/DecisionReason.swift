@@ -2,9 +2,9 @@
 /// Here, beside the policies, since a policy names the rules it observes by these.
 ///
 /// The table of reasons (docs/internals.md): a new case is added here, with its `row` and
-/// `quota` (which do not build without it) and its status in `APIError.status(of:)`; the
-/// metrics count and show it by itself, and `OpenAPIDocumentTests` fails until
-/// deploy/openapi.yaml, docs/API.md's table and the client kit name it.
+/// `quota` (which do not build without it); its status is a refusal's (429), the metrics
+/// count and show it by itself, and `OpenAPIDocumentTests` fails until deploy/openapi.yaml
+/// and docs/API.md's table name it.
 public enum DecisionReason: String, Sendable, CaseIterable {
     case cooldown
     case maxSends = "max_sends"
@@ -14,6 +14,7 @@ public enum DecisionReason: String, Sendable, CaseIterable {
     case globalLimit = "global_limit"
     case suspectedPumping = "suspected_pumping"
     case tooManyRequests = "too_many_requests"
+    case outsideSendHours = "outside_send_hours"
 
     /// What the docs and the checks say of a reason: one row of the table of reasons.
     public struct Row: Sendable {
@@ -47,6 +48,8 @@ public enum DecisionReason: String, Sendable, CaseIterable {
         case .tooManyRequests:
             Row(observable: false, quota: "N of `--ip-max-requests N/D`",
                 summary: "the `client_ip` made its `--ip-max-requests`, allowed or not, counted in the gate's memory before anything else")
+        case .outsideSendHours:
+            Row(observable: false, quota: "1", summary: "the purpose's `send_hours` have not begun, decided before Redis is asked")
         }
     }
 
@@ -62,7 +65,7 @@ public enum DecisionReason: String, Sendable, CaseIterable {
         case .maxSends: policy.maxSends ?? sendsInWindow
         case .ipLimit: policy.ipMaxSends ?? 1
         case .locked: policy.maxFailedChecks
-        case .countryLimit, .globalLimit, .tooManyRequests: 1
+        case .countryLimit, .globalLimit, .tooManyRequests, .outsideSendHours: 1
         case .suspectedPumping: policy.pumping.minSends ?? 1
         }
     }

@@ -47,6 +47,9 @@ public struct Policy: Sendable, Equatable {
     /// Counted limits written as data (`--limit`, a policy file's `limits`), in the order
     /// they are checked, after the region's and the total budget.
     public var limits: [SendLimit] = []
+    /// The rules that are not counters (`PolicyRules.kinds`) this policy sets, each as its
+    /// option spells it, by the option's name (`send-hours`).
+    public var ruleTexts: [String: String] = [:]
     /// Rules in observe mode (`observes(_:)`): computed and reported, never refusing.
     public var observe: Set<DecisionReason> = []
     /// The SMS-pumping guard: refuses destination prefixes whose sends do not convert
@@ -135,6 +138,7 @@ public struct Policy: Sendable, Equatable {
         }
         guard !allowedNumberTypes.isEmpty else { throw fail("allow-number-types", "needs at least one type") }
         try lintBudgets(where: prefix)
+        _ = try PolicyRules.rules(of: self, where: prefix)
         try lintObserve(where: prefix)
         try pumping.lint(where: prefix)
         if let codes {

@@ -133,6 +133,14 @@ public struct PolicySet: Sendable, Equatable {
                 }
                 return items.joined(separator: ",")
             }
+            // A rule that is not a counter: its text as its option takes it, or null for none.
+            if let kind = PolicyRules.kind(field: key) {
+                guard value is NSNull || value is String else {
+                    throw ConfigurationError(field: field, message: "must be text as --\(kind.name) takes it (\(kind.placeholder)), or null")
+                }
+                policy.ruleTexts[kind.name] = value as? String
+                continue
+            }
             switch key {
             case "cooldown": policy.ladder = try Policy.parseLadder(try text(), field: field)
             case "window": policy.window = try DurationParser.parse(try text(), field: field)
@@ -166,7 +174,8 @@ public struct PolicySet: Sendable, Equatable {
             case "code_lifetime": codes.lifetime = try DurationParser.parse(try text(), field: field)
             case "code_on_resend": codes.onResend = try IssuedCodes.parseResend(try text(), field: field)
             default:
-                throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, max_refunds, ip_max_sends, ip_window, allow_regions, allow_number_types, max_failed_checks, lockout, lockout_scope, country_max_sends, max_sends_total, limits, observe, pumping_min_sends, pumping_window, pumping_min_conversion, prefix_digits, trusted_for, issue_codes, code_length, code_lifetime, code_on_resend)")
+                let rules = PolicyRules.kinds.map { ", " + $0.name.replacingOccurrences(of: "-", with: "_") }.joined()
+                throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, max_refunds, ip_max_sends, ip_window, allow_regions, allow_number_types, max_failed_checks, lockout, lockout_scope, country_max_sends, max_sends_total, limits, observe, pumping_min_sends, pumping_window, pumping_min_conversion, prefix_digits, trusted_for, issue_codes, code_length, code_lifetime, code_on_resend\(rules))")
             }
         }
         if let field = codeFields.first {

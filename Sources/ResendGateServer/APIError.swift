@@ -37,13 +37,10 @@ struct APIError: Error, Equatable {
         self.init(kind.rawValue, status, message, retryAfterMilliseconds: retryAfterMilliseconds)
     }
 
-    /// A send decision's status: 200 allowed, else its reason's (a row of the table of
-    /// reasons, `DecisionReason`: a new reason does not build until it has one here).
+    /// A send decision's status: 200 allowed; a refusal, whatever its reason (a row of the
+    /// table of reasons, `DecisionReason`), is a limit that frees in `retry_after`: 429.
     static func status(of reason: DecisionReason?) -> Int {
-        switch reason {
-        case nil: 200
-        case .cooldown?, .maxSends?, .ipLimit?, .locked?, .countryLimit?, .globalLimit?, .suspectedPumping?, .tooManyRequests?: 429
-        }
+        reason == nil ? 200 : 429
     }
 
     /// A gate error as the API answers it: same code, message and retry time.

@@ -77,6 +77,15 @@ extension Settings {
                          parse: { text throws(ConfigurationError) in try SendLimit.parseList(text) },
                          render: { $0.isEmpty ? nil : $0.map(\.text).joined(separator: ";") })
                 .with(documentedDefault: "none", repeats: true),
+        ] + PolicyRules.kinds.map { kind in
+            Option.value(kind.name, \.policy.ruleTexts[kind.name], placeholder: kind.placeholder, help: kind.help,
+                         parse: { text throws(ConfigurationError) in
+                             if text.isEmpty { return nil }
+                             _ = try kind.init(parsing: text, field: kind.name)
+                             return text
+                         }, render: { $0 })
+                .with(documentedDefault: "none")
+        } + [
             Option.value("observe", \.policy.observe, placeholder: "RULE,...",
                          help: "rules (reason codes such as \(DecisionReason.allCases.filter(\.row.observable).map { "`\($0.rawValue)`" }.joined(separator: ", ")); never `locked`) in observe mode: computed and reported in the answer's `observed` and in `/metrics`, but the send is allowed ([Observe mode](anti-abuse.md#observe-mode))",
                          parse: { text throws(ConfigurationError) in try Policy.parseObserve(text) })

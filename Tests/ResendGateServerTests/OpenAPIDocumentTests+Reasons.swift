@@ -30,8 +30,9 @@ extension OpenAPIDocumentTests {
         let rulesTable = String(abuse[rules.lowerBound...]).components(separatedBy: "\n\n")[0]
         let answered = rulesTable.matches(of: /"reason": "([a-z_]+)"/).map { String($0.output.1) }
         #expect(Set(answered) == Set(Self.reasons), "docs/anti-abuse.md's rules table answers \(Set(answered).sorted())")
-        // The Swift kit (which cannot import the server's modules) knows each by name.
-        #expect(KitReasons.known == Self.reasons)
+        // The Swift kit (which cannot import the server's modules) names no reason the server
+        // lacks; one it does not name yet (a newer server's) it keeps as the server's word.
+        #expect(Set(KitReasons.known).isSubset(of: Self.reasons), "\(KitReasons.known)")
         // A status for each: a refusal, never 200.
         for reason in DecisionReason.allCases { #expect(APIError.status(of: reason) == 429, "\(reason)") }
         #expect(APIError.status(of: nil) == 200)

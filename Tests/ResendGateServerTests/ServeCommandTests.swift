@@ -229,6 +229,7 @@ struct ServeCommandTests {
             ("country-max-sends", nil, "RESENDGATE_COUNTRY_MAX_SENDS"),
             ("max-sends-total", nil, "RESENDGATE_MAX_SENDS_TOTAL"),
             ("limit", nil, "RESENDGATE_LIMIT"),
+            ("send-hours", nil, "RESENDGATE_SEND_HOURS"),
             ("observe", nil, "RESENDGATE_OBSERVE"),
             ("allow-regions", nil, "RESENDGATE_ALLOW_REGIONS"),
             ("allow-number-types", "mobile,fixed_line_or_mobile", "RESENDGATE_ALLOW_NUMBER_TYPES"),

@@ -14,6 +14,8 @@ struct CompiledPolicy {
     /// The cooldown of a policy that is one cooldown, counts nothing and does not observe
     /// it: the requests without a client IP to cap or an idempotency key take the plain `SET NX` (`Cooldowns`).
     let plainCooldownMilliseconds: Int64?
+    /// The rules that are not counters, decided in memory before Redis is asked (`PolicyRule`).
+    let rulesInMemory: [any PolicyRule]
 
     init(_ rules: Policy) {
         self.rules = rules
@@ -25,5 +27,16 @@ struct CompiledPolicy {
         // A plain `SET NX` cannot let a send through a running cooldown: an observed one takes the script.
         plainCooldownMilliseconds = windowMilliseconds == 0 && ladderMilliseconds.count == 1 && !rules.observes(.cooldown)
             ? ladderMilliseconds[0] : nil
+        do { rulesInMemory = try PolicyRules.rules(of: rules) } catch { preconditionFailure("a policy that was not linted: \(error)") }
+    }
+
+    /// The first refusal of the rules decided in memory, at `now` (the gate's wall clock).
+    func refusal(of request: SendRequest, now: Int64) -> Decision? {
+        for rule in rulesInMemory {
+            guard let refusal = rule.refusal(of: RuleInput(number: request.phone, purpose: request.purpose.name, nowMilliseconds: now))
+            else { continue }
+            return Decision(request, refusedBy: refusal.reason, wait: refusal.waitMilliseconds, now: now, next: ladderMilliseconds[0])
+        }
+        return nil
     }
 }

@@ -48,6 +48,9 @@ public struct GateConfiguration: Sendable {
     /// server's workers) before Redis is asked
     /// (`RequestLimiter`): over it, `too_many_requests`. Nil: no limit.
     public var ipMaxRequests: RequestRate? = nil
+    /// The wall clock (ms since 1970) that rules decided in memory read (`PolicyRule`):
+    /// injectable, so a test moves time instead of sleeping.
+    public var wallClock: @Sendable () -> Int64 = { Decision.wallClockMilliseconds() }
 
     /// The prefix of every Redis key.
     public static let defaultKeyPrefix = "rg"

@@ -137,6 +137,7 @@ public final class GateWorker {
         guard policy.rules.allowedNumberTypes.contains(request.phone.type) else {
             return completion(.failure(.numberTypeNotAllowed(request.phone.type)))
         }
+        if let refusal = policy.refusal(of: request, now: configuration.wallClock()) { return completion(.success(refusal)) }
         guard let cipher = tokenSecret.cipher else {
             return tokenSecret.withCipher { [unowned self] result in
                 if case .failure(let error) = result { return completion(.failure(error)) }
