@@ -28,15 +28,16 @@ enum LuaScriptCommand {
             }
         }
         guard names.count == 1 else { throw UsageError("lua-script takes one script name\n\(usage)") }
-        var files: [String: [UInt8]]?
+        var files = GateScripts.files
         if let directory {
-            files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".lua") }
-                .reduce(into: [:]) { files, name in
-                    files[String(name.dropLast(".lua".count))] = FileManager.default.contents(atPath: directory + "/" + name).map { [UInt8]($0) }
-                }
-            files = files.map(withListedParts)
+            guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+                throw UsageError("--scripts: cannot read the folder \(directory)")
+            }
+            files = withListedParts(entries.filter { $0.hasSuffix(".lua") }.reduce(into: [:]) { files, name in
+                files[String(name.dropLast(".lua".count))] = FileManager.default.contents(atPath: directory + "/" + name).map { [UInt8]($0) }
+            })
         }
-        guard let text = files.map({ GateScripts.text(of: names[0], files: $0) }) ?? GateScripts.text(of: names[0]) else {
+        guard let text = GateScripts.text(of: names[0], files: files) else {
             printError("no script \(names[0]) in \(directory ?? "the scripts compiled in")")
             return .badInput
         }

@@ -80,7 +80,7 @@ package enum GateScripts {
 
     /// Every file of `Scripts/` by name (`peek` for peek.lua): the scripts, and the parts a
     /// script may include (`withParts`).
-    static let files = Dictionary(uniqueKeysWithValues: EmbeddedFiles.byPath.map { path, bytes in
+    package static let files = Dictionary(uniqueKeysWithValues: EmbeddedFiles.byPath.map { path, bytes in
         (String(path.split(separator: "/").last!.dropLast(".lua".count)), bytes)
     })
 
