@@ -79,24 +79,14 @@ struct ReserveScripts {
     /// reserve.lua with its parts put in once per process, not per gate (a gate makes a script
     /// for each purpose and variant, and putting parts in reads every line): guarded and not,
     /// each with the issued code's parts (`IssuedCodes`) and without.
-    private static let linked: [[String]] = [false, true].map { guarded in
-        [false, true].map { codes in linked(guarded: guarded, codes: codes, files: GateScripts.files) }
-    }
+    private static let linked = [false, true].map { g in [false, true].map { linked(guarded: g, codes: $0, files: GateScripts.files) } }
 
     /// reserve.lua from `files` with its parts put in: with the guard's (the policy's budgets
     /// left as a line to replace) or without, with the issued code's or without.
     private static func linked(guarded: Bool, codes: Bool, files: [String: [UInt8]]) -> String {
         var parts = files
-        if guarded {
-            parts["budget-policy"] = Array(budgetPolicyLine.utf8)
-        } else {
-            parts["guard-check"] = []
-            parts["guard-count"] = []
-        }
-        if !codes {
-            parts["code-issue"] = []
-            parts["code-write"] = []
-        }
+        for left in (guarded ? [] : ["guard-check", "guard-count"]) + (codes ? [] : ["code-issue", "code-write"]) { parts[left] = [] }
+        if guarded { parts["budget-policy"] = Array(budgetPolicyLine.utf8) }
         return String(decoding: GateScripts.withParts(files["reserve"] ?? [], parts: parts), as: UTF8.self)
     }
 
