@@ -1,3 +1,5 @@
+-- reads: allowed, lifetime, lifetimeText, wait, waitText
+-- sets: keepFor
 -- A part, included as text (`-- include: idempotency-keep`) where an idempotency record is
 -- written: reserve.lua's idempotency-record and idempotency-put.lua (a cluster's step).
 -- How long the record of an answer stays: an allowed send's for the whole `lifetime`

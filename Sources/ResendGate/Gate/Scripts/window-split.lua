@@ -1,3 +1,5 @@
+-- reads: list
+-- sets: own, sendsEnd
 -- A part, included as text (`-- include: window-split`) by every script that reads a
 -- number's window key (reserve.lua's window-read, peek, countdown-of-cooldown, release,
 -- verify): the key's value split into its sends and its own running cooldown. The value
