@@ -166,14 +166,8 @@ public struct GateKeys: Sendable, Hashable {
         part(prefix)
         part(space)
         part(first)
-        if let second {
-            part(":")
-            part(second)
-        }
-        if let third {
-            part(":")
-            part(third)
-        }
+        if let second { part(":"); part(second) }
+        if let third { part(":"); part(third) }
         part(suffix)
         if !name.isEmpty { part(name) }
     }
