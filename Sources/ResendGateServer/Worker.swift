@@ -59,7 +59,7 @@ final class Worker {
         self.port = opened.port
         allowedOrigins = configuration.allowedOrigins(port: opened.port).map { Array($0.utf8) }
         countdownStreams = CountdownStreams(
-            loop: loop, gate: gate, metrics: metrics, limits: StreamLimits(maxConnections: configuration.maxConnectionsPerWorker),
+            loop: loop, gate: gate, metrics: metrics, maxConnections: configuration.maxConnectionsPerWorker,
             heartbeatInterval: configuration.streamHeartbeatInterval)
         guard let connections = ConnectionTracker(worker: self, listener: opened.listener) else {
             throw ConfigurationError(field: "port", message: "cannot serve HTTP: out of memory")

@@ -17,6 +17,14 @@ final class CountdownStreams {
 
     /// A comment line this often keeps proxies from closing a quiet stream.
     let heartbeatInterval: Duration
+    /// A stream holds a connection (and its descriptor) while its countdown runs, and a
+    /// token needs no API key: uncapped, one token opened streams until the worker ran out
+    /// of descriptors. Past a cap the OLDEST stream is closed with the `shutdown` event
+    /// (reconnect after 1 s), never the new one refused: a page that reloads keeps its countdown.
+    /// Per token: tabs of one page, and reconnects whose old connection has not closed yet.
+    static let maxStreamsPerToken = 4
+    /// Half the worker's connection cap, so a plain request (a `/healthz`) still gets in.
+    let maxStreams: Int
 
     let clock: any CountdownClock = SystemCountdownClock()
     let center: CountdownCenter
@@ -27,7 +35,6 @@ final class CountdownStreams {
     private var order = FIFO<UInt64>()
     /// Each token's open streams on this worker, oldest first.
     private var streamsOfToken: [String: [UInt64]] = [:]
-    let limits: StreamLimits
     private var nextSerial: UInt64 = 0
     private var heartbeat: EventTimer!
     /// Set by `shutDown`: a stream opened afterwards gets only the shutdown event.
@@ -35,8 +42,8 @@ final class CountdownStreams {
     /// Streams by their cooldown's identity, ended when a release of it is published.
     let releases: CountdownReleases
 
-    init(loop: EventLoop, gate: GateWorker, metrics: WorkerMetrics, limits: StreamLimits, heartbeatInterval: Duration) {
-        self.limits = limits
+    init(loop: EventLoop, gate: GateWorker, metrics: WorkerMetrics, maxConnections: Int, heartbeatInterval: Duration) {
+        maxStreams = max(1, maxConnections / 2)
         releases = CountdownReleases(gate: gate, metrics: metrics)
         self.heartbeatInterval = heartbeatInterval
         self.metrics = metrics
@@ -101,10 +108,10 @@ final class CountdownStreams {
     /// Before a stream of `token` opens: closes the token's oldest streams past its cap,
     /// then the worker's oldest past its cap (see ``EventStream/evict()``).
     private func makeRoom(for token: String) {
-        while let serials = streamsOfToken[token], serials.count >= limits.perToken, let oldest = streams[serials[0]] {
+        while let serials = streamsOfToken[token], serials.count >= Self.maxStreamsPerToken, let oldest = streams[serials[0]] {
             evict(oldest)
         }
-        while streams.count >= limits.perWorker, evictOldest() {}
+        while streams.count >= maxStreams, evictOldest() {}
     }
 
     /// Closes the oldest stream on this worker; false if none.

@@ -11,8 +11,7 @@ extension Decision {
         if let reason { json.field("reason", reason.rawValue) }
         json.field("phone", phone.e164)
         json.field("purpose", purpose.name)
-        WaitEncoding.write(retryAfterMilliseconds, end: "resend_at", now: serverTimeMilliseconds, to: &json)
-        json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
+        WaitEncoding.write(retryAfterMilliseconds, end: "resend_at", serverTime: serverTimeMilliseconds, to: &json)
         json.field("next_retry_after", nextRetryAfter)
         json.key("sends_left")
         if let sendsLeft { json.value(Int64(sendsLeft)) } else { json.null() }
@@ -42,8 +41,7 @@ extension CooldownStatus {
         json.field("phone", phone.e164)
         json.field("purpose", purpose.name)
         json.field("active", active)
-        WaitEncoding.write(retryAfterMilliseconds, end: "resend_at", now: active ? serverTimeMilliseconds : nil, to: &json)
-        json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
+        WaitEncoding.write(retryAfterMilliseconds, end: "resend_at", serverTime: serverTimeMilliseconds, runs: active, to: &json)
         json.endObject()
     }
 }
@@ -53,8 +51,7 @@ extension CountdownReading {
     public func writeJSON(to json: inout JSONWriter) {
         json.beginObject()
         json.field("active", true)
-        WaitEncoding.write(retryAfterMilliseconds, end: "resend_at", now: serverTimeMilliseconds, to: &json)
-        json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
+        WaitEncoding.write(retryAfterMilliseconds, end: "resend_at", serverTime: serverTimeMilliseconds, to: &json)
         json.endObject()
     }
 }

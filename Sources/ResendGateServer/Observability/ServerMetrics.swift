@@ -4,33 +4,17 @@ import Synchronization
 /// One worker's counters. Written only by its own loop (relaxed atomics, so no
 /// contention), read by whichever worker answers `/metrics`.
 final class WorkerMetrics: Sendable {
+    /// What each counts is its `/metrics` help text (`PrometheusText`).
     enum Counter: Int, CaseIterable {
         case allowed, deniedRegion, deniedNumberType
         case requests2xx, requests4xx, requests5xx
         case inFlight
-        case openConnections, evictedConnections
-        /// Connections closed because the worker's connections held more than its memory budget.
-        case shedConnections
-        /// What the worker's connections hold (their buffers, unsent answers, libevent's events), in bytes (set every 200 ms).
-        case connectionMemoryBytes
-        /// accept() calls that failed (out of descriptors): each paused the listener.
-        case acceptPauses
-        /// Answers the socket could not take at once (a slow or pipelining client).
-        case answersQueued
+        case openConnections, evictedConnections, shedConnections, connectionMemoryBytes
+        case acceptPauses, answersQueued
         case latencySumMicroseconds, latencyCount
-        case sseStreams
-        /// Cooldowns whose releases a worker's open streams wait for (its release table).
-        case sseFollowedCooldowns
-        /// Streams ended early by a release.
-        case sseReleased
-        /// Streams closed to make room (a token's, the worker's or the connection cap).
-        case sseEvicted
-        /// Connections closed because a request was not received whole in --connection-timeout.
+        case sseStreams, sseFollowedCooldowns, sseReleased, sseEvicted
         case lateRequests
-        /// Sends allowed without Redis (`--on-store-failure open`): nothing recorded them.
-        case allowedUnrecorded
-        /// Sends to test numbers (`--test-numbers`): allowed, nothing recorded.
-        case allowedTestNumber
+        case allowedUnrecorded, allowedTestNumber
     }
 
     /// Upper bounds of the latency histogram, in seconds.

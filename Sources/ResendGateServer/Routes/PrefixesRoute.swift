@@ -45,8 +45,7 @@ extension PrefixFigures {
         if let conversion { json.value(fraction: conversion) } else { json.null() }
         json.key("since")
         if let since = blockedSinceMilliseconds { json.timestamp(millisecondsSince1970: since) } else { json.null() }
-        WaitEncoding.write(retryAfterMilliseconds, end: "free_at", now: serverTimeMilliseconds, to: &json)
-        json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
+        WaitEncoding.write(retryAfterMilliseconds, end: "free_at", serverTime: serverTimeMilliseconds, to: &json)
         json.endObject()
     }
 }

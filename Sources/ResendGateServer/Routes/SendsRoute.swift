@@ -58,8 +58,7 @@ enum SendsRoute {
             json.field("allowed", true)
             json.field("phone", send.phone.e164)
             json.field("purpose", send.purpose.name)
-            WaitEncoding.write(milliseconds, end: "resend_at", now: now, to: &json)
-            json.key("server_time"); json.timestamp(millisecondsSince1970: now)
+            WaitEncoding.write(milliseconds, end: "resend_at", serverTime: now, to: &json)
             json.field("store", "unavailable")
             json.endObject()
         }
