@@ -13,10 +13,8 @@ final class Worker {
     let log: AccessLog
     /// Set by the server once every worker exists, before serving starts.
     var shared: SharedState!
-    /// The HTTP framing (CHTTPConnection) serving this worker's connections.
     private(set) var connections: ConnectionTracker?
     private var acceptPause: AcceptPause?
-    /// Keeps what this worker's connections hold within its share of the memory budget.
     private var memoryGuard: ConnectionMemoryGuard?
     private(set) var port = 0
     /// Reused for every request: the body bytes, the JSON being written, the answer's headers.
@@ -96,7 +94,8 @@ final class Worker {
         loop.stop()
     }
 
-    /// Closes the Redis connection, then every client connection. Runs on the loop.
+    /// Closes the Redis connection, then every client connection (`drain` detached the
+    /// listener's pause). Runs on the loop.
     private func close() {
         flushTimer.cancel()
         drainTimer.cancel()
@@ -104,8 +103,6 @@ final class Worker {
         // their requests are answered (503) while their connections are still open.
         gate.close()
         log.flush()
-        acceptPause?.detach()
-        acceptPause = nil
         memoryGuard?.detach()
         memoryGuard = nil
         connections?.close()

@@ -3,16 +3,13 @@ import Countdown
 import GateEventLoop
 import ResendGate
 
-/// One worker's server-sent event streams: ONE shared ``CountdownCenter`` ticking on
-/// the worker's loop (one timer for every stream), one heartbeat timer, the open
-/// streams, and ``CountdownReleases``, which ends those whose cooldown is released on
-/// any gate. Loop-confined.
+/// One worker's server-sent event streams: one shared ``CountdownCenter`` on the worker's
+/// loop (one timer for every stream), one heartbeat timer, and ``CountdownReleases``,
+/// which ends streams whose cooldown is released on any gate. Loop-confined.
 final class CountdownStreams {
-    /// What may wait unsent for one stream (past what the kernel's socket buffer
-    /// took) before its ticks and heartbeats are dropped: a client that reads nothing
-    /// cannot make its stream grow. Each tick carries the whole state, so one that
-    /// catches up loses nothing; and with nothing more written its write timeout runs,
-    /// so a client that stays stuck is closed after --connection-timeout.
+    /// What may wait unsent for one stream before its ticks and heartbeats are dropped, so
+    /// a client that reads nothing cannot grow it. A tick carries the whole state, so one
+    /// that catches up loses nothing; one that stays stuck meets --connection-timeout.
     static let maxUnsentBytes = 4 << 10
 
     /// A comment line this often keeps proxies from closing a quiet stream.
@@ -38,9 +35,8 @@ final class CountdownStreams {
     private var nextSerial: UInt64 = 0
     private var heartbeat: EventTimer!
     /// Set by `shutDown`: a stream opened afterwards gets only the shutdown event.
-    private(set) var isShuttingDown = false
-    /// Streams by their cooldown's identity, ended when a release of it is published.
-    let releases: CountdownReleases
+    private var isShuttingDown = false
+    private let releases: CountdownReleases
 
     init(loop: EventLoop, gate: GateWorker, metrics: WorkerMetrics, maxConnections: Int, heartbeatInterval: Duration) {
         maxStreams = max(1, maxConnections / 2)
@@ -52,19 +48,17 @@ final class CountdownStreams {
         heartbeat = EventTimer(loop: loop) { [unowned self] in self.beat() }
     }
 
-    /// Answers `request` with 200 `text/event-stream` and streams the countdown of
-    /// `token`, which has `remaining` left as measured at `measuredAt` (when Redis's reply
-    /// arrived). The first tick is written before this returns. `identity` is the value
-    /// its cooldown key holds: a release publishing it ends the stream with `done`.
+    /// Answers `request` with 200 `text/event-stream` and streams the countdown of `token`:
+    /// `remaining` as measured at `measuredAt` (Redis's reply), its first tick written before
+    /// this returns. A release publishing `identity` (its cooldown key's value) ends it.
     func open(_ request: HTTPRequest, token: CountdownToken, identity: String, remaining: Duration,
               measuredAt: CountdownInstant, requestID: UInt64) {
         var headers = ResponseHeaders(capacity: 128)
         headers.add("Cache-Control", "no-store")
         headers.add("X-Accel-Buffering", "no")
         headers.add("X-Request-Id", String(requestID, radix: 16))
-        // One stream per connection: after `done` the connection closes (EventSource
-        // reconnects on a new one), so no keep-alive connection outlives its stream's state.
-        // A client that reset its connection while the countdown was looked up gets none.
+        // One stream per connection: after `done` it closes (EventSource reconnects), so no
+        // keep-alive connection outlives its stream. A client that reset it meanwhile gets none.
         let connection = request.connection
         guard HTTPResponder.startStream(connection, status: 200, headers: headers, contentType: "text/event-stream; charset=utf-8") else {
             return
@@ -137,9 +131,8 @@ final class CountdownStreams {
         if !streams.isEmpty { heartbeat.schedule(after: heartbeatInterval) }
     }
 
-    /// The server is shutting down: every open stream gets the `shutdown` event (which
-    /// tells its client to reconnect, elsewhere, after `retry` ms) and is ended; its
-    /// connection closes once that is written. Streams opened from now on get only that.
+    /// The server is shutting down: every stream, and every one opened from now on, gets
+    /// the `shutdown` event (reconnect elsewhere) and ends.
     func shutDown() {
         isShuttingDown = true
         heartbeat.cancel()
@@ -147,8 +140,8 @@ final class CountdownStreams {
     }
 }
 
-/// One open `GET /v1/countdowns/{token}/events` response. Owns its connection until the
-/// stream ends (it is the connection's owner: told when its client leaves).
+/// One open `GET /v1/countdowns/{token}/events` response: its connection's owner (told
+/// when its client leaves) until the stream ends.
 final class EventStream {
     let serial: UInt64
     let token: CountdownToken
@@ -195,21 +188,17 @@ final class EventStream {
     }
 
     /// The server is shutting down: the `shutdown` event, then the end of the response.
-    func endForShutdown() {
-        guard connection != nil else { return }
-        write(CountdownEventSource.shutdown, final: true)
-        source.cancel()
-        end()
-    }
+    func endForShutdown() { shutDown { rg_http_end_stream($0) } }
 
-    /// Closes the stream and its connection at once, to free its descriptor: the
-    /// `shutdown` event (reconnect after 1 s), written as far as the socket takes it now,
-    /// then the connection is closed.
-    func evict() {
+    /// The `shutdown` event as far as the socket takes it now, then the connection closed
+    /// at once, to free its descriptor.
+    func evict() { shutDown { rg_http_close_now($0) } }
+
+    private func shutDown(then release: (OpaquePointer) -> Void) {
         guard connection != nil else { return }
         write(CountdownEventSource.shutdown, final: true)
         source.cancel()
-        letGo { rg_http_close_now($0) }
+        letGo(release)
     }
 
     /// After `done`: ends the response; the connection then closes (`Connection: close`).
@@ -223,8 +212,7 @@ final class EventStream {
         letGo { rg_http_release($0) }
     }
 
-    /// Hands the connection back with `release` and leaves the worker's streams, once (the
-    /// source is over by then: cancelling it again does nothing).
+    /// Hands the connection back with `release` and leaves the worker's streams, once.
     private func letGo(_ release: (OpaquePointer) -> Void) {
         guard let connection else { return }
         self.connection = nil
