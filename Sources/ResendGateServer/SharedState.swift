@@ -6,8 +6,8 @@ import ResendGate
 final class SharedState: Sendable {
     private let workerMetrics: [WorkerMetrics]
     private let redis: [RedisStatistics]
-    /// The accepted API keys as bytes, with their scopes and caller identity (which scopes
-    /// their idempotency keys: `SendRequest.callerIdentity(apiKey:)`); empty means no authentication.
+    /// The API keys as bytes, with their scopes and the caller identity their idempotency
+    /// keys belong to; empty: no authentication.
     let apiKeys: [(secret: [UInt8], scopes: APIScopes, caller: String)]
 
     init(metrics: [WorkerMetrics], redis: [RedisStatistics], apiKeys: [APIKey]) {

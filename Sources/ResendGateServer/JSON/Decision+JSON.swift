@@ -1,10 +1,8 @@
 import ResendGate
 
 extension Decision {
-    /// The decision as the HTTP API and the command line print it (docs/API.md);
-    /// `countdownToken` overrides the decision's own token. An issued code's digits are
-    /// written only when `showingCode` (a back end's request: never a browser's); its
-    /// expiry and countdown token always.
+    /// The decision as the API and the command line print it; `countdownToken` overrides
+    /// its own. An issued code's digits only when `showingCode` (never to a browser).
     public func writeJSON(to json: inout JSONWriter, countdownToken: String? = nil, showingCode: Bool = false) {
         json.beginObject()
         json.field("allowed", allowed)

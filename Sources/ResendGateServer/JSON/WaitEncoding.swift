@@ -1,9 +1,8 @@
 import ResendGate
 
-/// A wait as every answer spells it, in one place: `retry_after` (whole seconds, rounded
-/// up, so a client that waits that long is never early: `Decision.wholeSeconds`),
-/// `retry_after_ms`, and the moment it ends (`resend_at`, `free_at`) from Redis's clock;
-/// and the `Retry-After` and IETF `RateLimit` / `RateLimit-Policy` headers of a refusal.
+/// A wait as every answer spells it: `retry_after` (whole seconds rounded up, so a client
+/// is never early), `retry_after_ms`, when it ends by Redis's clock; and a refusal's
+/// `Retry-After` and IETF `RateLimit` / `RateLimit-Policy` headers.
 enum WaitEncoding {
     /// Writes `retry_after` and `retry_after_ms`; with an `end` key, also when the wait ends
     /// (`serverTime` plus the wait, null when nothing `runs`) and `server_time`.
@@ -18,8 +17,7 @@ enum WaitEncoding {
         json.timestamp(millisecondsSince1970: serverTime)
     }
 
-    /// The headers of a refusal by the limit `name`, whose quota is `quota` and which frees
-    /// one in `milliseconds`: it has none left now.
+    /// A refusal by the limit `name`: none left, one more in `milliseconds`.
     static func headers(_ milliseconds: Int64, limit name: String, quota: Int) -> [(String, String)] {
         let seconds = String(Decision.wholeSeconds(milliseconds))
         return [

@@ -31,9 +31,8 @@ final class AccessLog {
         flush()
     }
 
-    /// The library's logger for worker `index`'s `GateWorker` (its Redis connection's
-    /// reconnects, master switches, slot re-maps and script reloads), at this log's
-    /// level. It runs on the worker's loop, which owns this log.
+    /// Worker `index`'s `GateWorker`'s logger, at this log's level; it runs on the
+    /// worker's loop, which owns this log.
     func gateLogger(worker index: Int) -> GateLogger {
         // The two enums name their levels alike; `off` has no `GateLogger` level.
         guard let minimum = GateLogger.Level.allCases.first(where: { $0.description == level.rawValue }) else { return .off }

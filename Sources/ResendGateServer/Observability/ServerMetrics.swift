@@ -21,9 +21,8 @@ final class WorkerMetrics: Sendable {
     static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
     private let counters: InlineArray<32, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
-    /// Sends refused by each reason, at its place in `DecisionReason.allCases`, then from slot
-    /// 32 on those a rule in observe mode would have refused (each also counted allowed or
-    /// denied): a new reason is counted with no change here (room for 32).
+    /// Refusals by reason, at its place in `DecisionReason.allCases`; from slot 32, those
+    /// a rule in observe mode would have made. A new reason needs no change (room for 32).
     private let reasons: InlineArray<64, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
     private static let reasonOrder = DecisionReason.allCases
     private let buckets: InlineArray<16, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
