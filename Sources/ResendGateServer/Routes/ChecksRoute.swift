@@ -15,10 +15,8 @@ enum ChecksRoute {
             case .success(let check):
                 if !check.testNumber { c.worker.metrics.callingCodes.addVerification(callingCode: phone.countryCode) }
                 c.respond(status: 200, headers: [("Cache-Control", "no-store")]) { check.writeJSON(to: &$0) }
-            case .failure(let error) where error.kind == .locked:
-                c.respondLimited(error, purpose: purpose)
             case .failure(let error):
-                c.respond(APIError(error), headers: [("Cache-Control", "no-store")])
+                c.respond(error, purpose: purpose, headers: [("Cache-Control", "no-store")])
             }
         }
     }

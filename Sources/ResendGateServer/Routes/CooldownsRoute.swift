@@ -20,9 +20,7 @@ enum CooldownsRoute {
         c.gate.release(phone, purpose: purpose) { result in
             switch result {
             case .success: c.worker.respond(c.exchange, status: 204, body: [])
-            case .failure(let error) where error.kind == .refundLimit || error.kind == .locked:
-                c.respondLimited(error, purpose: purpose)
-            case .failure(let error): c.respond(APIError(error))
+            case .failure(let error): c.respond(error, purpose: purpose)
             }
         }
     }

@@ -1,8 +1,7 @@
 import GateRuntime
 import ResendGate
 
-/// What a handler is given once the router let its request through: the request, who
-/// sent it, the path's parameter, and the worker that answers it (a POST's body is in
+/// What a handler is given once the router let its request through (a POST's body is in
 /// `worker.bodyBuffer`).
 struct RouteContext {
     unowned let worker: Worker
@@ -62,9 +61,10 @@ struct RouteContext {
         }
     }
 
-    /// A 429 (`refund_limit`, `locked`) with `Retry-After` and the `RateLimit` pair, whose
-    /// quota is the refunds or the wrong codes a window.
-    func respondLimited(_ error: GateError, purpose: Purpose) {
+    /// A gate error's answer with `headers`; a 429 (`refund_limit`, `locked`) instead with
+    /// `Retry-After` and the `RateLimit` pair, whose quota is the refunds or the wrong codes a window.
+    func respond(_ error: GateError, purpose: Purpose, headers: [(String, String)] = []) {
+        guard error.kind == .refundLimit || error.kind == .locked else { return respond(APIError(error), headers: headers) }
         let policy = gate.configuration.policies.policy(for: purpose)
         let quota = error.kind == .locked ? policy.maxFailedChecks : policy.maxRefunds
         respond(APIError(error), headers: WaitEncoding.headers(error.retryAfterMilliseconds ?? 0, limit: error.code, quota: quota))

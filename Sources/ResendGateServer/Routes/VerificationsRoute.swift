@@ -16,10 +16,8 @@ enum VerificationsRoute {
             case .success(let verification):
                 if verification.outcome == .verified { c.worker.metrics.callingCodes.addVerification(callingCode: phone.countryCode) }
                 c.respond(status: 200) { verification.writeJSON(to: &$0) }
-            case .failure(let error) where error.kind == .locked:
-                c.respondLimited(error, purpose: purpose)
             case .failure(let error):
-                c.respond(APIError(error))
+                c.respond(error, purpose: purpose)
             }
         }
     }
