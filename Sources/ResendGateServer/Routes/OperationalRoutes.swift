@@ -5,8 +5,8 @@ enum OperationalRoutes {
     }
 
     static func metrics(_ c: RouteContext) {
-        c.worker.respond(c.exchange, status: 200, body: Array(c.worker.shared.prometheusText().utf8),
-                         contentType: "text/plain; version=0.0.4; charset=utf-8")
+        let text = PrometheusText.render(c.worker.shared.workerMetrics, redis: c.worker.shared.redis)
+        c.worker.respond(c.exchange, status: 200, body: Array(text.utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")
     }
 
     static func openAPIDocument(_ c: RouteContext) {
