@@ -35,8 +35,7 @@ struct APIError: Error, Equatable {
         self.init(kind.rawValue, status, message, retryAfterMilliseconds: retryAfterMilliseconds)
     }
 
-    /// A send decision's status: 200 allowed; a refusal, whatever its reason (a row of the
-    /// table of reasons, `DecisionReason`), is a limit that frees in `retry_after`: 429.
+    /// A send decision's status: 200 allowed; any refusal (`DecisionReason`) is 429.
     static func status(of reason: DecisionReason?) -> Int {
         reason == nil ? 200 : 429
     }

@@ -5,8 +5,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// The resend gate over HTTP: one worker per event loop, each with its own
-/// listener on the shared port and its own Redis connection.
+/// The resend gate over HTTP: one `Worker` per event loop.
 public final class HTTPServer: Sendable {
     /// The port the server listens on (the real one when 0 was asked for).
     public let port: Int
@@ -15,8 +14,7 @@ public final class HTTPServer: Sendable {
     private let loops: [EventLoop]
     private let shutDown = Atomic<Bool>(false)
 
-    /// The origins whose pages may send mutating requests (`--allow-origins`, or the
-    /// gate's own on the port it listens on).
+    /// The origins whose pages may send mutating requests (`--allow-origins`, or its own).
     public var allowedOrigins: [String] { configuration.allowedOrigins(port: port) }
 
     /// Starts every worker; returns once connections are accepted. Ignores SIGPIPE for the

@@ -2,9 +2,9 @@ import CHTTPConnection
 import GateEventLoop
 import ResendGate
 
-/// One event loop of the server: its own listener on the shared port, its own
-/// connections (CHTTPConnection's framing), its own Redis connection and parser cache. A request is read, decided
-/// and answered on this loop alone: no thread hop, no lock, no blocking call.
+/// One event loop of the server, with its own listener on the shared port, connections,
+/// Redis connection and parser cache: a request is read, decided and answered on this loop
+/// alone, with no thread hop, no lock, no blocking call.
 final class Worker {
     let loop: EventLoop
     let configuration: ServerConfiguration
@@ -23,13 +23,11 @@ final class Worker {
     private var responseHeaders = ResponseHeaders()
     private var nextRequestID: UInt64
     private(set) var inFlight = 0
-    /// Whether `Host` must be a loopback name (no API keys, loopback listener).
     let checksHost: Bool
     /// The origins whose pages may send mutating requests, lower-case; set once the
     /// listener's port is known, before it accepts anything.
     private(set) var allowedOrigins: [[UInt8]] = []
-    /// Server-sent event streams of countdowns, with the worker's one countdown ticker
-    /// (made by `start`, once connections are tracked).
+    /// Made by `start`, once connections are tracked.
     private(set) var countdownStreams: CountdownStreams!
     private lazy var flushTimer = EventTimer(loop: loop) { [unowned self] in self.flushLog() }
     private lazy var drainTimer = EventTimer(loop: loop) { [unowned self] in self.finishDraining() }

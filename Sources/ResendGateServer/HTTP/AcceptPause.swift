@@ -61,8 +61,7 @@ final class AcceptPause {
         if outOfDescriptors {
             let closed = connections.evictIdle(upTo: Self.evictionBatch)
             evicted += closed
-            // Nothing idle (every descriptor held by event streams, say): close the oldest
-            // streams, each with its `shutdown` event, so that a `/healthz` gets in.
+            // Nothing idle (event streams hold every descriptor): close the oldest streams.
             if closed == 0 { streamsClosed += connections.evictStreams(upTo: Self.streamEvictionBatch) }
         }
         let now = ContinuousClock.now

@@ -22,11 +22,9 @@ public struct ConnectionBudget: Sendable, Equatable {
         self.connectionMemory = connectionMemory
     }
 
-    /// Descriptors kept for everything but client connections: standard streams, the
-    /// runtime's own (Dispatch, signals), and per worker its listener, event loop
-    /// (epoll, wake-up pipe and eventfd) and Redis connections (one, or one per master
-    /// of a Redis Cluster, or two more with Sentinel); 16 a worker covers about ten
-    /// masters. Measured: 22 descriptors in all for 2 workers on one Redis.
+    /// Descriptors kept for all but clients: standard streams, the runtime's, and a worker's
+    /// listener, event loop and Redis connections (one per master of a cluster, two more
+    /// with Sentinel): 16 covers about ten masters. Measured: 22 for 2 workers on one Redis.
     public var reserved: Int { 32 + 16 * workers }
 
     /// What the open-file limit leaves after `reserved`, per worker, at least 1.

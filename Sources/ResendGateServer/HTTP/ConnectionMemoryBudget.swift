@@ -6,8 +6,8 @@
 /// not being served, down to three quarters of it; never a request being served, and a
 /// new client (a `/healthz`) last.
 public struct ConnectionMemoryBudget: Sendable, Equatable {
-    /// The default `--max-connection-memory`: with the ~34 MB a started server takes, and
-    /// what glibc keeps of freed memory until it is trimmed, RSS stays under 64 MB.
+    /// The default `--max-connection-memory`: with the ~34 MB a started server takes and what
+    /// glibc keeps until trimmed, RSS stays under 64 MB.
     public static let defaultTotal = 16 << 20
 
     /// All workers' connections together, in bytes.

@@ -1,6 +1,6 @@
 import CHTTPConnection
 
-/// The header lines of an answer, written into a buffer a worker reuses for every answer.
+/// The header lines of an answer, in a buffer a worker reuses.
 struct ResponseHeaders {
     private(set) var bytes: [UInt8] = []
 
@@ -43,8 +43,7 @@ enum HTTPResponder {
         return result == 0  // 1: written whole, -1: gone
     }
 
-    /// Starts a streamed answer (its pieces follow with rg_http_stream_write); false when
-    /// the client had gone (the connection is then released).
+    /// Starts a streamed answer; false when the client had gone (the connection is released).
     static func startStream(_ connection: OpaquePointer, status: Int, headers: ResponseHeaders, contentType: String) -> Bool {
         withReason(status) { reason in
             headers.bytes.withUnsafeBufferPointer { extra in

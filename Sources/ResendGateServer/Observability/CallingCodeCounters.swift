@@ -5,7 +5,6 @@ import Synchronization
 /// Redis pays nothing, for every purpose. Calling codes have 1 to 3 digits: at most 999
 /// labels a metric (about 215 assigned), whatever the traffic.
 final class CallingCodeCounters: Sendable {
-    /// The largest calling code (three digits).
     static let largestCode = 999
 
     private let sends: InlineArray<1000, Atomic<Int64>> = InlineArray { _ in Atomic(0) }

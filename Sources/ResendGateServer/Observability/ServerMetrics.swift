@@ -41,8 +41,7 @@ final class WorkerMetrics: Sendable {
         counters[counter.rawValue].load(ordering: .relaxed)
     }
 
-    /// Counts a decision by its outcome and reason, and the rules in observe mode that
-    /// would have refused it.
+    /// Counts a decision by outcome and reason, and the observed rules that would have refused it.
     func record(_ decision: Decision) {
         if decision.testNumber { return add(.allowedTestNumber) }
         if let reason = decision.reason {
