@@ -29,22 +29,12 @@ extension Worker {
 
     /// `localhost`, `127.0.0.1` or `[::1]`, in any case, with or without `:port`.
     static func isLoopbackHost(_ host: UnsafeBufferPointer<UInt8>) -> Bool {
-        var name = host[...]
-        var port: Slice<UnsafeBufferPointer<UInt8>>?
-        if name.first == UInt8(ascii: "[") {
-            guard let close = name.firstIndex(of: UInt8(ascii: "]")) else { return false }
-            port = name[name.index(after: close)...]
-            name = name[...close]
-        } else if let colon = name.firstIndex(of: UInt8(ascii: ":")) {
-            port = name[colon...]
-            name = name[..<colon]
+        loopbackNames.contains { name in
+            guard host.prefix(name.count).equalsIgnoringASCIICase(name) else { return false }
+            let port = host.dropFirst(name.count)
+            return port.isEmpty || (port.first == UInt8(ascii: ":") && (2...6).contains(port.count)
+                && port.dropFirst().allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
         }
-        if let port, !port.isEmpty {
-            let digits = port.dropFirst()
-            guard port.first == UInt8(ascii: ":"), (1...5).contains(digits.count),
-                  digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return false }
-        }
-        return loopbackNames.contains { name.equalsIgnoringASCIICase($0) }
     }
 
     private static let loopbackNames: [[UInt8]] = [Array("localhost".utf8), Array("127.0.0.1".utf8), Array("[::1]".utf8)]
