@@ -138,7 +138,8 @@ final class Worker {
         nextRequestID &+= 1
         inFlight += 1
         metrics.add(.inFlight)
-        return Exchange(request: request, started: started, id: nextRequestID)
+        let (path, query) = request.target
+        return Exchange(request: request, started: started, id: nextRequestID, method: request.method, path: path, query: query)
     }
 
     /// Sends a JSON body written by `write`, and records the request.
@@ -181,7 +182,7 @@ final class Worker {
     }
 }
 
-/// One request on its way through a worker.
+/// One request on its way through a worker, its method and target read once.
 struct Exchange {
     let request: HTTPRequest
     let started: ContinuousClock.Instant
@@ -189,12 +190,4 @@ struct Exchange {
     let method: HTTPRequest.Method
     let path: Substring
     let query: Substring?
-
-    init(request: HTTPRequest, started: ContinuousClock.Instant, id: UInt64) {
-        self.request = request
-        self.started = started
-        self.id = id
-        method = request.method
-        (path, query) = request.target
-    }
 }
