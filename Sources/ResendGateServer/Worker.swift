@@ -24,8 +24,7 @@ final class Worker {
     private var nextRequestID: UInt64
     private(set) var inFlight = 0
     let checksHost: Bool
-    /// The origins whose pages may send mutating requests, lower-case; set once the
-    /// listener's port is known, before it accepts anything.
+    /// The origins whose pages may send mutating requests, lower-case; set by `start`.
     private(set) var allowedOrigins: [[UInt8]] = []
     /// Made by `start`, once connections are tracked.
     private(set) var countdownStreams: CountdownStreams!
@@ -68,9 +67,8 @@ final class Worker {
         flushTimer.schedule(after: .milliseconds(200))
     }
 
-    /// Stops accepting, ends every event stream with its `shutdown` event, lets
-    /// requests in flight finish until `deadline`, then closes everything and stops
-    /// the loop. Runs on the loop.
+    /// Stops accepting, ends every event stream, lets requests in flight finish until
+    /// `deadline`, then closes everything and stops the loop. Runs on the loop.
     func drain(until deadline: ContinuousClock.Instant) {
         acceptPause?.detach()
         acceptPause = nil
@@ -107,8 +105,7 @@ final class Worker {
         connections = nil
     }
 
-    /// Housekeeping every 200 ms: the log, the memory budget, and memory given back
-    /// after a crowd left.
+    /// Housekeeping every 200 ms: the log, the memory budget, memory given back.
     private func flushLog() {
         log.flush()
         memoryGuard?.check()
@@ -122,8 +119,7 @@ final class Worker {
         route(begin(request))
     }
 
-    /// A request the framing refused (bad syntax, too large, smuggling): answered in
-    /// JSON, and its connection closed.
+    /// A request the framing refused (bad syntax, too large, smuggling): answered, and closed.
     func refused(_ request: HTTPRequest, status: Int, message: String) {
         let error: APIError = switch status {
         case 431: .headerTooLarge("the request head (request line and headers) may be at most \(configuration.maxHeaderBytes) bytes")

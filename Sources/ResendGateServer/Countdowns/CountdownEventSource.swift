@@ -77,8 +77,7 @@ final class CountdownEventSource: @unchecked Sendable {
     }
 
     static let done = Array("event: done\ndata: {\"retry_after\": 0, \"retry_after_ms\": 0}\n\n".utf8)
-    /// `done` before the deadline, with why. `reason` is one of ours (ASCII, no quotes),
-    /// written as it is.
+    /// `done` before the deadline, with why: one of ours (ASCII, no quotes), written as it is.
     static func done(reason: String) -> [UInt8] {
         Array("event: done\ndata: {\"retry_after\": 0, \"retry_after_ms\": 0, \"reason\": \"\(reason)\"}\n\n".utf8)
     }

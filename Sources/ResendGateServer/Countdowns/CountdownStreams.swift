@@ -99,8 +99,7 @@ final class CountdownStreams {
         if streams.isEmpty { heartbeat.cancel() }
     }
 
-    /// Before a stream of `token` opens: closes the token's oldest streams past its cap,
-    /// then the worker's oldest past its cap (see ``EventStream/evict()``).
+    /// Before a stream of `token` opens: evicts the oldest past the token's cap, then the worker's.
     private func makeRoom(for token: String) {
         while let serials = streamsOfToken[token], serials.count >= Self.maxStreamsPerToken, let oldest = streams[serials[0]] {
             evict(oldest)
@@ -178,8 +177,7 @@ final class EventStream {
         source.end(reason: reason)
     }
 
-    /// Writes one frame as a chunk of the response. A tick or heartbeat is dropped while
-    /// the client is behind by more than `maxUnsentBytes`; `final` frames never are.
+    /// Writes one frame; dropped while the client is `maxUnsentBytes` behind, unless `final`.
     fileprivate func write(_ frame: [UInt8], final: Bool = false) {
         guard let connection else { return }
         _ = frame.withUnsafeBufferPointer {

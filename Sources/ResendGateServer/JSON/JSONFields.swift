@@ -148,8 +148,7 @@ private struct Reader {
         if peek == UInt8(ascii: "\"") {
             let text = bytes.withUnsafeBufferPointer { all -> String? in
                 let utf8 = UnsafeBufferPointer(rebasing: all[start..<index])
-                // ASCII (almost every field) is valid UTF-8 as it is, and String(decoding:)
-                // takes it without the generic validation's run-time type lookups.
+                // ASCII (almost every field) skips the generic validation's run-time type lookups.
                 return utf8.allSatisfy { $0 < 0x80 } ? String(decoding: utf8, as: UTF8.self) : String(validating: utf8, as: UTF8.self)
             }
             index += 1

@@ -15,8 +15,7 @@ final class AccessLog {
 
     func enabled(_ wanted: LogLevel) -> Bool { level <= wanted && level != .off }
 
-    /// `method path status duration id`: never a phone number at info level (the
-    /// path of a cooldown route is logged without its number).
+    /// `method path status duration id`, the path `redacted`.
     func request(method: String, path: Substring, status: Int, duration: Duration, id: UInt64) {
         guard enabled(.info) else { return }
         let micros = Int(duration / .microseconds(1))
