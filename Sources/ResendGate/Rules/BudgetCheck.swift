@@ -50,8 +50,10 @@ struct BudgetCheck {
         if let budget = policy.maxSendsTotal {
             checks.append(BudgetCheck(reason: .globalLimit, budget: budget, kind: "total", observed: policy.observes(.globalLimit)))
         }
+        guard !policy.limits.isEmpty else { return checks }
+        let number = context.number(request.phone), address = context.addressKeyText(request)
         for limit in policy.limits {
-            let value: String, number = context.number(request.phone), address = context.addressKeyText(request)
+            let value: String
             switch limit.per {
             case .number: value = number
             case .ip: guard let address else { continue }; value = address
