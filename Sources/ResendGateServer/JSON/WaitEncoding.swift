@@ -4,13 +4,16 @@ import ResendGate
 /// is never early), `retry_after_ms`, when it ends by Redis's clock; and a refusal's
 /// `Retry-After` and IETF `RateLimit` / `RateLimit-Policy` headers.
 enum WaitEncoding {
-    /// Writes `retry_after` and `retry_after_ms`; with an `end` key, also when the wait ends
-    /// (`serverTime` plus the wait, null when nothing `runs`) and `server_time`.
-    static func write(_ milliseconds: Int64, end: StaticString? = nil, serverTime: Int64 = 0, runs: Bool = true,
-                      to json: inout JSONWriter) {
+    /// Writes `retry_after` and `retry_after_ms`.
+    static func write(_ milliseconds: Int64, to json: inout JSONWriter) {
         json.field("retry_after", Decision.wholeSeconds(milliseconds))
         json.field("retry_after_ms", milliseconds)
-        guard let end else { return }
+    }
+
+    /// Writes the wait, the moment it ends as `end` (`serverTime` plus the wait; null when
+    /// nothing `runs`), and `server_time`.
+    static func write(_ milliseconds: Int64, end: StaticString, serverTime: Int64, runs: Bool = true, to json: inout JSONWriter) {
+        write(milliseconds, to: &json)
         json.key(end)
         if runs { json.timestamp(millisecondsSince1970: serverTime + milliseconds) } else { json.null() }
         json.key("server_time")
