@@ -12,16 +12,19 @@ final class CountdownStreams {
     /// that catches up loses nothing; one that stays stuck meets --connection-timeout.
     static let maxUnsentBytes = 4 << 10
 
+    // The two caps on streams. A stream holds a connection (and its descriptor) while its
+    // countdown runs, and a token needs no API key: uncapped, one token opened streams until
+    // the worker ran out of descriptors. Past a cap the OLDEST stream is closed with the
+    // `shutdown` event (reconnect after 1 s), never the new one refused: a page that
+    // reloads keeps its countdown.
+
+    /// Streams of one token: tabs of one page, and reconnects whose old connection lingers.
+    static let maxStreamsPerToken = 4
+    /// Streams of the worker: half its connection cap, so a `/healthz` still gets in.
+    let maxStreams: Int
+
     /// A comment line this often keeps proxies from closing a quiet stream.
     let heartbeatInterval: Duration
-    /// A stream holds a connection (and its descriptor) while its countdown runs, and a
-    /// token needs no API key: uncapped, one token opened streams until the worker ran out
-    /// of descriptors. Past a cap the OLDEST stream is closed with the `shutdown` event
-    /// (reconnect after 1 s), never the new one refused: a page that reloads keeps its countdown.
-    /// Per token: tabs of one page, and reconnects whose old connection has not closed yet.
-    static let maxStreamsPerToken = 4
-    /// Half the worker's connection cap, so a plain request (a `/healthz`) still gets in.
-    let maxStreams: Int
 
     let clock: any CountdownClock = SystemCountdownClock()
     let center: CountdownCenter
