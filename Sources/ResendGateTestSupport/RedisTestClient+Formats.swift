@@ -25,4 +25,15 @@ extension RedisTestClient {
         else { throw TestSupportError.protocolViolation.with("window-value.lua answered \(reply)") }
         return (sends, hasOwn == 1 ? own : nil)
     }
+
+    /// What the scripts make of a budget shard's name (budget-key.lua, budget-room.lua), asked
+    /// of this Redis: its kind, and the shard of that budget (`limit`, `shards`, `window` ms)
+    /// with room at `now` (nil: none).
+    public func scriptsBudgetKey(_ name: String, limit: Int, shards: Int, window: Int64, now: Int64) throws -> (kind: String, room: String?) {
+        let script = GateScripts.source([GateScripts.withParts(EmbeddedFiles.budgetKeyLayout)])
+        let reply = try command("EVAL", script, "0", name, String(limit), String(shards), String(window), String(now))
+        guard case .array(let items) = reply, items.count == 2, let kind = items[0].string, let room = items[1].string
+        else { throw TestSupportError.protocolViolation.with("budget-key-layout.lua answered \(reply)") }
+        return (kind, room.isEmpty ? nil : room)
+    }
 }

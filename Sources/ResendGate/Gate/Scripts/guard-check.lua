@@ -13,10 +13,8 @@
 -- send takes are noted for guard-count.lua.
 -- (A purpose that issues codes passes its code key after the budgets: `codeKeys`.)
 for i = firstBudgetKey, #KEYS - codeKeys do
-  -- A budget's shard is named '<prefix>:budget:{<scope>:<kind>:<shard>}' (GateKeys): its
-  -- kind follows the first colon after the brace (a scope holds none).
   local first = KEYS[i]
-  local kind = string.sub(first, string.find(first, ':', string.find(first, '{', 1, true) + 2, true) + 1, -4)
+  -- include: budget-key
   -- include: budget-policy
   local room, roomWait
   -- include: budget-room
