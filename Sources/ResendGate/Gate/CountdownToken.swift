@@ -12,9 +12,8 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
     /// The shortest and the longest a token can be (see `CountdownTokenCipher`).
     public static let lengths = 44...128
 
-    /// Accepts exactly a token's shape (44 to 128 characters of `[A-Za-z0-9_-]`) and
-    /// nothing else, so malformed input never reaches the cipher or Redis. Whether it is
-    /// a real token is `CountdownTokenCipher.open`'s to say.
+    /// Accepts exactly a token's shape (44 to 128 characters of `[A-Za-z0-9_-]`), so
+    /// malformed input never reaches the cipher or Redis.
     public init?(validating text: Substring) {
         guard Self.lengths.contains(text.utf8.count), text.utf8.allSatisfy({ Self.sextet($0) != nil }) else { return nil }
         self.text = String(text)

@@ -1,19 +1,16 @@
 import CCrypto
 import GateRuntime
 
-/// Seals and opens countdown tokens with AES-256-GCM (OpenSSL's libcrypto). A token is
-/// `nonce (12 bytes, the IV) ‖ ciphertext ‖ tag (16 bytes)` in base64url, where the
-/// plaintext is `version ‖ purpose length ‖ purpose ‖ form ‖ number`: the version 1 for a
-/// cooldown's token, 2 for an issued code's (`Contents.Kind`); the number's key
-/// text as is (form 0: the E.164 number) or, when it is an HMAC under `--key-secret`
-/// (64 hex digits), its 32 bytes (form 1). The nonce is also the value the cooldown's key
-/// holds, so a token is live exactly while that key holds it.
+/// Seals and opens countdown tokens with AES-256-GCM (libcrypto). A token is `nonce (12
+/// bytes, the IV) ‖ ciphertext ‖ tag (16 bytes)` in base64url; the plaintext is `version
+/// (1 cooldown, 2 code) ‖ purpose length ‖ purpose ‖ form ‖ number`, the number's key text
+/// as is (form 0) or, an HMAC under `--key-secret`, its 32 bytes (form 1). The nonce is
+/// the value the cooldown's key holds: a token is live exactly while the key holds it.
 ///
-/// The AES key is HMAC-SHA256(secret, "resendgate countdown token v1"): every gate given
-/// the same secret opens every other gate's tokens, and a new secret makes every
-/// outstanding token unreadable (404), nothing else. IVs are random (96 bits), so one
-/// secret should seal well under 2^32 tokens; rotate it long before.
-/// Confined to one loop: it reuses its two OpenSSL contexts, whose key schedule is set once.
+/// The AES key is HMAC-SHA256(secret, "resendgate countdown token v1"): gates sharing a
+/// secret open each other's tokens; a new secret makes every outstanding token a 404. IVs
+/// are random (96 bits), so rotate the secret long before it seals 2^32 tokens.
+/// Confined to one loop: it reuses its two OpenSSL contexts, keyed once.
 public final class CountdownTokenCipher {
     private static let tagSize = 16
     private static let versions: [Contents.Kind: UInt8] = [.cooldown: 1, .code: 2]
@@ -56,8 +53,8 @@ public final class CountdownTokenCipher {
             case code
         }
 
-        /// The nonce the cooldown's Redis key holds while this token is live (the key's whole
-        /// value, or, for a plain cooldown, its first 16 characters, before the deadline).
+        /// The nonce the cooldown's key holds (for a plain cooldown, before its deadline)
+        /// while this token is live.
         public var cooldownValue: String { nonce.text }
     }
 
