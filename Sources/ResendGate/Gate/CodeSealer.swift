@@ -56,17 +56,10 @@ final class CodeSealer {
 
     /// The code a record holds, or nil when its seal does not open to the code its digest names.
     func open(_ record: CodeRecord, purpose: Purpose, number: String) -> String? {
-        guard record.keyID == keyID else { return nil }
-        let hex = Array(record.sealed.utf8)
-        guard IssuedCodes.lengths.contains(hex.count / 2), hex.count % 2 == 0 else { return nil }
+        guard record.keyID == keyID, IssuedCodes.lengths.contains(record.sealed.utf8.count / 2),
+              let sealed = CountdownToken.bytes(lowercaseHex: record.sealed) else { return nil }
         let pad = Self.hmac(key: sealKey, message: Self.message(purpose, number, String(record.identity)))
-        var digits: [UInt8] = []
-        digits.reserveCapacity(hex.count / 2)
-        for index in stride(from: 0, to: hex.count, by: 2) {
-            guard let high = hex[index].lowercaseHexValue, let low = hex[index + 1].lowercaseHexValue else { return nil }
-            digits.append((high << 4 | low) ^ pad[index / 2])
-        }
-        let code = String(decoding: digits, as: UTF8.self)
+        let code = String(decoding: zip(sealed, pad).map { $0 ^ $1 }, as: UTF8.self)
         guard IssuedCodes.isWellFormed(Substring(code)),
               constantTimeEquals(digest(code: code, purpose: purpose, number: number).utf8, record.digest.utf8) else { return nil }
         return code

@@ -62,7 +62,7 @@ public final class CountdownTokenCipher {
     func seal(purpose: Purpose, number: String, nonce: CooldownNonce, kind: Contents.Kind = .cooldown) -> CountdownToken {
         var plain: [UInt8] = [Self.versions[kind] ?? 1, UInt8(purpose.name.utf8.count)]
         plain.append(contentsOf: purpose.name.utf8)
-        if let packed = Self.packHex(number) {
+        if number.utf8.count == 64, let packed = CountdownToken.bytes(lowercaseHex: number) {
             plain.append(1)
             plain.append(contentsOf: packed)
         } else {
@@ -115,20 +115,5 @@ public final class CountdownTokenCipher {
         }
         let nonce = CooldownNonce(bytes: Array(sealed.prefix(CooldownNonce.byteCount)))
         return Contents(purpose: purpose, number: number, nonce: nonce, kind: kind)
-    }
-
-    /// 64 lowercase hex digits (an HMAC-SHA256 key text) as their 32 bytes; nil otherwise.
-    static func packHex(_ text: String) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count == 64 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(32)
-        var index = 0
-        while index < 64 {
-            guard let high = digits[index].lowercaseHexValue, let low = digits[index + 1].lowercaseHexValue else { return nil }
-            out.append(high << 4 | low)
-            index += 2
-        }
-        return out
     }
 }
