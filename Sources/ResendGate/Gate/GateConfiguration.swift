@@ -76,16 +76,10 @@ public struct GateConfiguration: Sendable {
         guard !keyPrefix.isEmpty, keyPrefix.utf8.count <= 64, !keyPrefix.contains(where: { $0 == "{" || $0 == "}" || $0 == " " }) else {
             throw ConfigurationError(field: "key-prefix", message: "must be 1 to 64 characters without braces or spaces")
         }
-        if let keySecret, keySecret.utf8.count < 16 {
-            throw ConfigurationError(field: "key-secret", message: "must be at least 16 characters")
-        }
-        if let tokenSecret, tokenSecret.utf8.count < 16 {
-            throw ConfigurationError(field: "token-secret", message: "must be at least 16 characters")
-        }
+        try Self.checkSecret(keySecret, field: "key-secret")
+        try Self.checkSecret(tokenSecret, field: "token-secret")
         try policies.lint()
-        if let codeSecret, codeSecret.utf8.count < 16 {
-            throw ConfigurationError(field: "code-secret", message: "must be at least 16 characters")
-        }
+        try Self.checkSecret(codeSecret, field: "code-secret")
         let issuing = policies.configuredPurposes.filter { (policies.purposes[$0] ?? policies.fallback).codes != nil }.sorted()
         if codeSecret == nil, !issuing.isEmpty {
             throw ConfigurationError(
@@ -108,5 +102,9 @@ public struct GateConfiguration: Sendable {
         self.testNumbers = testNumbers
         self.cooldownsInWindows = cooldownsInWindows
         windowCooldownsPeriod = Self.defaultWindowCooldownsPeriod
+    }
+
+    private static func checkSecret(_ secret: String?, field: String) throws(ConfigurationError) {
+        if let secret, secret.utf8.count < 16 { throw ConfigurationError(field: field, message: "must be at least 16 characters") }
     }
 }
