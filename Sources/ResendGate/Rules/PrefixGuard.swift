@@ -77,12 +77,19 @@ final class PrefixGuard {
         _ figures: PrefixFigures, request: SendRequest, policy: CompiledPolicy,
         completion: @escaping (Result<Decision?, GateError>) -> Void
     ) {
-        isTrusted(request) { trusted in
-            completion(trusted.map { isTrusted in
-                isTrusted ? nil : Decision.suspectedPumping(
+        let number = context.number(request.phone)
+        let keys = context.keys
+        context.store.send(slotKey: keys.slotKey(purpose: request.purpose, number: number), { args in
+            args.append("EXISTS")
+            keys.append(.trusted, purpose: request.purpose, number: number, to: &args)
+        }, completion: { result in
+            completion(GateContext.decode(result) { reply throws(GateError) -> Decision? in
+                guard let count = reply.integer else { throw GateContext.unexpected(reply) }
+                if count > 0 { return nil }
+                return Decision.suspectedPumping(
                     request, policy: policy, wait: figures.retryAfterMilliseconds, now: figures.serverTimeMilliseconds)
             })
-        }
+        })
     }
 
     /// The number's own step for a send the guard lets through although its prefix is
@@ -97,21 +104,6 @@ final class PrefixGuard {
             }
             completion(outcome)
         }
-    }
-
-    /// Whether the number verified within the guard's `trustedFor` (its `trusted` key).
-    private func isTrusted(_ request: SendRequest, completion: @escaping (Result<Bool, GateError>) -> Void) {
-        let number = context.number(request.phone)
-        let keys = context.keys
-        context.store.send(slotKey: keys.slotKey(purpose: request.purpose, number: number), { args in
-            args.append("EXISTS")
-            keys.append(.trusted, purpose: request.purpose, number: number, to: &args)
-        }, completion: { result in
-            completion(GateContext.decode(result) { reply throws(GateError) in
-                guard let count = reply.integer else { throw GateContext.unexpected(reply) }
-                return count > 0
-            })
-        })
     }
 
     /// Counts a `verified` outcome in the number's prefix, once Redis has it (so a send
