@@ -50,8 +50,7 @@ public final class RequestLimiter: Sendable {
     var addresses: Int { shards.reduce(0) { total, shard in total + shard.cache.withLock { $0.count } } }
 
     @Sendable static func monotonicMilliseconds() -> Int64 {
-        let instant = ContinuousClock.now - Self.origin
-        return instant.wholeMilliseconds
+        (ContinuousClock.now - Self.origin).wholeMilliseconds
     }
 
     private static let origin = ContinuousClock.now

@@ -75,11 +75,6 @@ final class SendBudgets {
         /// The budget that refuses the send, with its wait and Redis's clock; nil while none does.
         var full: (BudgetCheck, wait: Int64, now: Int64)?
 
-        init(checks: [BudgetCheck], member: CooldownNonce) {
-            self.checks = checks
-            self.member = member
-        }
-
         mutating func nextBudget() {
             budget += 1
             tried = 0
