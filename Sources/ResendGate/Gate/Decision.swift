@@ -61,6 +61,16 @@ public struct Decision: Sendable, Equatable {
         self.testNumber = testNumber
     }
 
+    /// True when a send was allowed now: neither refused nor a replay of an earlier answer.
+    var isNewSend: Bool { allowed && !replayed }
+
+    /// The same decision with `reasons` observed too; a replay keeps the stored answer's.
+    func observing(_ reasons: [Reason]) -> Decision {
+        var reported = self
+        if !replayed { reported.observed += reasons }
+        return reported
+    }
+
     /// At least `milliseconds` of wait: a filled limit checked apart (a cluster's IP cap).
     func waiting(atLeast milliseconds: Int64) -> Decision {
         var longer = self

@@ -79,7 +79,7 @@ extension GateWorker {
                     decision = decision.waiting(atLeast: waitAfter)
                 }
                 // An observed full cap took no share: the number decided alone.
-                if case .refused = ip, watchesIP, !decision.replayed { decision.observed.append(.ipLimit) }
+                if case .refused = ip, watchesIP { decision = decision.observing([.ipLimit]) }
                 outcome = .success(decision)
                 self.idempotency.store(decision, cooldownValue: String(nonce), idempotency: idempotency)
             }

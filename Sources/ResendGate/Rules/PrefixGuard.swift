@@ -41,7 +41,7 @@ final class PrefixGuard {
             }
             guard step.figures.blocked else {
                 return next { outcome in
-                    if case .success(let decision) = outcome, decision.allowed, !decision.replayed {} else {
+                    if (try? outcome.get())?.isNewSend != true {
                         self.step("give", purpose: request.purpose, prefix: prefix, rules: rules, field: step.countedField) { _ in }
                     }
                     completion(outcome)
@@ -57,11 +57,7 @@ final class PrefixGuard {
                     // Observe mode: the refusal is reported, and the send goes on as a trusted one's.
                     case .success(.some):
                         self.reserveThenCount(request, policy: policy, prefix: prefix, next: next) { outcome in
-                            completion(outcome.map { decision in
-                                var reported = decision
-                                if !decision.replayed { reported.observed.append(.suspectedPumping) }
-                                return reported
-                            })
+                            completion(outcome.map { $0.observing([.suspectedPumping]) })
                         }
                     case .success(nil): self.reserveThenCount(request, policy: policy, prefix: prefix, next: next, completion: completion)
                     }
@@ -99,7 +95,7 @@ final class PrefixGuard {
         completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
         next { [unowned self] outcome in
-            if case .success(let decision) = outcome, decision.allowed, !decision.replayed {
+            if (try? outcome.get())?.isNewSend == true {
                 self.step("force", purpose: request.purpose, prefix: prefix, rules: policy.rules.pumping) { _ in }
             }
             completion(outcome)

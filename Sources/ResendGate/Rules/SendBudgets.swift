@@ -40,12 +40,8 @@ final class SendBudgets {
                 switch result {
                 case .success(let walk) where walk.full == nil:
                     next { [unowned self] outcome in
-                        var outcome = outcome
-                        if case .success(var decision) = outcome, !decision.replayed {
-                            decision.observed += walk.observed
-                            outcome = .success(decision)
-                        }
-                        if (try? outcome.get()).map({ !$0.allowed || $0.replayed }) ?? true { self.giveBack(walk) }
+                        let outcome = outcome.map { $0.observing(walk.observed) }
+                        if (try? outcome.get())?.isNewSend != true { self.giveBack(walk) }
                         completion(outcome)
                     }
                 case .success(let walk):
