@@ -13,7 +13,8 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         case numberTypeNotAllowed = "number_type_not_allowed"
         case idempotencyKeyReused = "idempotency_key_reused"
         case refundLimit = "refund_limit"
-        /// Too many wrong codes: the number is locked (a verification or a refund of it).
+        /// Too many wrong codes: the number is locked until the lockout ends (nothing,
+        /// not a verification or a refund, changes that).
         case locked
         /// A `failed` outcome for a number sent no code in the window: nothing was counted.
         case noCodeSent = "no_code_sent"
@@ -34,7 +35,7 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         case forbidden
         case storeUnavailable = "store_unavailable"
         /// Redis may evict keys (`maxmemory-policy` is not `noeviction`) and so forget
-        /// cooldowns: nothing is decided until it keeps them (or the operator allows it).
+        /// cooldowns: nothing is decided until it keeps them, unless `--allow-evicting-redis`.
         case storeEvictsKeys = "store_evicts_keys"
     }
 
@@ -116,7 +117,6 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let idempotencyKeyReused = GateError(
         .idempotencyKeyReused, "this Idempotency-Key was already used with a different request")
 
-    /// The number had its `max refunds` in the window: the release changed nothing.
     public static func refundLimit(retryAfterMilliseconds: Int64, maxRefunds: Int) -> GateError {
         GateError(
             .refundLimit,
@@ -124,7 +124,6 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
             retryAfterMilliseconds: retryAfterMilliseconds)
     }
 
-    /// Too many wrong codes: the number is locked until the lockout ends, whatever is done.
     public static func locked(retryAfterMilliseconds: Int64) -> GateError {
         GateError(
             .locked, "too many wrong codes were checked for this number: it is locked until the lockout ends",
@@ -135,8 +134,6 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let noCodeSent = GateError(
         .noCodeSent, "no code was sent to this number for this purpose in the window: the failed check was not counted")
 
-    /// The number's last code had `max failed checks` wrong ones; a new code may be sent
-    /// once the number's limits allow.
     public static func codeLocked(retryAfterMilliseconds: Int64, maxFailedChecks: Int) -> GateError {
         GateError(
             .codeLocked,
@@ -144,7 +141,6 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
             retryAfterMilliseconds: retryAfterMilliseconds)
     }
 
-    /// A wrong code, counted: the live code may have `attemptsLeft` more before it is locked.
     public static func wrongCode(attemptsLeft: Int) -> GateError {
         GateError(
             .wrongCode, "this is not the code that was sent: \(attemptsLeft) more wrong check\(attemptsLeft == 1 ? "" : "s") and the code is locked",
@@ -181,12 +177,11 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         error.isEviction ? storeEvictsKeys(error.message) : storeUnavailable(error.description)
     }
 
-    /// Redis may evict keys and the operator did not allow it (`--allow-evicting-redis`).
     public static func storeEvictsKeys(_ message: String) -> GateError {
         GateError(.storeEvictsKeys, "store refused: \(message)")
     }
 
-    /// Equal when kind, message and retry time are; `phoneError` is implied by the message.
+    /// Equal when every field but `phoneError` (implied by the message) is.
     public static func == (lhs: GateError, rhs: GateError) -> Bool {
         lhs.kind == rhs.kind && lhs.message == rhs.message && lhs.retryAfterMilliseconds == rhs.retryAfterMilliseconds
             && lhs.attemptsLeft == rhs.attemptsLeft
