@@ -54,12 +54,15 @@ final class PrefixGuard {
                     switch verdict {
                     case .failure(let error): completion(.failure(error))
                     case .success(let refusal?) where !policy.rules.observes(.suspectedPumping): completion(.success(refusal))
-                    // Observe mode: the refusal is reported, and the send goes on as a trusted one's.
-                    case .success(.some):
-                        self.reserveThenCount(request, policy: policy, prefix: prefix, next: next) { outcome in
-                            completion(outcome.map { $0.observing([.suspectedPumping]) })
+                    // Trusted, or observed (the refusal reported): the number decides, and an
+                    // allowed send counts in the prefix all the same.
+                    case .success(let refusal):
+                        next { outcome in
+                            if (try? outcome.get())?.isNewSend == true {
+                                self.step("force", purpose: request.purpose, prefix: prefix, rules: rules) { _ in }
+                            }
+                            completion(outcome.map { $0.observing(refusal == nil ? [] : [.suspectedPumping]) })
                         }
-                    case .success(nil): self.reserveThenCount(request, policy: policy, prefix: prefix, next: next, completion: completion)
                     }
                 }
             }
@@ -86,20 +89,6 @@ final class PrefixGuard {
                     request, policy: policy, wait: figures.retryAfterMilliseconds, now: figures.serverTimeMilliseconds)
             })
         })
-    }
-
-    /// The number's own step for a send the guard lets through although its prefix is
-    /// blocked; an allowed send is counted in the prefix all the same.
-    private func reserveThenCount(
-        _ request: SendRequest, policy: CompiledPolicy, prefix: PrefixKey, next: NextStep,
-        completion: @escaping (Result<Decision, GateError>) -> Void
-    ) {
-        next { [unowned self] outcome in
-            if (try? outcome.get())?.isNewSend == true {
-                self.step("force", purpose: request.purpose, prefix: prefix, rules: policy.rules.pumping) { _ in }
-            }
-            completion(outcome)
-        }
     }
 
     /// Counts a `verified` outcome in the number's prefix, once Redis has it (so a send
