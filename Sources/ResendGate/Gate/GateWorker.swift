@@ -92,9 +92,6 @@ public final class GateWorker {
         try configuration.policies.purpose(named: text)
     }
 
-    /// The policy of a configured purpose; `invalid_purpose` for any other.
-    func policy(for purpose: Purpose) throws(GateError) -> CompiledPolicy { try context.policy(for: purpose) }
-
     /// Reserves a send if every rule of the purpose's policy allows it, atomically: the
     /// default policy as one `SET ... NX PX ... GET` (`Cooldowns`), any other as one script
     /// call (`FraudGuard` adds budgets and the pumping guard). An allowed send starts a
@@ -104,7 +101,7 @@ public final class GateWorker {
     /// and number types.
     public func reserve(_ request: SendRequest, completion: @escaping (Result<Decision, GateError>) -> Void) {
         let policy: CompiledPolicy
-        do { policy = try self.policy(for: request.purpose) } catch { return completion(.failure(error)) }
+        do { policy = try context.policy(for: request.purpose) } catch { return completion(.failure(error)) }
         // Every request with a client address counts, whatever decides it.
         if let limiter = requestLimiter, let address = request.clientAddress, let wait = limiter.admit(address.text) {
             return completion(.success(.tooManyRequests(request, policy, wait: wait, quota: configuration.ipMaxRequests?.count)))
@@ -169,8 +166,7 @@ public final class GateWorker {
         _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, fraudGuard: FraudGuard? = nil,
         completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
-        let address = context.addressKeyText(request)
-        let ip = policy.rules.ipMaxSends != nil ? address : nil
+        let ip = policy.rules.ipMaxSends != nil ? context.addressKeyText(request) : nil
         // One slot: the same commands on one Redis and a cluster, unless a gate keeps this
         // purpose's cooldowns in window keys (`WindowCooldowns`): then the script.
         if ip == nil, request.idempotencyKey == nil, fraudGuard == nil, policy.plainCooldownMilliseconds != nil {
@@ -183,9 +179,8 @@ public final class GateWorker {
         let number = context.number(request.phone)
         let tokens = context.tokens
         let requestFingerprint = request.idempotencyKey.map { _ in context.fingerprint(request, number: number) }
-        let nonce = tokens.next()
         var script = ReserveArguments(
-            keys: keys, purpose: request.purpose, number: number, nonce: nonce, ipMember: ip.map { _ in tokens.next() }, ipAddress: ip,
+            keys: keys, purpose: request.purpose, number: number, nonce: tokens.next(), ipMember: ip.map { _ in tokens.next() }, ipAddress: ip,
             idempotencyKey: idempotency.recordKey(request), fingerprint: requestFingerprint, fraudGuard: fraudGuard)
         script.code = codes.argument(policy, purpose: request.purpose, number: number)
         let lua = reserveScript(request.purpose, guarded: fraudGuard != nil, countingIP: ip != nil)
@@ -224,7 +219,7 @@ public final class GateWorker {
         _ phone: PhoneNumber, purpose: Purpose, outcome: VerificationOutcome,
         completion: @escaping (Result<VerificationResult, GateError>) -> Void
     ) {
-        if (try? policy(for: purpose))?.rules.codes != nil { return completion(.failure(.codesIssued)) }
+        if (try? context.policy(for: purpose))?.rules.codes != nil { return completion(.failure(.codesIssued)) }
         lockout.verify(phone, purpose: purpose, outcome: outcome, completion: completion)
     }
 
