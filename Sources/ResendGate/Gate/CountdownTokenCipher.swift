@@ -49,8 +49,7 @@ public final class CountdownTokenCipher {
         /// A cooldown (its key holds the nonce), or an issued code's lifetime (the code's
         /// identity is the nonce: `CodeRecord`).
         public enum Kind: Sendable, Hashable {
-            case cooldown
-            case code
+            case cooldown, code
         }
 
         /// The nonce the cooldown's key holds (for a plain cooldown, before its deadline)

@@ -29,8 +29,7 @@ extension GateWorker {
                     self.decideNumber(
                         request, policy: policy, number: number, token: token, cipher: cipher, ip: step, idempotency: idempotency,
                         completion: completion)
-                case .failure(let error):
-                    completion(.failure(error))
+                case .failure(let error): completion(.failure(error))
                 }
             }
         }

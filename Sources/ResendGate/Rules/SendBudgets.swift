@@ -33,7 +33,6 @@ final class SendBudgets {
         let checks = BudgetCheck.checks(for: request, policy: policy.rules, context: context)
         guard !checks.isEmpty else { return next(completion) }
         let member = context.tokens.next()
-        // A replay is answered from its record alone, taking no share (`storedAnswer`).
         idempotency.storedAnswer(request, policy: policy, cipher: cipher) { [unowned self] stored in
             if let stored { return completion(stored) }
             self.walk(Walk(checks: checks, member: member)) { [unowned self] result in

@@ -67,8 +67,7 @@ final class WindowCooldowns {
     func plainDecisionIsSafe(for purpose: String) -> Bool {
         let now = ContinuousClock.now
         guard let lastRead, now - lastRead.at <= twoPeriods else { return false }
-        guard let until = lastRead.runningUntil[purpose] else { return true }
-        return until <= now
+        return lastRead.runningUntil[purpose].map { $0 <= now } ?? true
     }
 
     /// Whether this gate may keep cooldowns in window keys now.
