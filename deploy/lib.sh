@@ -51,56 +51,12 @@ swift_test_in_passes() {
         swift test --skip-build --no-parallel --filter "$heavy_suites" "$@"
 }
 
-# lua_script NAME [REV]: the text of Sources/ResendGate/Gate/Scripts/NAME.lua as Redis runs it,
-# as the gate makes it (GateScripts): prelude.lua, then the file with each line
-# `-- include: PART` replaced by PART.lua (parts in parts too); from the worktree, or from
-# git revision REV (a revision from before the prelude gives the file alone). NAME
-# reserve-guarded is the reserve script with the fraud guard as ReserveScripts puts it in
-# (fraud-guard.lua right after reserve.lua's policy block, guard-check.lua and
-# guard-count.lua where reserve.lua includes them), each file's block as written: the
-# policy deploy/dev/bench's cost section measures; reserve leaves those two parts out. Both
-# leave out the issued code's parts (code-issue, code-write).
-lua_script() {
-    local name=$1 rev=${2:-} dir=Sources/ResendGate/Gate/Scripts
-    lua_file() {
-        if [[ -z $rev ]]; then cat "$(repo_root)/$dir/$1.lua" 2>/dev/null; else git -C "$(repo_root)" show "$rev:$dir/$1.lua" 2>/dev/null; fi
-    }
-    # with_parts [LEFT-OUT...]: stdin with its parts put in, but for the parts named.
-    with_parts() {
-        local line part left text
-        while IFS= read -r line; do
-            if [[ $line =~ ^\ *--\ include:\ (.+)$ ]]; then
-                part=${BASH_REMATCH[1]}
-                for left in "$@"; do [[ $part == "$left" ]] && continue 2; done
-                text=$(lua_file "$part") || die "no Lua part $part${rev:+ at $rev}"
-                with_parts "$@" <<<"$text"
-            else
-                printf '%s\n' "$line"
-            fi
-        done
-    }
-    if [[ $name == reserve-guarded ]]; then
-        local reserve guard
-        reserve=$(lua_file reserve) || die "no $dir/reserve.lua${rev:+ at $rev}"
-        guard=$(lua_file fraud-guard) && grep -q '^-- end of guard policy$' <<<"$guard" ||
-            die "no $dir/fraud-guard.lua with a policy block${rev:+ at $rev}"
-        lua_file prelude && echo
-        {
-            sed '/^-- end of policy$/,$d; /^local checkGuard, countGuarded, guardRegister$/d; /^local guardRegister$/d' <<<"$reserve"
-            echo '-- end of policy'
-            # Before issue 24's parts were text: the files its first line named, before it.
-            for part in $(sed -n '1s/^-- parts: //p' <<<"$guard"); do lua_file "$part" && echo; done
-            printf '%s\n' "$guard"
-            sed '1,/^-- end of policy$/d' <<<"$reserve"
-        } | with_parts code-issue code-write
-        return
-    fi
-    local text part
-    text=$(lua_file "$name") || die "no $dir/$name.lua${rev:+ at $rev}"
-    lua_file prelude && echo
-    for part in $(sed -n '1s/^-- parts: //p' <<<"$text"); do lua_file "$part" && echo; done
-    # Parts only a purpose that issues codes has, and the guard's.
-    with_parts guard-check guard-count code-issue code-write <<<"$text"
+# dev_resendgate: the path of this worktree's resendgate (its debug build, built when stale),
+# for the tools that load a script as Redis runs it: `resendgate lua-script NAME [--scripts
+# DIR]` (docs/development.md) links it with the gate's own linker.
+dev_resendgate() {
+    ensure_swift
+    (cd "$(repo_root)" && swift build --product resendgate 2>&1 | tail -1 >&2 && printf '%s/resendgate\n' "$(swift build --show-bin-path)")
 }
 
 # --- Processes: ports, Redis, stopping ----------------------------------------------------

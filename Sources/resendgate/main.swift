@@ -33,6 +33,7 @@ do {
     case "check": code = try await CheckCommand.run(Array(arguments.dropFirst()), environment: environment)
     case "watch": code = try await WatchCommand.run(Array(arguments.dropFirst()), environment: environment)
     case "serve": code = try await ServeCommand.run(Array(arguments.dropFirst()), environment: environment)
+    case "lua-script": code = try LuaScriptCommand.run(Array(arguments.dropFirst()))
     case "--version", "version":
         print("resendgate \(ResendGateVersion.description)")
         code = .success

@@ -79,15 +79,15 @@ struct ReserveAnswerTests {
 struct ReserveScriptsTests {
     /// reserve.lua's own block is the every-rule policy deploy/dev/bench and deploy/dev/script-cost
     /// measure by loading the file as it is: it must be what a gate writes for that policy.
-    @Test func theFilesBlockIsTheBenchesEveryRulePolicy() throws {
+    @Test func theFilesBlockIsTheBenchesEveryRulePolicy() {
         let policy = CompiledPolicy(Policy(
             ladder: [.seconds(60), .seconds(120), .seconds(300)], window: .seconds(86_400), maxSends: 5,
             ipMaxSends: 100_000, ipWindow: .seconds(3600)))
         let scripts = ReserveScripts(policy: policy, idempotencyLifetimeMilliseconds: 86_400_000, longestIPWindowMilliseconds: 3_600_000)
         let everyRule = scripts.script(guarded: false, countingIP: true, cooldownInWindow: true).source
-        // What deploy/lib.sh assembles from the files as they are, line for line (but for blank
-        // lines): the file's block and no part of the guard's.
-        #expect(Self.nonBlankLines(everyRule) == Self.nonBlankLines(try Self.luaScript("reserve")))
+        // What `resendgate lua-script reserve` (deploy/dev's tools) makes of the files as they
+        // are, byte for byte: the file's block and no part of the guard's.
+        #expect(everyRule == GateScripts.text(of: "reserve"))
         #expect(Self.includeLines(everyRule).isEmpty)
         #expect(!everyRule.contains("guardObserved ~= ''"))
         #expect(scripts.script(guarded: false, countingIP: false, cooldownInWindow: true).source != everyRule)
@@ -102,7 +102,7 @@ struct ReserveScriptsTests {
 
     /// Likewise fraud-guard.lua's own block is the budgets and guard deploy/dev/bench's cost
     /// section adds to every rule, which `deploy/dev/script-cost --script reserve-guarded` loads.
-    @Test func theGuardFilesBlockIsTheBenchesFraudPolicy() throws {
+    @Test func theGuardFilesBlockIsTheBenchesFraudPolicy() {
         var rules = Policy(
             ladder: [.seconds(60), .seconds(120), .seconds(300)], window: .seconds(86_400), maxSends: 5,
             ipMaxSends: 100_000, ipWindow: .seconds(3600))
@@ -122,10 +122,9 @@ struct ReserveScriptsTests {
         #expect(!unguarded.contains(checkStart) && !unguarded.contains(countStart))
         #expect(guarded.components(separatedBy: ReserveScripts.guardBlockStart).count == 2)
         #expect(Self.includeLines(guarded).isEmpty)
-        // deploy/lib.sh assembles the same script for deploy/dev/script-cost: line for line (but
-        // for blank lines), what the gate loads.
-        let tool = try Self.luaScript("reserve-guarded")
-        #expect(Self.nonBlankLines(tool) == Self.nonBlankLines(guarded))
+        // `resendgate lua-script reserve-guarded` makes the same script of the files' blocks for
+        // deploy/dev/script-cost: byte for byte what the gate loads.
+        #expect(guarded == GateScripts.text(of: "reserve-guarded"))
         rules.pumping.minSends = 500
         rules.countryMaxSends["+44"] = SendBudget(limit: 7, window: .seconds(60))
         rules.observe = [.countryLimit]
@@ -142,26 +141,6 @@ struct ReserveScriptsTests {
             end
 
             """))
-    }
-
-    /// deploy/lib.sh's `lua_script NAME`, as deploy/dev/script-cost runs it.
-    static func luaScript(_ name: String) throws -> String {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let bash = Process()
-        bash.executableURL = URL(fileURLWithPath: "/bin/bash")
-        bash.arguments = ["-c", "source deploy/lib.sh && lua_script \"$0\"", name]
-        bash.currentDirectoryURL = root
-        let output = Pipe()
-        bash.standardOutput = output
-        try bash.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        bash.waitUntilExit()
-        #expect(bash.terminationStatus == 0)
-        return text
-    }
-
-    static func nonBlankLines(_ text: String) -> [Substring] {
-        text.split(separator: "\n").filter { !$0.allSatisfy(\.isWhitespace) }
     }
 
     /// Without an IP cap, the scripts differ only by where they keep the cooldown.

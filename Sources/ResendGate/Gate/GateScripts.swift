@@ -58,11 +58,10 @@ package enum GateScripts {
     /// NAME.lua, itself with its parts put in: code put in as text where it runs, not a
     /// function, since Redis makes every function of a script anew on each call (a closure
     /// costs about as much as a small command). `parts` are the parts it may name.
-    /// deploy/lib.sh's `lua_script` does the same for the deploy tools.
-    static func withParts(_ file: [UInt8], parts: [String: [UInt8]] = GateScripts.parts) -> [UInt8] {
+    static func withParts(_ file: [UInt8], parts: [String: [UInt8]] = files) -> [UInt8] {
         var text: [UInt8] = []
         var lines = file.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        if file.last == UInt8(ascii: "\n") { lines.removeLast() }
+        if lines.last?.isEmpty == true { lines.removeLast() }  // a part left out (empty) puts in nothing
         for line in lines {
             let trimmed = line.drop { $0 == UInt8(ascii: " ") }
             if trimmed.starts(with: includeMarker) {
@@ -79,24 +78,27 @@ package enum GateScripts {
 
     private static let includeMarker = Array("-- include: ".utf8)
 
-    /// The parts a script may include (`withParts`).
-    static let parts = [
-        "budget-room": EmbeddedFiles.budgetRoom, "budget-count": EmbeddedFiles.budgetCount,
-        "prefix-read": EmbeddedFiles.prefixRead, "prefix-keep": EmbeddedFiles.prefixKeep,
-        "prefix-count": EmbeddedFiles.prefixCount,
-        "guard-check": EmbeddedFiles.guardCheck, "guard-count": EmbeddedFiles.guardCount,
-        "budget-policy": EmbeddedFiles.budgetPolicy,
-        "window-read": EmbeddedFiles.windowRead, "cooldown-check": EmbeddedFiles.cooldownCheck,
-        "max-sends-check": EmbeddedFiles.maxSendsCheck, "ip-check": EmbeddedFiles.ipCheck,
-        "ladder-hold": EmbeddedFiles.ladderHold, "max-sends-hold": EmbeddedFiles.maxSendsHold, "ip-hold": EmbeddedFiles.ipHold,
-        "idempotency-record": EmbeddedFiles.idempotencyRecord, "cooldown-write": EmbeddedFiles.cooldownWrite,
-        "ip-count": EmbeddedFiles.ipCount,
-        "code-issue": EmbeddedFiles.codeIssue, "code-write": EmbeddedFiles.codeWrite, "trust-mark": EmbeddedFiles.trustMark,
-    ]
+    /// Every file of `Scripts/` by name (`peek` for peek.lua): the scripts, and the parts a
+    /// script may include (`withParts`).
+    package static let files = Dictionary(uniqueKeysWithValues: EmbeddedFiles.byPath.map { path, bytes in
+        (String(path.split(separator: "/").last!.dropLast(".lua".count)), bytes)
+    })
+
+    /// Script `name` (`peek`, `reserve`, …) made from `files` as Redis runs it, for `resendgate
+    /// lua-script` (deploy/dev's tools, docs/development.md): `reserve` and `reserve-guarded` (with
+    /// the fraud guard) keep each file's policy block as written (`ReserveScripts.asWritten`).
+    /// Nil when `files` has no such script.
+    package static func text(of name: String, files: [String: [UInt8]] = files) -> String? {
+        let prelude = files["prelude"].map { String(decoding: $0, as: UTF8.self) + "\n" } ?? ""
+        if name == "reserve" || name == "reserve-guarded" {
+            return ReserveScripts.asWritten(guarded: name == "reserve-guarded", files: files).map { prelude + $0 }
+        }
+        return files[name].map { prelude + String(decoding: withParts($0, parts: files), as: UTF8.self) }
+    }
 
     /// The text of a script made of `prelude.lua` (unless `prelude` is false) and `files`,
     /// as Redis runs it.
     package static func source(_ files: [[UInt8]], prelude: Bool = true) -> String {
-        ((prelude ? [EmbeddedFiles.prelude] : []) + files).map { String(decoding: $0, as: UTF8.self) + "\n" }.joined()
+        ((prelude ? [EmbeddedFiles.prelude] : []) + files).map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n")
     }
 }

@@ -77,26 +77,18 @@ struct ReserveScripts {
     private static let budgetPolicyLine = "-- the policy's budgets (ReserveScripts writes them here)\n"
 
     /// reserve.lua with its parts put in once per process, not per gate (a gate makes a script
-    /// for each purpose and variant, and putting parts in reads every line): with the guard's
-    /// (the policy's budgets left as a line to replace) and without, each with the issued
-    /// code's parts (`IssuedCodes`) and without.
-    private static let linked: [[String]] = [false, true].map { guarded in
-        [false, true].map { codes in
-            var parts = GateScripts.parts
-            if guarded {
-                parts["budget-policy"] = Array(budgetPolicyLine.utf8)
-            } else {
-                parts["guard-check"] = []
-                parts["guard-count"] = []
-            }
-            if !codes {
-                parts["code-issue"] = []
-                parts["code-write"] = []
-            }
-            return String(decoding: GateScripts.withParts(EmbeddedFiles.reserve, parts: parts), as: UTF8.self)
-        }
+    /// for each purpose and variant, and putting parts in reads every line): guarded and not,
+    /// each with the issued code's parts (`IssuedCodes`) and without.
+    private static let linked = [false, true].map { g in [false, true].map { linked(guarded: g, codes: $0, files: GateScripts.files) } }
+
+    /// reserve.lua from `files` with its parts put in: with the guard's (the policy's budgets
+    /// left as a line to replace) or without, with the issued code's or without.
+    private static func linked(guarded: Bool, codes: Bool, files: [String: [UInt8]]) -> String {
+        var parts = files
+        for left in (guarded ? [] : ["guard-check", "guard-count"]) + (codes ? [] : ["code-issue", "code-write"]) { parts[left] = [] }
+        if guarded { parts["budget-policy"] = Array(budgetPolicyLine.utf8) }
+        return String(decoding: GateScripts.withParts(files["reserve"] ?? [], parts: parts), as: UTF8.self)
     }
-    private static let guardFile = String(decoding: EmbeddedFiles.fraudGuard, as: UTF8.self)
 
     /// `reserve.lua` with `policy`'s block, after `prelude.lua`; guarded, the block is
     /// followed by fraud-guard.lua with its own, and the guard's parts are put in (with the
@@ -105,25 +97,49 @@ struct ReserveScripts {
         policy: CompiledPolicy, guarded: Bool = false, countingIP: Bool, cooldownInWindow: Bool,
         idempotencyLifetimeMilliseconds: Int64, longestIPWindowMilliseconds: Int64
     ) -> String {
-        let text = linked[guarded ? 1 : 0][policy.rules.codes == nil ? 0 : 1]
-        guard let start = text.range(of: blockStart), let end = text.range(of: blockEnd, range: start.upperBound..<text.endIndex)
-        else { preconditionFailure("reserve.lua lost its policy block's marker lines") }
-        var block = Self.block(
+        let block = Self.block(
             policy: policy, countingIP: countingIP, cooldownInWindow: cooldownInWindow,
             idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
-            longestIPWindowMilliseconds: longestIPWindowMilliseconds)
+            longestIPWindowMilliseconds: longestIPWindowMilliseconds) + (guarded ? "" : "local guardRegister\n")
+        guard let text = assemble(
+            linked[guarded ? 1 : 0][policy.rules.codes == nil ? 0 : 1], block: { _ in block },
+            guardFile: guarded ? EmbeddedFiles.fraudGuard : nil, guardBlock: { _ in guardBlock(policy) }, budgets: budgetPolicy(policy))
+        else { preconditionFailure("reserve.lua or fraud-guard.lua lost a policy block's marker lines, or guard-check.lua its budgets") }
+        return GateScripts.source([]) + "\n" + text
+    }
+
+    /// `reserve-guarded` or `reserve` from `files` (no issued code), each file's blocks as
+    /// written (`GateScripts.text(of:)`, for deploy/dev's tools): the policies deploy/dev/bench
+    /// measures. Guarded, reserve.lua's block loses its `local guardRegister` (fraud-guard.lua's).
+    /// Nil when a file is missing; a reserve.lua from before policy blocks is linked as it is.
+    static func asWritten(guarded: Bool, files: [String: [UInt8]]) -> String? {
+        guard files["reserve"] != nil, !guarded || files["fraud-guard"] != nil else { return nil }
+        let text = linked(guarded: guarded, codes: false, files: files)
+        let unguarded = /^local (checkGuard, countGuarded, )?guardRegister\n/.anchorsMatchLineEndings()  // (and before 9cc60e9)
+        return assemble(
+            text, block: { String(guarded ? $0.replacing(unguarded, with: "") : $0) }, guardFile: guarded ? files["fraud-guard"] : nil,
+            guardBlock: { String($0) }, budgets: String(decoding: GateScripts.withParts(files["budget-policy"] ?? [], parts: files), as: UTF8.self))
+            ?? (guarded ? nil : text)
+    }
+
+    /// reserve.lua `text` (its parts put in) with its policy block made by `block` from the one
+    /// written; with `guardFile` (fraud-guard.lua), that file after it, its block made by
+    /// `guardBlock`, and `budgets` where guard-check.lua's part was left as a line. Nil when a
+    /// marker line is missing.
+    private static func assemble(
+        _ text: String, block: (Substring) -> String, guardFile: [UInt8]?, guardBlock: (Substring) -> String, budgets: String
+    ) -> String? {
+        guard let start = text.range(of: blockStart), let end = text.range(of: blockEnd, range: start.upperBound..<text.endIndex)
+        else { return nil }
         var guardPart = ""
         var rest = text[end.upperBound...]
-        if guarded {
-            guard let from = guardFile.range(of: guardBlockStart), let to = guardFile.range(of: guardBlockEnd, range: from.upperBound..<guardFile.endIndex),
-                  let budgets = rest.range(of: budgetPolicyLine)
-            else { preconditionFailure("fraud-guard.lua lost its policy block's marker lines, or guard-check.lua its budgets") }
-            guardPart = guardFile[..<from.upperBound] + guardBlock(policy) + guardFile[to.lowerBound...] + "\n"
-            rest = Substring(rest[..<budgets.lowerBound] + budgetPolicy(policy) + rest[budgets.upperBound...])
-        } else {
-            block += "local guardRegister\n"
+        if let guardFile = guardFile.map({ String(decoding: $0, as: UTF8.self) }) {
+            guard let from = guardFile.range(of: guardBlockStart), let to = guardFile.range(of: guardBlockEnd, range: from.upperBound..<guardFile.endIndex)
+            else { return nil }
+            guardPart = guardFile[..<from.upperBound] + guardBlock(guardFile[from.upperBound..<to.lowerBound]) + guardFile[to.lowerBound...]
+            rest = Substring(rest.replacing(budgetPolicyLine, with: budgets, maxReplacements: 1))  // none before 9cc60e9
         }
-        return GateScripts.source([]) + text[..<start.upperBound] + block + blockEnd + guardPart + rest
+        return text[..<start.upperBound] + block(text[start.upperBound..<end.lowerBound]) + blockEnd + guardPart + rest
     }
 
     static let guardBlockStart = "-- guard policy (ReserveScripts writes this block for each purpose with either)\n"

@@ -1,3 +1,5 @@
+-- reads: member, nowText, room, window
+-- sets: (none)
 -- A part, included as text (`-- include: budget-count`): counts the send `member` in the
 -- shard `room` of a budget whose window is `window` ms, at `nowText` (budget-room.lua
 -- chose the shard). The shard outlives its newest send by the window, plus at most an

@@ -1,3 +1,5 @@
+-- reads: kind
+-- sets: limit, observed, reason, shards, window
 -- A part of guard-check.lua that ReserveScripts writes for each purpose's policy (as written
 -- here, the budgets of deploy/dev/bench's cost policy: one for CN and a total one, 10 000 000 a
 -- day in 8 shards each): the figures of the budget of `kind` (a region, a calling code, or

@@ -1,3 +1,5 @@
+-- reads: first, limit, now, shards, window
+-- sets: room, roomWait
 -- A part, included as text (`-- include: budget-room`) where a send budget's shard is
 -- chosen: fraud-guard.lua's check and budget-take.lua. Text, not a function: Redis makes
 -- every function of a script anew on each call (a closure costs about as much as a small

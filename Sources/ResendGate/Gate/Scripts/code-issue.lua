@@ -1,3 +1,5 @@
+-- reads: allowed, codeArg, codeKey, codeLife, codeSame, now
+-- sets: codeText, codeWrite
 -- The issued code of an allowed send (`IssuedCodes`), a part of reserve.lua put in only
 -- for a purpose that issues codes, after the send is decided and before its answer is made.
 -- Its script declares `codeKey` (the number's code key), `codeArg` (the gate's new code: its

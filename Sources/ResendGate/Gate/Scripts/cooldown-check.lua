@@ -1,3 +1,5 @@
+-- reads: held, longest, now, own, sends, step, steps, watchCooldown
+-- sets: locked, observedText, reason, remaining, repair, value, wait
 -- The cooldown and ladder rule's check in the reserve script (reserve.lua): a running
 -- cooldown (the cooldown key's value `held[1]`, or the window's own, `own`) or a lock
 -- refuses with its real wait, or is observed. Declares `value`, `remaining`, `repair` (a

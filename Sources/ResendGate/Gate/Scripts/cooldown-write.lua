@@ -1,3 +1,6 @@
+-- reads: cooldownInWindow, fingerprint, held, hold, holdMs, keepSends, list, now, nowText, token
+-- reads: window, windowLifeText
+-- sets: list
 -- The cooldown and window rules' writes for an allowed send (reserve.lua): its cooldown
 -- (with the link to its idempotency record, so a refund voids it) and the window's sends,
 -- in the window key (`cooldownInWindow`) or in the cooldown key.

@@ -1,3 +1,7 @@
+-- reads: codeKeys, firstBudgetKey, guardObserved, now, observedText, pumpBucket, pumpMinSends
+-- reads: pumpObserved, pumpOn, pumpPPM, pumpWindow, shares
+-- sets: guardObserved, guardRegister, observedText, share1, share1Window, share2, share2Window
+-- sets: share3, share3Window, shares
 -- A part of the reserve script of a policy with budgets or the SMS-pumping guard on one
 -- Redis (fraud-guard.lua), put in where reserve.lua says `-- include: guard-check`: after the
 -- number's rules are read, before anything is written. Text, not a function: Redis makes

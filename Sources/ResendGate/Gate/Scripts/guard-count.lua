@@ -1,3 +1,6 @@
+-- reads: now, nowText, pumpBucket, pumpOn, pumpWindow, share1, share1Window, share2, share2Window
+-- reads: share3, share3Window, shares
+-- sets: (none)
 -- A part of the reserve script of a policy with budgets or the SMS-pumping guard on one
 -- Redis (fraud-guard.lua), put in where reserve.lua says `-- include: guard-count`: an
 -- allowed send takes a share of each budget with room (guard-check.lua noted them), under

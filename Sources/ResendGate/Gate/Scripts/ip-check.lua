@@ -1,3 +1,5 @@
+-- reads: ipKeep, ipMax, ipWindow, now, observedText, wait, watchIP
+-- sets: ipCount, ipFull, observedText, reason, wait
 -- The per-IP cap's check in the reserve script (reserve.lua): the IP's set (KEYS[3])
 -- refuses at the cap until its oldest send in the window leaves, or is observed; on a
 -- cluster the cap was a step of its own, whose wait comes as ARGV[4]. Declares `ipCount`

@@ -1,3 +1,5 @@
+-- reads: ipFull, ipKeep, ipKeepText, ipMax, ipMember, nowText, token
+-- sets: (none)
 -- The per-IP cap's write for an allowed send (reserve.lua): the send joins the IP's set.
 -- An observed cap that is full counts nothing more: the set stays bounded by the cap.
 if ipMax > 0 and not ipFull then

@@ -1,3 +1,5 @@
+-- reads: ipCount, ipMax, ipWindow, now, wait, watchIP
+-- sets: wait
 -- The per-IP cap's part of an allowed send (reserve.lua): the answer's wait covers the
 -- IP's too when this send fills its cap.
 -- The send that fills the IP's cap: the next one from the IP waits for it too (unless

@@ -1,3 +1,5 @@
+-- reads: firstHold, firstHoldMs, sends, step, steps
+-- sets: hold, holdMs, sends
 -- The cooldown and ladder rule's part of an allowed send (reserve.lua): this send is
 -- counted, and its cooldown is its ladder step (`hold` as text, `holdMs` in ms).
 sends = sends + 1

@@ -1,3 +1,5 @@
+-- reads: list, maxSends, now, observedText, sends, wait, watchMax, window
+-- sets: observedText, reason, wait
 -- The window and max-sends rule's check in the reserve script (reserve.lua): a full
 -- window refuses until its oldest counted send leaves it, or is observed.
 if maxSends > 0 and sends >= maxSends and watchMax then

@@ -1,3 +1,5 @@
+-- reads: holdMs, list, maxSends, now, sends, watchMax, window
+-- sets: hold, holdMs
 -- The window and max-sends rule's part of an allowed send (reserve.lua): the send that
 -- fills the window holds its cooldown until the window lets the next one in.
 if window > 0 and maxSends > 0 and sends >= maxSends and not watchMax then

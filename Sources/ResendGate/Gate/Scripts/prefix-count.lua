@@ -1,3 +1,5 @@
+-- reads: bucket, countKind, key, now, window
+-- sets: counted
 -- A part, included as text (`-- include: prefix-count`): counts one allowed send (or, with
 -- `countKind` 'v:', a verified outcome) in the current bucket of the prefix's hash `key`
 -- at `now`, for a guard of `window` and `bucket` ms, and sets `counted` (the includer

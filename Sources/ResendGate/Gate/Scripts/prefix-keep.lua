@@ -1,3 +1,5 @@
+-- reads: bucket, key, now, pBlocked, pDead, pRegistered, pRegisteredField, pSinceField
+-- sets: pRegister, pSince
 -- A part, included as text (`-- include: prefix-keep`) after prefix-read.lua: the upkeep
 -- of a judged prefix `key` at `now`: dead buckets out, the blocked mark set or cleared,
 -- and the registry's mark renewed once a `bucket` (ms) while blocked. Sets `pRegister`

@@ -1,3 +1,6 @@
+-- reads: key, minSends, now, ppm, window
+-- sets: pBlocked, pDead, pRegistered, pRegisteredField, pSends, pSince, pSinceField, pVerified
+-- sets: pWait
 -- A part, included as text (`-- include: prefix-read`) where a destination prefix is judged
 -- for the SMS-pumping guard: fraud-guard.lua's check and pumping.lua. Text, not a function:
 -- Redis makes every function of a script anew on each call.

@@ -1,5 +1,5 @@
 -- The head of every script: GateScripts (and ReserveScripts) put it before each file's
--- own text when they load it, and deploy tools do the same (deploy/lib.sh's lua_script).
+-- own text when they load it, and so does `resendgate lua-script` for deploy tools.
 -- One lookup of redis.call, not one per command:
 local call = redis.call
 -- Redis's clock in ms, as text and as a number: `text` when the gate sent it (Redis's

@@ -1,3 +1,5 @@
+-- reads: guardWindow, now, trustedFor, trustedKey
+-- sets: (none)
 -- A right code's mark for the SMS-pumping guard, a part of verify.lua and check.lua (each
 -- ends with it): with the guard on, the number is marked trusted for `trustedFor` ms (the
 -- guard never refuses it then), and {1, 1} says the verification counts toward its

@@ -1,3 +1,5 @@
+-- reads: keepSends, list, now, window
+-- sets: list, own, sends
 -- The window and max-sends rule's part of the reserve script (reserve.lua includes it
 -- right after the one MGET of the number's cooldown and window keys): the sends still in
 -- the window. Reads `list` (the window key's value, or nil), `window`, `keepSends` and
