@@ -46,14 +46,12 @@ public final class CountdownTokenCipher {
         /// What the token follows.
         public let kind: Kind
 
-        /// A cooldown (its key holds the nonce), or an issued code's lifetime (the code's
-        /// identity is the nonce: `CodeRecord`).
+        /// A cooldown (its key holds the nonce), or an issued code (its identity is the nonce).
         public enum Kind: Sendable, Hashable {
             case cooldown, code
         }
 
-        /// The nonce the cooldown's key holds (for a plain cooldown, before its deadline)
-        /// while this token is live.
+        /// The nonce the cooldown's key holds (a plain one's: before its deadline) while live.
         public var cooldownValue: String { nonce.text }
     }
 
@@ -83,8 +81,7 @@ public final class CountdownTokenCipher {
         return CountdownToken(uncheckedText: CountdownToken.base64URL(out))
     }
 
-    /// What `token` names, or nil when it was not sealed with this secret, was altered, or
-    /// is not a token at all. Touches no Redis.
+    /// What `token` names; nil when not sealed with this secret, altered, or no token. No Redis.
     public func open(_ token: CountdownToken) -> Contents? {
         guard let sealed = CountdownToken.bytes(base64URL: Substring(token.text)),
               sealed.count >= CooldownNonce.byteCount + 5 + Self.tagSize else { return nil }

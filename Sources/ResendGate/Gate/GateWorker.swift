@@ -28,11 +28,9 @@ public final class GateWorker {
     let prefixGuard: PrefixGuard
     let lockout: Lockout
     let codes: IssuedCodeRule
-    /// Each client address's requests against `ipMaxRequests`, before Redis (shared by the
-    /// server's workers); nil without it.
+    /// Counts `ipMaxRequests` before Redis (shared by a server's workers); nil without it.
     let requestLimiter: RequestLimiter?
-    /// On a cluster, sends with steps outside the number's slot (budgets, the pumping
-    /// guard), one at a time per number.
+    /// On a cluster, a number's sends with steps in other slots (budgets, pumping guard), one at a time.
     let sameNumber = SameNumberQueue()
 
     /// The most prefixes the registry of blocked prefixes keeps and the listing returns.

@@ -91,8 +91,7 @@ final class PrefixGuard {
         })
     }
 
-    /// Counts a `verified` outcome in the number's prefix, once Redis has it (so a send
-    /// after this answer sees the conversion).
+    /// Counts a `verified` outcome in the prefix before answering, so a later send sees it.
     func countVerified(_ phone: PhoneNumber, purpose: Purpose, rules: PumpingGuard, completion: @escaping (Result<Void, GateError>) -> Void) {
         step("verified", purpose: purpose, prefix: PrefixKey(phone, digits: rules.prefixDigits), rules: rules) { counted in
             completion(counted.map { _ in () })

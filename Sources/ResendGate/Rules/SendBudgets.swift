@@ -54,8 +54,7 @@ final class SendBudgets {
         }
     }
 
-    /// Where the walk over a send's budgets stands: a budget at a time, each shard from the
-    /// send's first until one has room.
+    /// A walk over a send's budgets: one at a time, each shard from the send's first until one has room.
     private struct Walk {
         let checks: [BudgetCheck]
         let member: CooldownNonce

@@ -28,9 +28,8 @@ final class WindowCooldowns {
     /// The last read (with this gate's announcement): when it was sent, so its age is never
     /// understated, and until when some gate keeps each purpose in windows (this gate's clock).
     private var lastRead: (at: ContinuousClock.Instant, runningUntil: [String: ContinuousClock.Instant])?
-    /// When this gate may keep cooldowns in windows: two periods after its first announcement,
-    /// or its first after a gap of over two periods (when a plain gate may have read the
-    /// registry without it).
+    /// When this gate may keep cooldowns in windows: two periods after its first announcement
+    /// or its first after a gap of over two periods (a plain gate may have read without it).
     private var windowsFrom: ContinuousClock.Instant?
     private var closed = false
     /// Decisions waiting for the first read (`waitForFirstRead`); nil once it was answered.
