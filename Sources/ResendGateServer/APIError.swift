@@ -1,17 +1,15 @@
 import ResendGate
 
-/// An error answer of the HTTP API: a stable `code`, a message for people, and the one
-/// place where errors get their HTTP status: each code below with its status, and a gate
-/// error's status by a switch over every `GateError.Kind` with no default, so a new kind
-/// does not build until it has a status here.
+/// An error answer of the HTTP API: a stable `code` and a message for people. The one
+/// place where errors get their HTTP status; the switch over `GateError.Kind` has no
+/// default, so a new kind does not build until it has one.
 struct APIError: Error, Equatable {
     /// The stable wire code (`invalid_json`, `store_unavailable`, ...); deploy/openapi.yaml lists them.
     let code: String
     let status: Int
     let message: String
-    /// For `refund_limit`, `locked` and `code_locked`: how long until the limit frees a refund, the lock ends
-    /// or a new code may be sent, sent as
-    /// `retry_after`/`retry_after_ms` in the error object and as `Retry-After`.
+    /// For `refund_limit`, `locked` and `code_locked`: how long until a refund, the lock's
+    /// end or a new code, as `retry_after`/`retry_after_ms` and `Retry-After`.
     let retryAfterMilliseconds: Int64?
     /// For `wrong_code`: wrong checks the code may still have, sent as `attempts_left`.
     var attemptsLeft: Int?
@@ -37,8 +35,7 @@ struct APIError: Error, Equatable {
         self.init(kind.rawValue, status, message, retryAfterMilliseconds: retryAfterMilliseconds)
     }
 
-    /// A send decision's status: 200 allowed; a refusal, whatever its reason (a row of the
-    /// table of reasons, `DecisionReason`), is a limit that frees in `retry_after`: 429.
+    /// A send decision's status: 200 allowed; any refusal (`DecisionReason`) is 429.
     static func status(of reason: DecisionReason?) -> Int {
         reason == nil ? 200 : 429
     }
@@ -87,9 +84,7 @@ struct APIError: Error, Equatable {
         json.beginObject()
         json.field("code", code)
         json.field("message", message)
-        if let retryAfterMilliseconds {
-            WaitEncoding.write(retryAfterMilliseconds, to: &json)
-        }
+        if let retryAfterMilliseconds { WaitEncoding.write(retryAfterMilliseconds, to: &json) }
         if let attemptsLeft { json.field("attempts_left", Int64(attemptsLeft)) }
         json.endObject()
         json.endObject()

@@ -37,9 +37,8 @@ public struct APIKey: Sendable, Equatable {
         self.scopes = scopes
     }
 
-    /// One key as a line of `--api-keys-file` writes it: `KEY` (send and read) or
-    /// `KEY send,read,release` (the scopes it names, separated by commas). An unknown
-    /// or empty scope name is refused, naming `api-keys-file`; the key itself is never quoted.
+    /// One line of `--api-keys-file`: `KEY` (`bare`) or `KEY send,read,release`. An unknown
+    /// or empty scope name is refused; the key itself is never quoted.
     public init(line: String) throws(ConfigurationError) {
         let parts = line.split(maxSplits: 1, whereSeparator: { $0 == " " || $0 == "\t" })
         guard let secret = parts.first else { throw ConfigurationError(field: "api-keys-file", message: "a key line is empty") }
@@ -62,8 +61,8 @@ public struct APIKey: Sendable, Equatable {
         self.init(String(secret), scopes: scopes)
     }
 
-    /// Every key of an `--api-keys-file`: one a line, `#` starts a comment line, blank
-    /// lines are skipped. A mistake is named with its line number.
+    /// Every key of an `--api-keys-file`: one a line, `#` comments, blank lines skipped; a
+    /// mistake is named with its line number.
     public static func parseFile(_ text: String) throws(ConfigurationError) -> [APIKey] {
         var keys: [APIKey] = []
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {

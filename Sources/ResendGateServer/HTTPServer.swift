@@ -5,8 +5,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// The resend gate over HTTP: one worker per event loop, each with its own
-/// listener on the shared port and its own Redis connection.
+/// The resend gate over HTTP: one `Worker` per event loop.
 public final class HTTPServer: Sendable {
     /// The port the server listens on (the real one when 0 was asked for).
     public let port: Int
@@ -15,13 +14,11 @@ public final class HTTPServer: Sendable {
     private let loops: [EventLoop]
     private let shutDown = Atomic<Bool>(false)
 
-    /// The origins whose pages may send mutating requests (`--allow-origins`, or the
-    /// gate's own on the port it listens on).
+    /// The origins whose pages may send mutating requests (`--allow-origins`, or its own).
     public var allowedOrigins: [String] { configuration.allowedOrigins(port: port) }
 
-    /// Starts every worker and begins listening; returns once connections are accepted.
-    /// Ignores SIGPIPE for the whole process: a write to a client that has left must
-    /// fail (and drop that connection), not end the process.
+    /// Starts every worker; returns once connections are accepted. Ignores SIGPIPE for the
+    /// process: a write to a client that left must fail, not end the process.
     public init(configuration: ServerConfiguration, gate: GateConfiguration) throws(ConfigurationError) {
         signal(SIGPIPE, SIG_IGN)
         // Issued codes are answered to whoever may send: with no key on a public address,
@@ -62,16 +59,15 @@ public final class HTTPServer: Sendable {
         self.loops = loops
     }
 
-    /// Stops accepting, lets requests in flight finish (up to the drain timeout),
-    /// then closes every connection and returns. Only the first call does anything: a
-    /// job sent to a stopped loop would never run, and would keep its worker forever.
+    /// Stops accepting, lets requests in flight finish (up to the drain timeout), then
+    /// closes every connection. Only the first call acts: a job sent to a stopped loop
+    /// would never run, and would keep its worker forever.
     public func shutdown() {
         guard !shutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         Self.drain(workers, loops, until: .now + configuration.drainTimeout)
     }
 
-    /// Drains each worker on its loop until `deadline` (`Worker.drain`), and returns once
-    /// every loop has stopped.
+    /// `Worker.drain` on each loop; returns once every loop has stopped.
     private static func drain(_ workers: [Worker], _ loops: [EventLoop], until deadline: ContinuousClock.Instant) {
         for (worker, loop) in zip(workers, loops) {
             let job = Unchecked(worker)

@@ -8,40 +8,34 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     /// Event loops, each with its own listener (`SO_REUSEPORT`) and Redis connection.
     public var workers: Int
-    /// Bearer keys with their scopes; empty means no authentication (loopback only,
-    /// unless insecure), and then every route is open to whoever reaches the gate.
+    /// Bearer keys with their scopes; empty: every route open (loopback only, unless insecure).
     public var apiKeys: [APIKey]
     /// Allow a non-loopback host without API keys.
     public var insecureNoAuth: Bool
     public var maxBodyBytes: Int
     public var maxHeaderBytes: Int
     /// How long a request may take to arrive (from its first byte), a connection stay
-    /// idle between requests, and an answer go unread. It does not run while the request
-    /// is served (each Redis step bounded by Redis's timeout).
+    /// idle, and an answer go unread; not while a request is served (Redis's timeout is).
     public var connectionTimeout: Duration
-    /// Open connections per worker; past it the oldest idle one is closed to make room.
-    /// By default the lower of what the open-file limit and the connection memory budget
-    /// allow (``ConnectionBudget``).
+    /// Open connections per worker; past it the oldest idle one is closed. By default
+    /// ``ConnectionBudget/defaultPerWorker``.
     public var maxConnectionsPerWorker: Int
-    /// What all workers' connections may make the server hold together, in bytes
-    /// (``ConnectionMemoryBudget``): past a worker's share, it closes connections.
+    /// What all connections may hold, in bytes (``ConnectionMemoryBudget``).
     public var connectionMemoryBytes: Int
     public var logLevel: LogLevel
     /// How long SIGTERM waits for requests in flight.
     public var drainTimeout: Duration
     /// What `POST /v1/sends` answers when Redis cannot record a send.
     public var onStoreFailure: StoreFailureMode
-    /// The browser origins (`http://host:port`, normalised) whose pages may send
-    /// mutating requests; nil means the gate's own (`ServerConfiguration.ownOrigins`).
+    /// The browser origins (normalised) whose pages may send mutating requests; nil: `ownOrigins`.
     public var allowOrigins: [String]?
-    /// How often an open event stream gets a `: heartbeat` comment line, which keeps
-    /// proxies from closing a quiet stream. Not a command-line option (tests shorten it).
+    /// How often an event stream gets a `: heartbeat` line, so proxies keep it open. No
+    /// option: tests shorten it.
     public var streamHeartbeatInterval: Duration = ServerConfiguration.defaultStreamHeartbeatInterval
 
     /// Loopback: without API keys nothing else is allowed.
     public static let defaultHost = "127.0.0.1"
     public static let defaultPort = 8080
-    /// 0 picks a free port.
     public static let portRange = 0...65535
     /// One event loop per core.
     public static let defaultWorkers = ProcessInfo.processInfo.activeProcessorCount
@@ -108,8 +102,7 @@ public struct ServerConfiguration: Sendable {
         self.allowOrigins = allowOrigins?.compactMap(Self.normalisedOrigin)  // every one valid, checked above
     }
 
-    /// Whether the gate checks `Host` against loopback names (DNS rebinding): when it
-    /// has no API keys and listens on loopback.
+    /// Whether `Host` must be a loopback name (DNS rebinding): no API keys, on loopback.
     var checksHost: Bool { apiKeys.isEmpty && Self.isLoopback(host) }
 
     /// The origins whose pages may send mutating requests, once the port is known.
@@ -117,8 +110,7 @@ public struct ServerConfiguration: Sendable {
         allowOrigins ?? Self.ownOrigins(host: host, port: port)
     }
 
-    /// The gate's own origins: its loopback names on `port`, and `host` itself when it
-    /// is one address (not a wildcard such as 0.0.0.0).
+    /// Its loopback names on `port`, and `host` when it is one address (not 0.0.0.0).
     public static func ownOrigins(host: String, port: Int) -> [String] {
         var origins = ["http://127.0.0.1:\(port)", "http://localhost:\(port)", "http://[::1]:\(port)"]
         if !["0.0.0.0", "::", ""].contains(host), let own = normalisedOrigin("http://\(host.contains(":") ? "[\(host)]" : host):\(port)"),
@@ -162,9 +154,8 @@ public struct ServerConfiguration: Sendable {
         return "\(scheme)://\(host)\(port)"
     }
 
-    /// `localhost`, or an address literal in 127.0.0.0/8, `::1` or `::ffff:127.x.y.z`. The
-    /// text is parsed (`inet_pton`), never prefix-matched: `127.example.com` is a name that
-    /// may resolve anywhere, so it is not loopback and needs API keys.
+    /// `localhost`, or an address in 127.0.0.0/8, `::1` or `::ffff:127.x.y.z`, parsed, never
+    /// prefix-matched: `127.example.com` may resolve anywhere, so it needs API keys.
     static func isLoopback(_ host: String) -> Bool {
         if host == "localhost" { return true }
         var v4 = in_addr()
@@ -185,8 +176,7 @@ public enum StoreFailureMode: String, Sendable, CaseIterable {
     /// 503 `store_unavailable`: no send is ever allowed that Redis did not record (the default).
     case closed
     /// 200 allowed, marked `"store": "unavailable"` and `X-Resendgate-Store: unavailable`.
-    /// Risk: while Redis is down every request is allowed, with no cooldown and no caps, so
-    /// whoever can stall Redis can make the gate approve any number of SMS.
+    /// Risk: with no cooldown and no caps, whoever stalls Redis gets any number of SMS.
     case open
 }
 

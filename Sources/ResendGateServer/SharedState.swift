@@ -4,10 +4,10 @@ import ResendGate
 /// What every worker may read about all of them: their metrics and Redis health,
 /// for `/metrics` and `/readyz`. Filled once before serving starts.
 final class SharedState: Sendable {
-    private let workerMetrics: [WorkerMetrics]
-    private let redis: [RedisStatistics]
-    /// The accepted API keys as bytes, with their scopes and caller identity (which scopes
-    /// their idempotency keys: `SendRequest.callerIdentity(apiKey:)`); empty means no authentication.
+    let workerMetrics: [WorkerMetrics]
+    let redis: [RedisStatistics]
+    /// The API keys as bytes, with their scopes and the caller identity their idempotency
+    /// keys belong to; empty: no authentication.
     let apiKeys: [(secret: [UInt8], scopes: APIScopes, caller: String)]
 
     init(metrics: [WorkerMetrics], redis: [RedisStatistics], apiKeys: [APIKey]) {
@@ -20,8 +20,4 @@ final class SharedState: Sendable {
 
     /// Why sends are refused because Redis may evict keys (a worker's first reason), or nil.
     var evictionRefusal: String? { redis.lazy.compactMap(\.evictionRefusal).first }
-
-    func prometheusText() -> String {
-        PrometheusText.render(workerMetrics, redis: redis)
-    }
 }

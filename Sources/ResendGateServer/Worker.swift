@@ -2,9 +2,9 @@ import CHTTPConnection
 import GateEventLoop
 import ResendGate
 
-/// One event loop of the server: its own listener on the shared port, its own
-/// connections (CHTTPConnection's framing), its own Redis connection and parser cache. A request is read, decided
-/// and answered on this loop alone: no thread hop, no lock, no blocking call.
+/// One event loop of the server, with its own listener on the shared port, connections,
+/// Redis connection and parser cache: a request is read, decided and answered on this loop
+/// alone, with no thread hop, no lock, no blocking call.
 final class Worker {
     let loop: EventLoop
     let configuration: ServerConfiguration
@@ -13,10 +13,8 @@ final class Worker {
     let log: AccessLog
     /// Set by the server once every worker exists, before serving starts.
     var shared: SharedState!
-    /// The HTTP framing (CHTTPConnection) serving this worker's connections.
     private(set) var connections: ConnectionTracker?
     private var acceptPause: AcceptPause?
-    /// Keeps what this worker's connections hold within its share of the memory budget.
     private var memoryGuard: ConnectionMemoryGuard?
     private(set) var port = 0
     /// Reused for every request: the body bytes, the JSON being written, the answer's headers.
@@ -25,13 +23,10 @@ final class Worker {
     private var responseHeaders = ResponseHeaders()
     private var nextRequestID: UInt64
     private(set) var inFlight = 0
-    /// Whether `Host` must be a loopback name (no API keys, loopback listener).
     let checksHost: Bool
-    /// The origins whose pages may send mutating requests, lower-case; set once the
-    /// listener's port is known, before it accepts anything.
+    /// The origins whose pages may send mutating requests, lower-case; set by `start`.
     private(set) var allowedOrigins: [[UInt8]] = []
-    /// Server-sent event streams of countdowns, with the worker's one countdown ticker
-    /// (made by `start`, once connections are tracked).
+    /// Made by `start`, once connections are tracked.
     private(set) var countdownStreams: CountdownStreams!
     private lazy var flushTimer = EventTimer(loop: loop) { [unowned self] in self.flushLog() }
     private lazy var drainTimer = EventTimer(loop: loop) { [unowned self] in self.finishDraining() }
@@ -59,7 +54,7 @@ final class Worker {
         self.port = opened.port
         allowedOrigins = configuration.allowedOrigins(port: opened.port).map { Array($0.utf8) }
         countdownStreams = CountdownStreams(
-            loop: loop, gate: gate, metrics: metrics, limits: StreamLimits(maxConnections: configuration.maxConnectionsPerWorker),
+            loop: loop, gate: gate, metrics: metrics, maxConnections: configuration.maxConnectionsPerWorker,
             heartbeatInterval: configuration.streamHeartbeatInterval)
         guard let connections = ConnectionTracker(worker: self, listener: opened.listener) else {
             throw ConfigurationError(field: "port", message: "cannot serve HTTP: out of memory")
@@ -72,9 +67,8 @@ final class Worker {
         flushTimer.schedule(after: .milliseconds(200))
     }
 
-    /// Stops accepting, ends every event stream with its `shutdown` event, lets
-    /// requests in flight finish until `deadline`, then closes everything and stops
-    /// the loop. Runs on the loop.
+    /// Stops accepting, ends every event stream, lets requests in flight finish until
+    /// `deadline`, then closes everything and stops the loop. Runs on the loop.
     func drain(until deadline: ContinuousClock.Instant) {
         acceptPause?.detach()
         acceptPause = nil
@@ -96,7 +90,8 @@ final class Worker {
         loop.stop()
     }
 
-    /// Closes the Redis connection, then every client connection. Runs on the loop.
+    /// Closes the Redis connection, then every client connection (`drain` detached the
+    /// listener's pause). Runs on the loop.
     private func close() {
         flushTimer.cancel()
         drainTimer.cancel()
@@ -104,16 +99,13 @@ final class Worker {
         // their requests are answered (503) while their connections are still open.
         gate.close()
         log.flush()
-        acceptPause?.detach()
-        acceptPause = nil
         memoryGuard?.detach()
         memoryGuard = nil
         connections?.close()
         connections = nil
     }
 
-    /// Housekeeping every 200 ms: the log, the memory budget, and memory given back
-    /// after a crowd left.
+    /// Housekeeping every 200 ms: the log, the memory budget, memory given back.
     private func flushLog() {
         log.flush()
         memoryGuard?.check()
@@ -127,8 +119,7 @@ final class Worker {
         route(begin(request))
     }
 
-    /// A request the framing refused (bad syntax, too large, smuggling): answered in
-    /// JSON, and its connection closed.
+    /// A request the framing refused (bad syntax, too large, smuggling): answered, and closed.
     func refused(_ request: HTTPRequest, status: Int, message: String) {
         let error: APIError = switch status {
         case 431: .headerTooLarge("the request head (request line and headers) may be at most \(configuration.maxHeaderBytes) bytes")
@@ -143,7 +134,8 @@ final class Worker {
         nextRequestID &+= 1
         inFlight += 1
         metrics.add(.inFlight)
-        return Exchange(request: request, started: started, id: nextRequestID)
+        let (path, query) = request.target
+        return Exchange(request: request, started: started, id: nextRequestID, method: request.method, path: path, query: query)
     }
 
     /// Sends a JSON body written by `write`, and records the request.
@@ -186,7 +178,7 @@ final class Worker {
     }
 }
 
-/// One request on its way through a worker.
+/// One request on its way through a worker, its method and target read once.
 struct Exchange {
     let request: HTTPRequest
     let started: ContinuousClock.Instant
@@ -194,12 +186,4 @@ struct Exchange {
     let method: HTTPRequest.Method
     let path: Substring
     let query: Substring?
-
-    init(request: HTTPRequest, started: ContinuousClock.Instant, id: UInt64) {
-        self.request = request
-        self.started = started
-        self.id = id
-        method = request.method
-        (path, query) = request.target
-    }
 }

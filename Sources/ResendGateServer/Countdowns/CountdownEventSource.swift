@@ -1,15 +1,12 @@
 import Countdown
 
-/// The server-sent events of one countdown, apart from HTTP: subscribes to the worker's
-/// shared ``CountdownCenter`` and turns its events into SSE frames — a `tick` at once,
-/// one each time the whole-second value changes, then `done` — handing each to `send`
-/// (with whether it is the last frame, which must never be dropped) and calling `finish`
-/// after `done`.
+/// The server-sent events of one countdown, apart from HTTP: the worker's
+/// ``CountdownCenter``'s events as SSE frames (a `tick` at once and at each whole second,
+/// then `done`), handed to `send` with whether it is the last (never dropped), then `finish`.
 ///
-/// Loop-confined: the center it uses is driven by the worker's loop and delivers inline.
+/// `@unchecked`: loop-confined (the worker's center delivers inline on its loop); the
+/// handler type is `@Sendable` because other centers deliver on other threads.
 final class CountdownEventSource: @unchecked Sendable {
-    // @unchecked: loop-confined; the center's handler type is @Sendable because other
-    // centers deliver on other threads.
     let countdownID: CountdownID
     let deadline: CountdownInstant
     private let center: CountdownCenter
@@ -19,8 +16,7 @@ final class CountdownEventSource: @unchecked Sendable {
     /// True once `done` was sent or the source was cancelled.
     private(set) var isOver = false
 
-    /// A source for the countdown `countdownID` ending at `deadline` (which must be this
-    /// stream's own id: cancelling forgets the countdown).
+    /// `countdownID` must be this stream's own: cancelling forgets the countdown.
     init(center: CountdownCenter, countdownID: CountdownID, deadline: CountdownInstant,
          send: @escaping (_ frame: [UInt8], _ final: Bool) -> Void, finish: @escaping () -> Void) {
         self.center = center
@@ -30,8 +26,7 @@ final class CountdownEventSource: @unchecked Sendable {
         self.finish = finish
     }
 
-    /// Starts the countdown and sends the first tick before returning (or `done` and
-    /// `finish`, when the deadline already passed).
+    /// Starts the countdown and sends the first tick (or `done`, if it is past) before returning.
     func start() {
         center.start(countdownID, deadline: deadline)
         let subscription = center.subscribe(to: countdownID) { [self] event in self.deliver(event) }
@@ -47,8 +42,8 @@ final class CountdownEventSource: @unchecked Sendable {
         center.cancel(countdownID)  // nobody subscribes to this stream's own id any more
     }
 
-    /// The cooldown ended early (a release, on any gate): `done` carrying `reason`, then
-    /// `finish`, at once rather than at the deadline. Nothing once the stream is over.
+    /// The cooldown ended early (a release, on any gate): `done` carrying `reason` and
+    /// `finish` at once. Nothing once the stream is over.
     func end(reason: String) {
         guard !isOver else { return }
         cancel()
@@ -72,8 +67,7 @@ final class CountdownEventSource: @unchecked Sendable {
 
     // MARK: - Frames
 
-    /// `event: tick` with the whole seconds shown and the milliseconds behind them, kept
-    /// consistent: `retry_after == ceil(retry_after_ms / 1000)`.
+    /// `event: tick`, kept consistent: `retry_after == ceil(retry_after_ms / 1000)`.
     static func tick(_ value: CountdownValue, remaining: Duration) -> [UInt8] {
         let seconds = value.totalSeconds
         let (whole, fraction) = remaining.components
@@ -83,14 +77,12 @@ final class CountdownEventSource: @unchecked Sendable {
     }
 
     static let done = Array("event: done\ndata: {\"retry_after\": 0, \"retry_after_ms\": 0}\n\n".utf8)
-    /// `done` before the deadline, with why: `{"retry_after": 0, "retry_after_ms": 0, "reason": "released"}`.
-    /// `reason` is one of ours (ASCII, no quotes): it is written as it is.
+    /// `done` before the deadline, with why: one of ours (ASCII, no quotes), written as it is.
     static func done(reason: String) -> [UInt8] {
         Array("event: done\ndata: {\"retry_after\": 0, \"retry_after_ms\": 0, \"reason\": \"\(reason)\"}\n\n".utf8)
     }
     static let heartbeat = Array(": heartbeat\n\n".utf8)
-    /// The last frame of every stream open when the server shuts down: reconnect after
-    /// 1 s (to another gate: this one no longer accepts). A documented contract
-    /// (deploy/openapi.yaml); clients match it byte for byte.
+    /// The last frame of every stream when the server shuts down: reconnect after 1 s, to
+    /// another gate. A contract (deploy/openapi.yaml): clients match it byte for byte.
     static let shutdown = Array("retry: 1000\nevent: shutdown\ndata: {}\n\n".utf8)
 }

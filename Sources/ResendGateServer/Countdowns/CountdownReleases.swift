@@ -1,18 +1,14 @@
 import GateRuntime
 import ResendGate
 
-/// Ends a worker's event streams whose cooldown was released, on any gate: every
-/// release publishes the value its cooldown key held (`GateWorker.followReleases`), and
-/// the streams are found here by that value, their cooldown's identity. Loop-confined.
+/// Ends a worker's event streams whose cooldown was released, on any gate: a release
+/// publishes its cooldown key's value (`GateWorker.followReleases`), by which the streams
+/// are found here. Loop-confined.
 ///
-/// What a client can grow is bounded: a table entry lives only while a stream follows
-/// it (and streams are bounded by the worker's connections), and the last
-/// ``recentCapacity`` released identities are kept, so that a stream opened from a
-/// lookup answered just before its release (whose message arrived first) still ends.
-///
-/// While the subscriber connection is down releases are not heard; each time it is in
-/// place again every followed cooldown is looked up, and the streams of those gone are
-/// ended as released. A stream opened meanwhile still ends at its deadline.
+/// Bounded: an entry lives only while a stream follows it, and only the last
+/// ``recentCapacity`` released identities are kept (for a stream opened from a lookup
+/// answered just before its release, whose message came first). Releases published while
+/// the subscriber is down are found when it is back, by looking every followed cooldown up.
 final class CountdownReleases {
     /// Released identities kept, for the race between a lookup and its release.
     static let recentCapacity = 256
@@ -34,8 +30,7 @@ final class CountdownReleases {
     /// Ends `stream` when `identity` is released; at once if it just was.
     func follow(_ stream: EventStream, identity: String) {
         if !subscribing {
-            // The worker's first stream: from now on the worker follows every release.
-            subscribing = true
+            subscribing = true  // from the worker's first stream on
             gate.followReleases(
                 onRelease: { [weak self] identity in self?.released(identity) },
                 onSubscribed: { [weak self] in self?.recheck() })
@@ -69,8 +64,8 @@ final class CountdownReleases {
         if recentOrder.count > Self.recentCapacity, let oldest = recentOrder.popFirst() { recent.remove(oldest) }
     }
 
-    /// The subscription is (again) in place: a cooldown released while it was down is
-    /// found gone (or holding another value) by a lookup of its token.
+    /// The subscription is (again) in place: a cooldown released meanwhile is gone (or
+    /// holds another value).
     private func recheck() {
         for (identity, streams) in followers {
             guard let token = streams.values.first?.token else { continue }

@@ -3,17 +3,25 @@ import Countdown
 import GateEventLoop
 import ResendGate
 
-/// One worker's server-sent event streams: ONE shared ``CountdownCenter`` ticking on
-/// the worker's loop (one timer for every stream), one heartbeat timer, the open
-/// streams, and ``CountdownReleases``, which ends those whose cooldown is released on
-/// any gate. Loop-confined.
+/// One worker's server-sent event streams: one shared ``CountdownCenter`` on the worker's
+/// loop (one timer for every stream), one heartbeat timer, and ``CountdownReleases``,
+/// which ends streams whose cooldown is released on any gate. Loop-confined.
 final class CountdownStreams {
-    /// What may wait unsent for one stream (past what the kernel's socket buffer
-    /// took) before its ticks and heartbeats are dropped: a client that reads nothing
-    /// cannot make its stream grow. Each tick carries the whole state, so one that
-    /// catches up loses nothing; and with nothing more written its write timeout runs,
-    /// so a client that stays stuck is closed after --connection-timeout.
+    /// What may wait unsent for one stream before its ticks and heartbeats are dropped, so
+    /// a client that reads nothing cannot grow it. A tick carries the whole state, so one
+    /// that catches up loses nothing; one that stays stuck meets --connection-timeout.
     static let maxUnsentBytes = 4 << 10
+
+    // The two caps on streams. A stream holds a connection (and its descriptor) while its
+    // countdown runs, and a token needs no API key: uncapped, one token opened streams until
+    // the worker ran out of descriptors. Past a cap the OLDEST stream is closed with the
+    // `shutdown` event (reconnect after 1 s), never the new one refused: a page that
+    // reloads keeps its countdown.
+
+    /// Streams of one token: tabs of one page, and reconnects whose old connection lingers.
+    static let maxStreamsPerToken = 4
+    /// Streams of the worker: half its connection cap, so a `/healthz` still gets in.
+    let maxStreams: Int
 
     /// A comment line this often keeps proxies from closing a quiet stream.
     let heartbeatInterval: Duration
@@ -27,16 +35,14 @@ final class CountdownStreams {
     private var order = FIFO<UInt64>()
     /// Each token's open streams on this worker, oldest first.
     private var streamsOfToken: [String: [UInt64]] = [:]
-    let limits: StreamLimits
     private var nextSerial: UInt64 = 0
     private var heartbeat: EventTimer!
     /// Set by `shutDown`: a stream opened afterwards gets only the shutdown event.
-    private(set) var isShuttingDown = false
-    /// Streams by their cooldown's identity, ended when a release of it is published.
-    let releases: CountdownReleases
+    private var isShuttingDown = false
+    private let releases: CountdownReleases
 
-    init(loop: EventLoop, gate: GateWorker, metrics: WorkerMetrics, limits: StreamLimits, heartbeatInterval: Duration) {
-        self.limits = limits
+    init(loop: EventLoop, gate: GateWorker, metrics: WorkerMetrics, maxConnections: Int, heartbeatInterval: Duration) {
+        maxStreams = max(1, maxConnections / 2)
         releases = CountdownReleases(gate: gate, metrics: metrics)
         self.heartbeatInterval = heartbeatInterval
         self.metrics = metrics
@@ -45,19 +51,17 @@ final class CountdownStreams {
         heartbeat = EventTimer(loop: loop) { [unowned self] in self.beat() }
     }
 
-    /// Answers `request` with 200 `text/event-stream` and streams the countdown of
-    /// `token`, which has `remaining` left as measured at `measuredAt` (when Redis's reply
-    /// arrived). The first tick is written before this returns. `identity` is the value
-    /// its cooldown key holds: a release publishing it ends the stream with `done`.
+    /// Answers `request` with 200 `text/event-stream` and streams the countdown of `token`:
+    /// `remaining` as measured at `measuredAt` (Redis's reply), its first tick written before
+    /// this returns. A release publishing `identity` (its cooldown key's value) ends it.
     func open(_ request: HTTPRequest, token: CountdownToken, identity: String, remaining: Duration,
               measuredAt: CountdownInstant, requestID: UInt64) {
         var headers = ResponseHeaders(capacity: 128)
         headers.add("Cache-Control", "no-store")
         headers.add("X-Accel-Buffering", "no")
         headers.add("X-Request-Id", String(requestID, radix: 16))
-        // One stream per connection: after `done` the connection closes (EventSource
-        // reconnects on a new one), so no keep-alive connection outlives its stream's state.
-        // A client that reset its connection while the countdown was looked up gets none.
+        // One stream per connection: after `done` it closes (EventSource reconnects), so no
+        // keep-alive connection outlives its stream. A client that reset it meanwhile gets none.
         let connection = request.connection
         guard HTTPResponder.startStream(connection, status: 200, headers: headers, contentType: "text/event-stream; charset=utf-8") else {
             return
@@ -98,13 +102,12 @@ final class CountdownStreams {
         if streams.isEmpty { heartbeat.cancel() }
     }
 
-    /// Before a stream of `token` opens: closes the token's oldest streams past its cap,
-    /// then the worker's oldest past its cap (see ``EventStream/evict()``).
+    /// Before a stream of `token` opens: evicts the oldest past the token's cap, then the worker's.
     private func makeRoom(for token: String) {
-        while let serials = streamsOfToken[token], serials.count >= limits.perToken, let oldest = streams[serials[0]] {
+        while let serials = streamsOfToken[token], serials.count >= Self.maxStreamsPerToken, let oldest = streams[serials[0]] {
             evict(oldest)
         }
-        while streams.count >= limits.perWorker, evictOldest() {}
+        while streams.count >= maxStreams, evictOldest() {}
     }
 
     /// Closes the oldest stream on this worker; false if none.
@@ -130,9 +133,8 @@ final class CountdownStreams {
         if !streams.isEmpty { heartbeat.schedule(after: heartbeatInterval) }
     }
 
-    /// The server is shutting down: every open stream gets the `shutdown` event (which
-    /// tells its client to reconnect, elsewhere, after `retry` ms) and is ended; its
-    /// connection closes once that is written. Streams opened from now on get only that.
+    /// The server is shutting down: every stream, and every one opened from now on, gets
+    /// the `shutdown` event (reconnect elsewhere) and ends.
     func shutDown() {
         isShuttingDown = true
         heartbeat.cancel()
@@ -140,8 +142,8 @@ final class CountdownStreams {
     }
 }
 
-/// One open `GET /v1/countdowns/{token}/events` response. Owns its connection until the
-/// stream ends (it is the connection's owner: told when its client leaves).
+/// One open `GET /v1/countdowns/{token}/events` response: its connection's owner (told
+/// when its client leaves) until the stream ends.
 final class EventStream {
     let serial: UInt64
     let token: CountdownToken
@@ -178,8 +180,7 @@ final class EventStream {
         source.end(reason: reason)
     }
 
-    /// Writes one frame as a chunk of the response. A tick or heartbeat is dropped while
-    /// the client is behind by more than `maxUnsentBytes`; `final` frames never are.
+    /// Writes one frame; dropped while the client is `maxUnsentBytes` behind, unless `final`.
     fileprivate func write(_ frame: [UInt8], final: Bool = false) {
         guard let connection else { return }
         _ = frame.withUnsafeBufferPointer {
@@ -188,21 +189,17 @@ final class EventStream {
     }
 
     /// The server is shutting down: the `shutdown` event, then the end of the response.
-    func endForShutdown() {
-        guard connection != nil else { return }
-        write(CountdownEventSource.shutdown, final: true)
-        source.cancel()
-        end()
-    }
+    func endForShutdown() { shutDown { rg_http_end_stream($0) } }
 
-    /// Closes the stream and its connection at once, to free its descriptor: the
-    /// `shutdown` event (reconnect after 1 s), written as far as the socket takes it now,
-    /// then the connection is closed.
-    func evict() {
+    /// The `shutdown` event as far as the socket takes it now, then the connection closed
+    /// at once, to free its descriptor.
+    func evict() { shutDown { rg_http_close_now($0) } }
+
+    private func shutDown(then release: (OpaquePointer) -> Void) {
         guard connection != nil else { return }
         write(CountdownEventSource.shutdown, final: true)
         source.cancel()
-        letGo { rg_http_close_now($0) }
+        letGo(release)
     }
 
     /// After `done`: ends the response; the connection then closes (`Connection: close`).
@@ -216,8 +213,7 @@ final class EventStream {
         letGo { rg_http_release($0) }
     }
 
-    /// Hands the connection back with `release` and leaves the worker's streams, once (the
-    /// source is over by then: cancelling it again does nothing).
+    /// Hands the connection back with `release` and leaves the worker's streams, once.
     private func letGo(_ release: (OpaquePointer) -> Void) {
         guard let connection else { return }
         self.connection = nil

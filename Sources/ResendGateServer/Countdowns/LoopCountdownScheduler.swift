@@ -1,16 +1,12 @@
 import Countdown
 import GateEventLoop
 
-/// Wakes a worker's ``CountdownCenter`` from the worker's own event loop, with one
-/// libevent timer however many countdowns it serves (the center keeps at most one
-/// wake-up outstanding). Events are then delivered inline on the loop.
+/// Wakes a worker's ``CountdownCenter`` from the worker's loop, with one libevent timer
+/// however many countdowns it serves (the center keeps one wake-up outstanding).
 ///
-/// Confined to the loop's thread, like everything a worker owns: the center calls
-/// `schedule` only from `subscribe`/`start`/`cancel` and from its own wake-ups, all
-/// of which run on the loop.
+/// `@unchecked`: loop-confined (the center calls `schedule` only from calls and wake-ups
+/// on the loop); the protocol asks for `Sendable` because other schedulers fire elsewhere.
 final class LoopCountdownScheduler: CountdownScheduler, @unchecked Sendable {
-    // @unchecked: loop-confined (see above); the protocol asks for Sendable because
-    // other schedulers fire on other threads.
     private let clock: any CountdownClock
     private var timer: EventTimer?
     private var pending: (instant: CountdownInstant, serial: UInt64, fire: @Sendable () -> Void)?

@@ -5,17 +5,18 @@ import GateEventLoop
 import Glibc
 #endif
 
-/// What a worker does when `accept()` fails for want of file descriptors (EMFILE,
-/// ENFILE) or memory. The connection stays in the kernel's backlog, so libevent would
-/// try again on every loop pass, each time failing and logging: a busy loop that
-/// floods stderr and starves every client. Instead the listener pauses for a moment,
-/// the oldest idle connections are closed so the next accepts succeed (a `/healthz`
-/// still gets in), and the failures are logged once per interval. Loop-confined.
+/// When `accept()` fails for want of descriptors (EMFILE, ENFILE) or memory, the
+/// connection stays in the backlog and libevent would retry on every loop pass: a busy
+/// loop that floods stderr and starves every client. Instead the listener pauses, the
+/// oldest idle connections close so the next accepts (a `/healthz`) succeed, and the
+/// failures are logged once an interval. Loop-confined.
 final class AcceptPause {
     /// How long the listener rests after a failed accept.
     static let pause: Duration = .milliseconds(50)
     /// Idle connections closed per failed accept, to free descriptors for the next ones.
     static let evictionBatch = 32
+    /// Streams closed per failed accept when no connection is idle.
+    static let streamEvictionBatch = 4
     /// At most one log line per worker this often, however many accepts fail.
     static let logInterval: Duration = .seconds(5)
 
@@ -27,8 +28,6 @@ final class AcceptPause {
     private var failures = 0
     private var evicted = 0
     private var streamsClosed = 0
-    /// Streams closed per failed accept when no connection is idle.
-    static let streamEvictionBatch = 4
     private var nextLog = ContinuousClock.now
 
     init(loop: EventLoop, listener: OpaquePointer, connections: ConnectionTracker, metrics: WorkerMetrics, log: AccessLog) {
@@ -62,8 +61,7 @@ final class AcceptPause {
         if outOfDescriptors {
             let closed = connections.evictIdle(upTo: Self.evictionBatch)
             evicted += closed
-            // Nothing idle (every descriptor held by event streams, say): close the oldest
-            // streams, each with its `shutdown` event, so that a `/healthz` gets in.
+            // Nothing idle (event streams hold every descriptor): close the oldest streams.
             if closed == 0 { streamsClosed += connections.evictStreams(upTo: Self.streamEvictionBatch) }
         }
         let now = ContinuousClock.now

@@ -3,10 +3,8 @@ import Glibc
 #endif
 
 /// How many client connections the open-file limit (`RLIMIT_NOFILE`) and the connection
-/// memory budget leave room for. Each client connection holds one descriptor; past the
-/// limit `accept()` fails (EMFILE), so a cap above it cannot be reached, only run into.
-/// Each also costs about 2 KiB idle: past what the memory budget allows, the budget
-/// would close connections instead of the cap.
+/// memory budget leave room for: past the limit `accept()` fails (EMFILE), so a higher cap
+/// is run into, never reached; past the budget, it closes connections instead of the cap.
 public struct ConnectionBudget: Sendable, Equatable {
     /// The soft `RLIMIT_NOFILE` the budget was made for.
     public let openFileLimit: Int
@@ -24,15 +22,12 @@ public struct ConnectionBudget: Sendable, Equatable {
         self.connectionMemory = connectionMemory
     }
 
-    /// Descriptors kept for everything but client connections: standard streams, the
-    /// runtime's own (Dispatch, signals), and per worker its listener, event loop
-    /// (epoll, wake-up pipe and eventfd) and Redis connections (one, or one per master
-    /// of a Redis Cluster, or two more with Sentinel); 16 a worker covers about ten
-    /// masters. Measured: 22 descriptors in all for 2 workers on one Redis.
+    /// Descriptors kept for all but clients: standard streams, the runtime's, and a worker's
+    /// listener, event loop and Redis connections (one per master of a cluster, two more
+    /// with Sentinel): 16 covers about ten masters. Measured: 22 for 2 workers on one Redis.
     public var reserved: Int { 32 + 16 * workers }
 
-    /// What the open-file limit leaves after `reserved`, shared evenly among the workers
-    /// (each worker has its own cap), at least 1.
+    /// What the open-file limit leaves after `reserved`, per worker, at least 1.
     public var descriptorsPerWorker: Int {
         min(Self.maximumPerWorker, max(1, (openFileLimit - reserved) / workers))
     }
@@ -40,11 +35,8 @@ public struct ConnectionBudget: Sendable, Equatable {
     /// What the connection memory budget allows a worker (``ConnectionMemoryBudget``).
     public var memoryPerWorker: Int { ConnectionMemoryBudget(workers: workers, total: connectionMemory).connectionsPerWorker }
 
-    /// The default `--max-connections`: the lower of what the open-file limit and the
-    /// connection memory budget allow.
-    public var defaultPerWorker: Int {
-        min(descriptorsPerWorker, memoryPerWorker)
-    }
+    /// The default `--max-connections`: the lower of the two.
+    public var defaultPerWorker: Int { min(descriptorsPerWorker, memoryPerWorker) }
 
     /// What the server says at start about the cap in force.
     public func summary(perWorker: Int, derived: Bool) -> String {

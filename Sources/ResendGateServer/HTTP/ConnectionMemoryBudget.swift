@@ -1,16 +1,13 @@
-/// What every worker's client connections may make the server hold in memory, together:
-/// every byte kept for them (connection state, request buffers with their header table,
-/// unsent answers and stream frames, libevent's events), counted as it is allocated.
-/// One connection is bounded on its own (64 KiB ahead, one answer unsent), but headers
-/// and bodies that are read and not yet served are not: 1 500 header lines of 5 bytes
-/// take about 170 KB, so 2 000 slow clients took 300 MB. Each worker gets an even share;
-/// past it, it stops reading the connections stuck with unsent bytes and closes the ones
-/// holding the most, then the oldest that are not being served, down to three quarters
-/// of its share. A request being served is never cut, and a new client (a `/healthz`)
-/// is the last one closed.
+/// What all client connections may make the server hold (connection state, request
+/// buffers, unsent answers and stream frames, libevent's events), counted as allocated.
+/// One connection is bounded (64 KiB ahead, one answer unsent), but not many: 1 500
+/// header lines of 5 bytes take about 170 KB, so 2 000 slow clients took 300 MB. Past its
+/// even share a worker closes those stuck with unsent bytes, most first, then the oldest
+/// not being served, down to three quarters of it; never a request being served, and a
+/// new client (a `/healthz`) last.
 public struct ConnectionMemoryBudget: Sendable, Equatable {
-    /// The default `--max-connection-memory`: with the ~34 MB a started server takes, and
-    /// what glibc keeps of freed memory until it is trimmed, RSS stays under 64 MB.
+    /// The default `--max-connection-memory`: with the ~34 MB a started server takes and what
+    /// glibc keeps until trimmed, RSS stays under 64 MB.
     public static let defaultTotal = 16 << 20
 
     /// All workers' connections together, in bytes.
@@ -28,14 +25,12 @@ public struct ConnectionMemoryBudget: Sendable, Equatable {
     /// Where closing stops: room for new clients before the next shedding.
     public var lowWater: Int { perWorker / 4 * 3 }
 
-    /// What an idle connection is reckoned to cost: measured 2.1 KB each with 3 000 open on
-    /// evhttp; the gate's own framing holds about 0.6 KB (its state and two events, no
-    /// buffer while idle), so the figure is headroom for what connections hold.
+    /// What an idle connection is reckoned to cost: 2.1 KB was measured on evhttp; our
+    /// framing holds about 0.6 KB, so the rest is headroom for what connections hold.
     public static let idleConnectionBytes = 2 << 10
 
-    /// The most connections a worker holds by default: half its share for connections
-    /// themselves, half for what they hold (requests, answers). Past it the oldest idle
-    /// one is closed as a new one comes, before the budget has to close anything.
+    /// The default cap per worker: half its share for connections themselves, half for
+    /// what they hold, so the cap closes idle ones before the budget must close any.
     public var connectionsPerWorker: Int { max(1, perWorker / 2 / Self.idleConnectionBytes) }
 
     /// What the server says at start.

@@ -2,12 +2,10 @@ import CHTTPConnection
 import CLibevent
 import GateEventLoop
 
-/// Keeps what one worker's connections hold within its share of
-/// ``ConnectionMemoryBudget``. libevent allocates through counting wrappers, so the
-/// worker knows at every allocation what its connections hold; the first allocation
-/// past the share wakes this guard as soon as the callback that made it returns, before
-/// any other connection is read (and the worker's 200 ms housekeeping checks too). Nothing is added to a request's path but that
-/// count. Loop-confined.
+/// Keeps what one worker's connections hold within its share of ``ConnectionMemoryBudget``.
+/// libevent allocates through counting wrappers: the first allocation past the share wakes
+/// this guard once its callback returns, before any other connection is read (and the
+/// 200 ms housekeeping checks too). A request's path pays only the count. Loop-confined.
 final class ConnectionMemoryGuard {
     /// At most one log line per worker this often.
     static let logInterval: Duration = .seconds(5)
@@ -55,9 +53,8 @@ final class ConnectionMemoryGuard {
         let before = held
         guard before > budget.perWorker else { return rg_memory_rearm() }
         let closed = connections.shed(bytes: before - budget.lowWater)
-        // With nothing left to close (what is held is being served: requests at Redis,
-        // streams whose clients read), the next allocation must not scan again: the
-        // 200 ms check retries, and re-arms once under the budget.
+        // Nothing to close (all held is being served): the next allocation must not scan
+        // again; the 200 ms check retries, and re-arms once under the budget.
         if closed > 0 { rg_memory_rearm() }
         metrics.add(.shedConnections, Int64(closed))
         closedSinceLog += closed

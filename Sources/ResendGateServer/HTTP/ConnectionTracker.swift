@@ -1,12 +1,10 @@
 import CHTTPConnection
 
-/// A worker's client connections, served by the HTTP framing of `CHTTPConnection`: what
-/// the worker asks of them (room when out of descriptors or memory, whether an answer is
-/// still being written) and what the framing tells it (requests, refusals, streams whose
-/// client left, counts). The framing keeps the cap (`--max-connections`: past it the
-/// oldest idle connection is closed, or else the oldest event stream), and the deadline
-/// for each request to arrive whole (`--connection-timeout` from its first byte,
-/// however busy a trickle). Loop-confined.
+/// A worker's client connections on `CHTTPConnection`'s framing, which keeps the cap
+/// (`--max-connections`: past it the oldest idle connection closes, else the oldest event
+/// stream) and each request's deadline (`--connection-timeout` from its first byte,
+/// however busy a trickle), and tells the worker its requests, refusals and counts.
+/// Loop-confined.
 final class ConnectionTracker {
     private let server: OpaquePointer
     private unowned let worker: Worker
@@ -64,27 +62,24 @@ final class ConnectionTracker {
         rg_http_server_free(server)
     }
 
-    /// Closes up to `count` of the oldest connections that are not being served (out
-    /// of descriptors, to make room); returns how many it closed.
+    /// Closes up to `count` of the oldest connections not being served; returns how many.
     func evictIdle(upTo count: Int) -> Int {
         rg_http_server_evict_idle(server, count)
     }
 
-    /// Closes up to `count` of the oldest event streams (each with its `shutdown` event);
-    /// returns how many it closed.
+    /// Closes up to `count` of the oldest event streams; returns how many.
     func evictStreams(upTo count: Int) -> Int {
         var closed = 0
         while closed < count, worker.countdownStreams.evictOldest() { closed += 1 }
         return closed
     }
 
-    /// Over the memory budget: closes connections until about `bytes` are freed: first
-    /// those stuck with unsent bytes (an answer the socket would not take, or a stream more
-    /// than `CountdownStreams.maxUnsentBytes` behind), most first; then, oldest first, those
-    /// still sending a request; then idle ones answered before, unless their next request
-    /// waits unread. A request being worked on, a stream whose client reads, and a
-    /// connection sent nothing yet are never cut (issue 23: a fresh `/healthz` under a
-    /// crowd that never read). Returns how many it closed.
+    /// Over the memory budget: closes connections until about `bytes` are freed, those
+    /// stuck with unsent bytes (a stream `CountdownStreams.maxUnsentBytes` behind), most
+    /// first; then, oldest first, those still sending a request, then idle ones whose next
+    /// request is not waiting. Never a request being served, a stream whose client reads,
+    /// or a connection sent nothing yet (issue 23: a fresh `/healthz` under a crowd that
+    /// never read). Returns how many.
     func shed(bytes: Int) -> Int {
         rg_http_server_shed(server, bytes, CountdownStreams.maxUnsentBytes)
     }

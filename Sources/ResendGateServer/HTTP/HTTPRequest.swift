@@ -10,7 +10,7 @@ struct HTTPRequest {
 
     /// The connection the answer goes to.
     let connection: OpaquePointer
-    /// The framing's parse of the request (read through the accessors below).
+    /// The framing's parse of the request.
     let parsed: UnsafePointer<rg_http_request>
 
     /// The framing's `rg_http_method`, whose values number the cases of `Method` in their order.
@@ -36,8 +36,7 @@ struct HTTPRequest {
         withHeader(name) { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// Calls `body` with a header's value as received (no String made), or returns nil
-    /// when the request has no such header.
+    /// `body` of a header's value as received (no String made); nil without that header.
     func withHeader<T>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T? {
         let request = parsed.pointee
         guard let headers = request.headers else { return nil }
@@ -63,8 +62,7 @@ struct HTTPRequest {
 }
 
 extension Collection<UInt8> {
-    /// Whether these bytes equal `other`'s, ASCII letters compared without case (header
-    /// names, `Host`, `Origin`, media types).
+    /// Whether these bytes equal `other`'s, ASCII letters compared without case.
     func equalsIgnoringASCIICase(_ other: some Collection<UInt8>) -> Bool {
         count == other.count && zip(self, other).allSatisfy { $0.asciiLowercased == $1.asciiLowercased }
     }

@@ -1,6 +1,6 @@
 import CHTTPConnection
 
-/// The header lines of an answer, written into a buffer a worker reuses for every answer.
+/// The header lines of an answer, in a buffer a worker reuses.
 struct ResponseHeaders {
     private(set) var bytes: [UInt8] = []
 
@@ -25,10 +25,9 @@ struct ResponseHeaders {
 
 /// Sends answers on the server's connections; confined to the worker's loop.
 enum HTTPResponder {
-    /// Sends `status` with `headers` and `body` and ends the request; a HEAD request gets
-    /// the head of that answer. The connection is the caller's no more. True when the socket
-    /// did not take the whole answer and the rest is written as the client reads (false
-    /// when it did, or the client had gone).
+    /// Sends the answer (its head alone to a HEAD) and ends the request: the connection is
+    /// the caller's no more. True when the socket did not take it whole (the rest is
+    /// written as the client reads).
     static func send(_ request: HTTPRequest, status: Int, headers: ResponseHeaders, body: [UInt8],
                      contentType: String?, close: Bool) -> Bool {
         let result = withReason(status) { reason in
@@ -44,8 +43,7 @@ enum HTTPResponder {
         return result == 0  // 1: written whole, -1: gone
     }
 
-    /// Starts a streamed answer (its pieces follow with rg_http_stream_write); false when
-    /// the client had gone (the connection is then released).
+    /// Starts a streamed answer; false when the client had gone (the connection is released).
     static func startStream(_ connection: OpaquePointer, status: Int, headers: ResponseHeaders, contentType: String) -> Bool {
         withReason(status) { reason in
             headers.bytes.withUnsafeBufferPointer { extra in
@@ -65,9 +63,8 @@ enum HTTPResponder {
         return text.utf8Start.withMemoryRebound(to: CChar.self, capacity: text.utf8CodeUnitCount + 1) { body($0) }
     }
 
-    /// The reason phrase of RFC 9110 §15 for each status the server answers
-    /// (`StatusLineTests` holds every status APIError, the routes and the framing can give
-    /// to this table); an unknown one gets none, which RFC 9112 §4 allows.
+    /// RFC 9110 §15's reason phrase of each status the server answers (`StatusLineTests`
+    /// holds every status given to it); none for another, which RFC 9112 §4 allows.
     static func reason(_ status: Int) -> StaticString {
         switch status {
         case 200: "OK"

@@ -4,10 +4,8 @@ import GateRuntime
 import Glibc
 #endif
 
-/// Opens a listening TCP socket on a worker's loop with `SO_REUSEPORT`, so that
-/// every worker has its own listener on the same port and the kernel spreads
-/// connections between them. A socket that cannot be opened is a `ConfigurationError`
-/// naming `host` or `port`, as any other setting that cannot be used.
+/// A worker's listening socket, with `SO_REUSEPORT`: every worker listens on the same port
+/// and the kernel spreads connections between them. A failure names `host` or `port`.
 enum Listener {
     static func open(on base: OpaquePointer, host: String, port: Int) throws(ConfigurationError) -> (listener: OpaquePointer, port: Int) {
         var hints = addrinfo()

@@ -1,18 +1,15 @@
 import ResendGate
 
 extension Decision {
-    /// The decision as the HTTP API and the command line print it (docs/API.md);
-    /// `countdownToken` overrides the decision's own token. An issued code's digits are
-    /// written only when `showingCode` (a back end's request: never a browser's); its
-    /// expiry and countdown token always.
+    /// The decision as the API and the command line print it; `countdownToken` overrides
+    /// its own. An issued code's digits only when `showingCode` (never to a browser).
     public func writeJSON(to json: inout JSONWriter, countdownToken: String? = nil, showingCode: Bool = false) {
         json.beginObject()
         json.field("allowed", allowed)
         if let reason { json.field("reason", reason.rawValue) }
         json.field("phone", phone.e164)
         json.field("purpose", purpose.name)
-        WaitEncoding.write(retryAfterMilliseconds, end: "resend_at", now: serverTimeMilliseconds, to: &json)
-        json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
+        WaitEncoding.write(retryAfterMilliseconds, end: "resend_at", serverTime: serverTimeMilliseconds, to: &json)
         json.field("next_retry_after", nextRetryAfter)
         json.key("sends_left")
         if let sendsLeft { json.value(Int64(sendsLeft)) } else { json.null() }
@@ -42,8 +39,7 @@ extension CooldownStatus {
         json.field("phone", phone.e164)
         json.field("purpose", purpose.name)
         json.field("active", active)
-        WaitEncoding.write(retryAfterMilliseconds, end: "resend_at", now: active ? serverTimeMilliseconds : nil, to: &json)
-        json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
+        WaitEncoding.write(retryAfterMilliseconds, end: "resend_at", serverTime: serverTimeMilliseconds, runs: active, to: &json)
         json.endObject()
     }
 }
@@ -53,8 +49,7 @@ extension CountdownReading {
     public func writeJSON(to json: inout JSONWriter) {
         json.beginObject()
         json.field("active", true)
-        WaitEncoding.write(retryAfterMilliseconds, end: "resend_at", now: serverTimeMilliseconds, to: &json)
-        json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
+        WaitEncoding.write(retryAfterMilliseconds, end: "resend_at", serverTime: serverTimeMilliseconds, to: &json)
         json.endObject()
     }
 }

@@ -1,9 +1,7 @@
 import GateRuntime
 
-/// Reads the top-level fields of a JSON object body, strictly (RFC 8259): nesting
-/// is bounded, strings must be valid UTF-8, and anything malformed is refused
-/// rather than guessed at. Only string, number, boolean and null members are kept;
-/// nested values are checked and skipped.
+/// The top-level members of a JSON object body, read strictly (RFC 8259): bounded nesting,
+/// valid UTF-8, anything malformed refused, not guessed at. Nested values are checked, not kept.
 struct JSONFields {
     enum Value: Equatable {
         case string(String)
@@ -116,9 +114,8 @@ private struct Reader {
         return index - start
     }
 
-    /// Reads the object or array that starts at `index`, its values one level deeper,
-    /// handing an object's members to `member`; `unclosed` names what a missing `,` or
-    /// closing bracket is.
+    /// Reads the object or array at `index`, handing an object's members to `member`;
+    /// `unclosed` names a missing `,` or closing bracket.
     mutating func container(depth: Int, unclosed: String = "unclosed container",
                             _ member: (String, JSONFields.Value) -> Void = { _, _ in }) throws(JSONFields.Failure) {
         let open = bytes[index]
@@ -145,15 +142,13 @@ private struct Reader {
 
     mutating func string() throws(JSONFields.Failure) -> String {
         index += 1  // opening quote
-        // Most strings have no escape: they are their bytes up to the closing quote,
-        // made into a String without a buffer in between.
+        // Most strings have no escape: made from their bytes, with no buffer in between.
         let start = index
         while let byte = peek, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 { index += 1 }
         if peek == UInt8(ascii: "\"") {
             let text = bytes.withUnsafeBufferPointer { all -> String? in
                 let utf8 = UnsafeBufferPointer(rebasing: all[start..<index])
-                // ASCII (almost every field) is valid UTF-8 as it is, and String(decoding:)
-                // takes it without the generic validation's run-time type lookups.
+                // ASCII (almost every field) skips the generic validation's run-time type lookups.
                 return utf8.allSatisfy { $0 < 0x80 } ? String(decoding: utf8, as: UTF8.self) : String(validating: utf8, as: UTF8.self)
             }
             index += 1

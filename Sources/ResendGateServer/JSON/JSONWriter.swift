@@ -1,7 +1,6 @@
 import GateRuntime
 
-/// Writes one JSON object into a byte buffer that callers may reuse between
-/// requests, without Foundation's encoders on the hot path.
+/// Writes JSON into a byte buffer reused between requests: no Foundation encoder on the hot path.
 public struct JSONWriter {
     public private(set) var bytes: [UInt8]
     private var needsComma = false
@@ -59,8 +58,7 @@ public struct JSONWriter {
         bytes.append(contentsOf: (flag ? "true" : "false").utf8)
     }
 
-    /// Writes a non-negative fraction (a conversion) as a JSON number, to four decimals:
-    /// `0.05`, `0.8333`, `1`.
+    /// A non-negative fraction to four decimals: `0.05`, `0.8333`, `1`.
     public mutating func value(fraction: Double) {
         separate()
         let tenThousandths = fraction.isFinite && fraction > 0 ? Int64((fraction * 10_000).rounded()) : 0
@@ -93,7 +91,7 @@ public struct JSONWriter {
     public mutating func field(_ name: StaticString, _ number: Int64) { key(name); value(number) }
     public mutating func field(_ name: StaticString, _ flag: Bool) { key(name); value(flag) }
 
-    /// Writes the comma a value or key needs, if any; the next one needs one (a key or a bracket says otherwise).
+    /// The comma before a value or key, if needed; the next one needs one unless a key or bracket says not.
     private mutating func separate() {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
         needsComma = true

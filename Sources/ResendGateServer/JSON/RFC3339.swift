@@ -40,10 +40,8 @@ public enum RFC3339 {
     private static func appendDigits(_ value: Int64, _ width: Int, _ bytes: inout [UInt8]) {
         var divisor: Int64 = 1
         for _ in 1..<width { divisor *= 10 }
-        var rest = value
         while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
-            rest %= divisor
+            bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
             divisor /= 10
         }
     }

@@ -1,22 +1,26 @@
 import ResendGate
 
-/// A wait as every answer spells it, in one place: `retry_after` (whole seconds, rounded
-/// up, so a client that waits that long is never early: `Decision.wholeSeconds`),
-/// `retry_after_ms`, and the moment it ends (`resend_at`, `free_at`) from Redis's clock;
-/// and the `Retry-After` and IETF `RateLimit` / `RateLimit-Policy` headers of a refusal.
+/// A wait as every answer spells it: `retry_after` (whole seconds rounded up, so a client
+/// is never early), `retry_after_ms`, when it ends by Redis's clock; and a refusal's
+/// `Retry-After` and IETF `RateLimit` / `RateLimit-Policy` headers.
 enum WaitEncoding {
-    /// Writes `retry_after` and `retry_after_ms`, then, with an `end` key, when the wait
-    /// ends (`now` plus the wait; null when `now` is nil: nothing runs).
-    static func write(_ milliseconds: Int64, end: StaticString? = nil, now: Int64? = nil, to json: inout JSONWriter) {
+    /// Writes `retry_after` and `retry_after_ms`.
+    static func write(_ milliseconds: Int64, to json: inout JSONWriter) {
         json.field("retry_after", Decision.wholeSeconds(milliseconds))
         json.field("retry_after_ms", milliseconds)
-        guard let end else { return }
-        json.key(end)
-        if let now { json.timestamp(millisecondsSince1970: now + milliseconds) } else { json.null() }
     }
 
-    /// The headers of a refusal by the limit `name`, whose quota is `quota` and which frees
-    /// one in `milliseconds`: it has none left now.
+    /// Writes the wait, the moment it ends as `end` (`serverTime` plus the wait; null when
+    /// nothing `runs`), and `server_time`.
+    static func write(_ milliseconds: Int64, end: StaticString, serverTime: Int64, runs: Bool = true, to json: inout JSONWriter) {
+        write(milliseconds, to: &json)
+        json.key(end)
+        if runs { json.timestamp(millisecondsSince1970: serverTime + milliseconds) } else { json.null() }
+        json.key("server_time")
+        json.timestamp(millisecondsSince1970: serverTime)
+    }
+
+    /// A refusal by the limit `name`: none left, one more in `milliseconds`.
     static func headers(_ milliseconds: Int64, limit name: String, quota: Int) -> [(String, String)] {
         let seconds = String(Decision.wholeSeconds(milliseconds))
         return [

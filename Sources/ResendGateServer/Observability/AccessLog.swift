@@ -15,8 +15,7 @@ final class AccessLog {
 
     func enabled(_ wanted: LogLevel) -> Bool { level <= wanted && level != .off }
 
-    /// `method path status duration id`: never a phone number at info level (the
-    /// path of a cooldown route is logged without its number).
+    /// `method path status duration id`, the path `redacted`.
     func request(method: String, path: Substring, status: Int, duration: Duration, id: UInt64) {
         guard enabled(.info) else { return }
         let micros = Int(duration / .microseconds(1))
@@ -31,9 +30,8 @@ final class AccessLog {
         flush()
     }
 
-    /// The library's logger for worker `index`'s `GateWorker` (its Redis connection's
-    /// reconnects, master switches, slot re-maps and script reloads), at this log's
-    /// level. It runs on the worker's loop, which owns this log.
+    /// Worker `index`'s `GateWorker`'s logger, at this log's level; it runs on the
+    /// worker's loop, which owns this log.
     func gateLogger(worker index: Int) -> GateLogger {
         // The two enums name their levels alike; `off` has no `GateLogger` level.
         guard let minimum = GateLogger.Level.allCases.first(where: { $0.description == level.rawValue }) else { return .off }

@@ -1,14 +1,10 @@
 import Synchronization
 
-/// One worker's allowed sends and `verified` outcomes by country calling code, for
-/// `/metrics`: conversion by calling code is the ratio of their rates
-/// (`rate(resendgate_verifications_by_calling_code_total[1h]) /
-/// rate(resendgate_sends_by_calling_code_total[1h])`), summed over gates by Prometheus.
-/// Counted in the process, so they cost Redis nothing, for every purpose whether its
-/// pumping guard is on or not. Calling codes are 1 to 3 digits: the label set is bounded
-/// by 999 values per metric (about 215 are assigned), whatever the traffic.
+/// One worker's allowed sends and `verified` outcomes by calling code, whose rates'
+/// ratio is the conversion, summed over gates by Prometheus. Counted in the process, so
+/// Redis pays nothing, for every purpose. Calling codes have 1 to 3 digits: at most 999
+/// labels a metric (about 215 assigned), whatever the traffic.
 final class CallingCodeCounters: Sendable {
-    /// The largest calling code (three digits).
     static let largestCode = 999
 
     private let sends: InlineArray<1000, Atomic<Int64>> = InlineArray { _ in Atomic(0) }

@@ -4,42 +4,25 @@ import Synchronization
 /// One worker's counters. Written only by its own loop (relaxed atomics, so no
 /// contention), read by whichever worker answers `/metrics`.
 final class WorkerMetrics: Sendable {
+    /// What each counts is its `/metrics` help text (`PrometheusText`).
     enum Counter: Int, CaseIterable {
         case allowed, deniedRegion, deniedNumberType
         case requests2xx, requests4xx, requests5xx
         case inFlight
-        case openConnections, evictedConnections
-        /// Connections closed because the worker's connections held more than its memory budget.
-        case shedConnections
-        /// What the worker's connections hold (their buffers, unsent answers, libevent's events), in bytes (set every 200 ms).
-        case connectionMemoryBytes
-        /// accept() calls that failed (out of descriptors): each paused the listener.
-        case acceptPauses
-        /// Answers the socket could not take at once (a slow or pipelining client).
-        case answersQueued
+        case openConnections, evictedConnections, shedConnections, connectionMemoryBytes
+        case acceptPauses, answersQueued
         case latencySumMicroseconds, latencyCount
-        case sseStreams
-        /// Cooldowns whose releases a worker's open streams wait for (its release table).
-        case sseFollowedCooldowns
-        /// Streams ended early by a release.
-        case sseReleased
-        /// Streams closed to make room (a token's, the worker's or the connection cap).
-        case sseEvicted
-        /// Connections closed because a request was not received whole in --connection-timeout.
+        case sseStreams, sseFollowedCooldowns, sseReleased, sseEvicted
         case lateRequests
-        /// Sends allowed without Redis (`--on-store-failure open`): nothing recorded them.
-        case allowedUnrecorded
-        /// Sends to test numbers (`--test-numbers`): allowed, nothing recorded.
-        case allowedTestNumber
+        case allowedUnrecorded, allowedTestNumber
     }
 
     /// Upper bounds of the latency histogram, in seconds.
     static let latencyBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
     private let counters: InlineArray<32, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
-    /// Sends refused by each reason, at its place in `DecisionReason.allCases`, then from slot
-    /// 32 on those a rule in observe mode would have refused (each also counted allowed or
-    /// denied): a new reason is counted with no change here (room for 32).
+    /// Refusals by reason, at its place in `DecisionReason.allCases`; from slot 32, those
+    /// a rule in observe mode would have made. A new reason needs no change (room for 32).
     private let reasons: InlineArray<64, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
     private static let reasonOrder = DecisionReason.allCases
     private let buckets: InlineArray<16, Atomic<Int64>> = InlineArray { _ in Atomic(0) }
@@ -58,8 +41,7 @@ final class WorkerMetrics: Sendable {
         counters[counter.rawValue].load(ordering: .relaxed)
     }
 
-    /// Counts a decision by its outcome and reason, and the rules in observe mode that
-    /// would have refused it.
+    /// Counts a decision by outcome and reason, and the observed rules that would have refused it.
     func record(_ decision: Decision) {
         if decision.testNumber { return add(.allowedTestNumber) }
         if let reason = decision.reason {

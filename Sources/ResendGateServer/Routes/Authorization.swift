@@ -1,10 +1,9 @@
 import GateRuntime
 
 extension Worker {
-    /// Who the request authenticated as when it may use a route of `access`: the caller
-    /// identity its idempotency keys are scoped to ("" without keys or on an open route).
-    /// Otherwise answers it, 401 `unauthorized` (no valid key) or 403 `forbidden` (a valid
-    /// key without the route's scope), and returns nil.
+    /// The caller identity its idempotency keys belong to ("" without keys or on an open
+    /// route) when the request may use a route of `access`; else nil, once answered 401
+    /// `unauthorized` (no valid key) or 403 `forbidden` (a key without the route's scope).
     func authorize(_ exchange: Exchange, _ access: Route.Access) -> String? {
         guard case .key(let scope) = access else { return "" }
         guard let grant = grant(exchange) else {
@@ -20,10 +19,9 @@ extension Worker {
 
     private static let challenge = [("WWW-Authenticate", "Bearer realm=\"resendgate\"")]
 
-    /// Every scope when no keys are configured; else the scopes of the key the request
-    /// carries as `Authorization: Bearer <key>`, nil for none or an unknown one. Keys are
-    /// compared in constant time, and every key is compared, so timing reveals neither a
-    /// key nor which one matched.
+    /// Every scope when no keys are configured; else those of the request's `Authorization:
+    /// Bearer <key>`, nil for none or an unknown one. Every key is compared, in constant
+    /// time, so timing reveals neither a key nor which one matched.
     private func grant(_ exchange: Exchange) -> (scopes: APIScopes, caller: String)? {
         guard !shared.apiKeys.isEmpty else { return (.all, "") }
         guard let header = exchange.request.header("Authorization") else { return nil }

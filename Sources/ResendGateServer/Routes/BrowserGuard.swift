@@ -1,18 +1,16 @@
 /// What a web page in a user's browser can make it send to a gate, refused before any
 /// route runs.
 ///
-/// - **DNS rebinding.** A page on `attacker.example` can point its own name at
-///   127.0.0.1 and then reach a gate on the user's loopback as its own origin, past
-///   every cross-origin rule. Its requests still name `attacker.example` in `Host`: a
-///   gate without API keys that listens on loopback answers only requests whose `Host`
-///   is `localhost`, `127.0.0.1` or `[::1]` (any port), else 421 `misdirected_request`.
-///   A request with no `Host` (HTTP/1.0 tools) is no browser's, and passes.
-/// - **Cross-origin writes.** A page can POST to any address without CORS (`no-cors`,
-///   a form); the browser then says where it came from in `Origin`. Every request other
-///   than GET and HEAD whose `Origin` is not in `--allow-origins` (by default the gate's
-///   own origins) is 403 `forbidden`, with API keys or without: a gate behind a proxy
-///   that adds the key for browser traffic is as reachable from any page as a keyless
-///   one. Requests without `Origin` (curl, servers) are not browsers' and pass.
+/// - **DNS rebinding.** A page on `attacker.example` can point its name at 127.0.0.1 and
+///   reach a gate on the user's loopback as its own origin, past every cross-origin rule,
+///   but its `Host` still names it: a keyless gate on loopback answers only a `Host` of
+///   `localhost`, `127.0.0.1` or `[::1]` (any port), else 421 `misdirected_request`. No
+///   `Host` (HTTP/1.0 tools) is no browser's, and passes.
+/// - **Cross-origin writes.** A page can POST anywhere without CORS (`no-cors`, a form),
+///   and the browser names it in `Origin`. A request other than GET and HEAD whose `Origin`
+///   is not in `--allow-origins` (by default the gate's own) is 403 `forbidden`, with keys
+///   or without: a proxy that adds the key for browsers makes a gate as reachable as a
+///   keyless one. No `Origin` (curl, servers) passes.
 extension Worker {
     func browserRefusal(_ exchange: Exchange) -> APIError? {
         if checksHost, exchange.request.withHeader("Host", Self.isLoopbackHost) == false {
@@ -31,22 +29,12 @@ extension Worker {
 
     /// `localhost`, `127.0.0.1` or `[::1]`, in any case, with or without `:port`.
     static func isLoopbackHost(_ host: UnsafeBufferPointer<UInt8>) -> Bool {
-        var name = host[...]
-        var port: Slice<UnsafeBufferPointer<UInt8>>?
-        if name.first == UInt8(ascii: "[") {
-            guard let close = name.firstIndex(of: UInt8(ascii: "]")) else { return false }
-            port = name[name.index(after: close)...]
-            name = name[...close]
-        } else if let colon = name.firstIndex(of: UInt8(ascii: ":")) {
-            port = name[colon...]
-            name = name[..<colon]
+        loopbackNames.contains { name in
+            guard host.prefix(name.count).equalsIgnoringASCIICase(name) else { return false }
+            let port = host.dropFirst(name.count)
+            return port.isEmpty || (port.first == UInt8(ascii: ":") && (2...6).contains(port.count)
+                && port.dropFirst().allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
         }
-        if let port, !port.isEmpty {
-            let digits = port.dropFirst()
-            guard port.first == UInt8(ascii: ":"), (1...5).contains(digits.count),
-                  digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return false }
-        }
-        return loopbackNames.contains { name.equalsIgnoringASCIICase($0) }
     }
 
     private static let loopbackNames: [[UInt8]] = [Array("localhost".utf8), Array("127.0.0.1".utf8), Array("[::1]".utf8)]

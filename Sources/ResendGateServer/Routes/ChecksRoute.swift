@@ -1,9 +1,8 @@
 import ResendGate
 
-/// `POST /v1/checks`: the back end asks whether the code its user typed is the number's
-/// live issued code (a purpose that issues codes). 200 `valid` once for the right code;
-/// 422 `wrong_code` with `attempts_left`; 409 `code_locked`, 429 `locked`, 410
-/// `code_expired` or `code_voided`, 409 `code_used` when there is no live code to check.
+/// `POST /v1/checks`: is the code the user typed the number's live issued code? 200
+/// `valid` once; 422 `wrong_code` with `attempts_left`; with no live code, 409
+/// `code_locked` or `code_used`, 429 `locked`, 410 `code_expired` or `code_voided`.
 enum ChecksRoute {
     static func post(_ c: RouteContext) {
         guard let (phone, purpose, code) = c.numberBody({ fields throws(APIError) in
@@ -16,10 +15,8 @@ enum ChecksRoute {
             case .success(let check):
                 if !check.testNumber { c.worker.metrics.callingCodes.addVerification(callingCode: phone.countryCode) }
                 c.respond(status: 200, headers: [("Cache-Control", "no-store")]) { check.writeJSON(to: &$0) }
-            case .failure(let error) where error.kind == .locked:
-                c.respondLimited(error, purpose: purpose)
             case .failure(let error):
-                c.respond(APIError(error), headers: [("Cache-Control", "no-store")])
+                c.respond(error, purpose: purpose, headers: [("Cache-Control", "no-store")])
             }
         }
     }

@@ -1,9 +1,9 @@
 import GateRuntime
 import ResendGate
 
-/// `GET` (peek) and `DELETE` (refund) of `/v1/cooldowns/{phone}?purpose=P`. A refund
-/// past the purpose's `max refunds` is 429 `refund_limit` with `Retry-After` (when the
-/// oldest refund leaves the window); with `max refunds` 0 it is 403 `forbidden`.
+/// `GET` (peek) and `DELETE` (refund) of `/v1/cooldowns/{phone}?purpose=P`. A refund past
+/// `max refunds` is 429 `refund_limit` (`Retry-After`: when the oldest leaves the window);
+/// with `max refunds` 0, 403 `forbidden`.
 enum CooldownsRoute {
     static func peek(_ c: RouteContext) {
         guard let (phone, purpose) = c.decoded({ () throws(APIError) in try target(c) }) else { return }
@@ -20,9 +20,7 @@ enum CooldownsRoute {
         c.gate.release(phone, purpose: purpose) { result in
             switch result {
             case .success: c.worker.respond(c.exchange, status: 204, body: [])
-            case .failure(let error) where error.kind == .refundLimit || error.kind == .locked:
-                c.respondLimited(error, purpose: purpose)
-            case .failure(let error): c.respond(APIError(error))
+            case .failure(let error): c.respond(error, purpose: purpose)
             }
         }
     }

@@ -5,8 +5,8 @@ enum OperationalRoutes {
     }
 
     static func metrics(_ c: RouteContext) {
-        c.worker.respond(c.exchange, status: 200, body: Array(c.worker.shared.prometheusText().utf8),
-                         contentType: "text/plain; version=0.0.4; charset=utf-8")
+        let text = PrometheusText.render(c.worker.shared.workerMetrics, redis: c.worker.shared.redis)
+        c.worker.respond(c.exchange, status: 200, body: Array(text.utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")
     }
 
     static func openAPIDocument(_ c: RouteContext) {
@@ -17,12 +17,10 @@ enum OperationalRoutes {
         c.worker.respond(c.exchange, status: 200, body: EmbeddedFiles.demoPage, contentType: "text/html; charset=utf-8")
     }
 
-    /// Ready when every worker's connection is up and Redis answers a `PING` on this
-    /// worker's connection within the command timeout (every master, on a cluster). The flags alone are not enough:
-    /// they change only when a command fails, so a Redis that froze while no traffic
-    /// came would stay "ready" for ever.
-    /// A Redis that may evict keys makes it 503 `store_evicts_keys`, saying which policy
-    /// (unless `--allow-evicting-redis`).
+    /// Ready when every worker's connection is up and Redis (every master) answers this
+    /// worker's `PING` in time: the flags change only when a command fails, so a Redis that
+    /// froze with no traffic would stay "ready" for ever. A Redis that may evict keys makes
+    /// it 503 `store_evicts_keys` (unless `--allow-evicting-redis`).
     static func readiness(_ c: RouteContext) {
         let shared = c.worker.shared!
         let unavailable = APIError.storeUnavailable("Redis is not reachable from every worker")

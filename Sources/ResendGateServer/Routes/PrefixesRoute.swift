@@ -1,11 +1,9 @@
 import GateRuntime
 import ResendGate
 
-/// `GET /v1/prefixes?state=blocked`: the destination prefixes the SMS-pumping guard
-/// refuses now, with their figures (sends, verifications, conversion, since when, and
-/// until when if nothing new arrives). Needs the `read` scope. At most
-/// `GateWorker.blockedPrefixCapacity` prefixes; written into a buffer of its own, so the
-/// worker's reused answer buffer never grows to a listing's size.
+/// `GET /v1/prefixes?state=blocked`: the prefixes the SMS-pumping guard refuses now, with
+/// their figures. At most `GateWorker.blockedPrefixCapacity`, written into a buffer of its
+/// own, so the worker's reused one never grows to a listing's size.
 enum PrefixesRoute {
     static func get(_ c: RouteContext) {
         guard let state = c.decoded({ () throws(APIError) in try PercentDecoding.queryValue("state", in: c.exchange.query) }) else { return }
@@ -45,8 +43,7 @@ extension PrefixFigures {
         if let conversion { json.value(fraction: conversion) } else { json.null() }
         json.key("since")
         if let since = blockedSinceMilliseconds { json.timestamp(millisecondsSince1970: since) } else { json.null() }
-        WaitEncoding.write(retryAfterMilliseconds, end: "free_at", now: serverTimeMilliseconds, to: &json)
-        json.key("server_time"); json.timestamp(millisecondsSince1970: serverTimeMilliseconds)
+        WaitEncoding.write(retryAfterMilliseconds, end: "free_at", serverTime: serverTimeMilliseconds, to: &json)
         json.endObject()
     }
 }

@@ -1,9 +1,8 @@
 import GateRuntime
 import ResendGate
 
-/// What a route's handler is given once the router let its request through: the request,
-/// who sent it, the path's parameter, and the worker that answers it (its
-/// gate, metrics and reused buffers; a POST's JSON body is in `worker.bodyBuffer`).
+/// What a handler is given once the router let its request through (a POST's body is in
+/// `worker.bodyBuffer`).
 struct RouteContext {
     unowned let worker: Worker
     let exchange: Exchange
@@ -40,9 +39,9 @@ struct RouteContext {
         }
     }
 
-    /// A POST body that names a number: the number and purpose as the gate reads them, and
-    /// what `read` takes from the other members; nil once an error is answered. Members are
-    /// checked in the order phone, purpose, region, `read`'s, before the gate reads the number.
+    /// A POST body's number and purpose as the gate reads them, and what `read` takes from
+    /// it; nil once an error is answered. Checked in the order phone, purpose, region,
+    /// `read`'s, then the number.
     func numberBody<T>(_ read: (JSONFields) throws(APIError) -> T) -> (PhoneNumber, Purpose, T)? {
         decoded { () throws(APIError) in
             let fields = try fields()
@@ -62,9 +61,10 @@ struct RouteContext {
         }
     }
 
-    /// A 429 error answer (`refund_limit`, `locked`) with `Retry-After` and the IETF
-    /// `RateLimit` pair, whose quota is the limit's: the refunds or the wrong codes a window.
-    func respondLimited(_ error: GateError, purpose: Purpose) {
+    /// A gate error's answer with `headers`; a 429 (`refund_limit`, `locked`) instead with
+    /// `Retry-After` and the `RateLimit` pair, whose quota is the refunds or the wrong codes a window.
+    func respond(_ error: GateError, purpose: Purpose, headers: [(String, String)] = []) {
+        guard error.kind == .refundLimit || error.kind == .locked else { return respond(APIError(error), headers: headers) }
         let policy = gate.configuration.policies.policy(for: purpose)
         let quota = error.kind == .locked ? policy.maxFailedChecks : policy.maxRefunds
         respond(APIError(error), headers: WaitEncoding.headers(error.retryAfterMilliseconds ?? 0, limit: error.code, quota: quota))

@@ -31,8 +31,7 @@ struct Route: Sendable {
         return !segment.contains("/") && (allowsEmpty || !segment.isEmpty) ? segment : nil
     }
 
-    /// Every route, with the scope it needs: `send` for sends, `read` for peeks and the blocked
-    /// prefixes, `release` for refunds, `verify` for verifications and checks.
+    /// Every route, with who may call it.
     static let table: [Route] = [
         Route([.post], "/v1/sends", .key(.send), SendsRoute.post),
         Route([.post], "/v1/verifications", .key(.verify), VerificationsRoute.post),
@@ -76,9 +75,8 @@ extension Worker {
         respond(exchange, error: .methodNotAllowed(allowed), headers: [("Allow", allowed)])
     }
 
-    /// `application/json`, with or without parameters (`; charset=utf-8`), in any case.
-    /// Nothing else: not `+json` types, not a form type a page could send without CORS.
-    /// Byte-level: this runs on every send, and Foundation's trimming is costly.
+    /// `application/json` with or without parameters, in any case; not `+json` types, not a
+    /// form type a page could send without CORS. In bytes: Foundation's trimming is costly.
     static func isJSON(_ contentType: String) -> Bool {
         var contentType = contentType
         return contentType.withUTF8 { isJSON($0) }

@@ -44,10 +44,9 @@ enum SendsRoute {
         }
     }
 
-    /// `--on-store-failure open`: Redis could not decide, so the send is allowed without
-    /// being recorded, and the answer says so in its body (`"store": "unavailable"`) and a
-    /// header. No cooldown starts and no cap counts it; `retry_after` is the cooldown the
-    /// policy would have given, for the client's display only (the gate's clock, not Redis's).
+    /// `--on-store-failure open`: allowed unrecorded (no cooldown, no cap), as the body
+    /// (`"store": "unavailable"`) and a header say; `retry_after` is the policy's cooldown,
+    /// for display only (the gate's clock, not Redis's).
     private static func allowUnrecorded(_ c: RouteContext, _ send: SendRequest) {
         c.worker.metrics.add(.allowedUnrecorded)
         let cooldown = c.gate.configuration.policies.policy(for: send.purpose).ladder[0]
@@ -58,16 +57,14 @@ enum SendsRoute {
             json.field("allowed", true)
             json.field("phone", send.phone.e164)
             json.field("purpose", send.purpose.name)
-            WaitEncoding.write(milliseconds, end: "resend_at", now: now, to: &json)
-            json.key("server_time"); json.timestamp(millisecondsSince1970: now)
+            WaitEncoding.write(milliseconds, end: "resend_at", serverTime: now, to: &json)
             json.field("store", "unavailable")
             json.endObject()
         }
     }
 
-    /// `Retry-After` and the IETF `RateLimit` / `RateLimit-Policy` pair, matching the
-    /// body: the limit that decided has no send left, and frees one in `retry_after`.
-    /// `q` is that limit's quota (`DecisionReason.quota`): one send per cooldown, a cap, a budget.
+    /// The refusal's headers: the limit that decided has none left, frees one in
+    /// `retry_after`, and its quota is `DecisionReason.quota`.
     static func rateLimitHeaders(_ decision: Decision, policy: Policy) -> [(String, String)] {
         let reason = decision.reason ?? .cooldown
         let quota = reason.quota(policy: policy, budgetLimit: decision.budgetLimit, sendsInWindow: decision.sendsInWindow)

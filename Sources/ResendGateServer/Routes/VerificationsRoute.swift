@@ -1,9 +1,8 @@
 import ResendGate
 
-/// `POST /v1/verifications`: the back end reports the outcome of a code it checked.
-/// `verified` clears the number's wrong codes; `failed` counts one, and at the policy's
-/// `max failed checks` locks the number (429 `locked`, with `Retry-After`), after which
-/// its sends and verifications are 429 `locked` until the lockout ends.
+/// `POST /v1/verifications`: the outcome of a code the back end checked. `verified` clears
+/// the wrong codes; `failed` counts one, and at `max failed checks` locks the number's
+/// sends and verifications (429 `locked`, `Retry-After`) until the lockout ends.
 enum VerificationsRoute {
     static func post(_ c: RouteContext) {
         guard let (phone, purpose, outcome) = c.numberBody({ fields throws(APIError) in
@@ -17,10 +16,8 @@ enum VerificationsRoute {
             case .success(let verification):
                 if verification.outcome == .verified { c.worker.metrics.callingCodes.addVerification(callingCode: phone.countryCode) }
                 c.respond(status: 200) { verification.writeJSON(to: &$0) }
-            case .failure(let error) where error.kind == .locked:
-                c.respondLimited(error, purpose: purpose)
             case .failure(let error):
-                c.respond(APIError(error))
+                c.respond(error, purpose: purpose)
             }
         }
     }
