@@ -33,6 +33,42 @@ public struct WindowSend: Equatable, Sendable {
     }
 }
 
+/// A number's window key's value: the sends in the policy's window, 29 characters each
+/// (the send's time in 13 digits of ms, then its nonce), then maybe `;` and the window's own
+/// running cooldown (a cooldown key's layout). reserve.lua's cooldown-write.lua writes it;
+/// every script reads it through window-split.lua, which `CooldownValueLayoutTests` holds to
+/// this reader, the tests' one.
+public struct WindowValue: Equatable, Sendable {
+    /// The sends, as the key holds them (stale ones included), oldest first.
+    public var sends: [WindowSend]
+    /// The running cooldown's value after the sends' `;`, or nil.
+    public var own: String?
+
+    public init(sends: [WindowSend], own: String? = nil) {
+        self.sends = sends
+        self.own = own
+    }
+
+    /// A key's value read; nil when its sends are not whole sends.
+    public init?(text: String) {
+        let parts = text.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
+        let bytes = Array(parts[0].utf8)
+        guard bytes.count % 29 == 0 else { return nil }
+        var sends: [WindowSend] = []
+        for start in stride(from: 0, to: bytes.count, by: 29) {
+            guard let time = Int64(String(decoding: bytes[start..<start + 13], as: UTF8.self)) else { return nil }
+            sends.append(WindowSend(time: time, nonce: String(decoding: bytes[start + 13..<start + 29], as: UTF8.self)))
+        }
+        self.init(sends: sends, own: parts.count == 2 ? String(parts[1]) : nil)
+    }
+
+    /// The key's value.
+    public var text: String {
+        let sends = self.sends.map { String(repeating: "0", count: max(0, 13 - String($0.time).count)) + String($0.time) + $0.nonce }
+        return sends.joined() + (own.map { ";" + $0 } ?? "")
+    }
+}
+
 /// A number's running cooldown as Redis holds it: the cooldown key's value (a policy
 /// without a window, a lock, a plain cooldown), or the window key's own cooldown, after its
 /// sends' `;` (`reserve.lua`).
@@ -61,16 +97,10 @@ extension RedisTestClient {
     public func windowSends(_ key: String) throws -> [WindowSend] {
         let reply = try command("GET", key)
         if reply == .null { return [] }
-        guard let whole = reply.string else { throw TestSupportError.protocolViolation.with("\(key) holds no window: \(reply)") }
-        let text = whole.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        guard text.utf8.count % 29 == 0 else { throw TestSupportError.protocolViolation.with("\(key) holds no window: \(reply)") }
-        let bytes = Array(text.utf8)
-        return try stride(from: 0, to: bytes.count, by: 29).map { start in
-            guard let time = Int64(String(decoding: bytes[start..<start + 13], as: UTF8.self)) else {
-                throw TestSupportError.protocolViolation.with("\(key) holds no window: \(text)")
-            }
-            return WindowSend(time: time, nonce: String(decoding: bytes[start + 13..<start + 29], as: UTF8.self))
+        guard let text = reply.string, let window = WindowValue(text: text) else {
+            throw TestSupportError.protocolViolation.with("\(key) holds no window: \(reply)")
         }
+        return window.sends
     }
 
     /// The number's running cooldown, as the gate's scripts find it: the cooldown key's
@@ -81,8 +111,8 @@ extension RedisTestClient {
             return HeldCooldown(value: value, heldIn: .cooldown)
         }
         guard let window = try command("GET", gateKey(.window, e164, purpose: purpose)).string,
-              let cut = window.firstIndex(of: ";") else { return nil }
-        let held = HeldCooldown(value: String(window[window.index(after: cut)...]), heldIn: .window)
+              let own = WindowValue(text: window)?.own else { return nil }
+        let held = HeldCooldown(value: own, heldIn: .window)
         guard let deadline = held.deadline, deadline > (try redisTime()) else { return nil }
         return held
     }

@@ -33,5 +33,5 @@ extension RedisTestClient {
         return left
     }
 
-    private static let timeTravelScript = GateScripts.source([EmbeddedFiles.timeTravel])
+    private static let timeTravelScript = GateScripts.source([GateScripts.withParts(EmbeddedFiles.timeTravel)])
 }

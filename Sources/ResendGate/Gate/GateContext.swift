@@ -87,13 +87,6 @@ final class GateContext {
         }
     }
 
-    /// A script's `{code, value}` reply (verify.lua, check.lua), or `unexpected`.
-    static func integerPair(_ reply: RedisReply) throws(GateError) -> (Int, Int) {
-        guard case .array(let items) = reply, items.count == 2, let code = items[0].integer, let value = items[1].integer
-        else { throw unexpected(reply) }
-        return (code, value)
-    }
-
     static func unexpected(_ reply: RedisReply) -> GateError {
         .storeUnavailable("unexpected reply from Redis: \(reply)")
     }

@@ -22,7 +22,7 @@ import RedisClient
 ///     rg:{login:+8613800138000}:code       the issued code, sealed (`CodeRecord`), for
 ///                                          its lifetime
 ///     rg:pump:{login:+861380}              a destination prefix's sends and verifications
-///                                          (the pumping guard, see `PrefixKey`)
+///                                          (the pumping guard: `PrefixKey`)
 ///     rg:pump:blocked                      the registry of prefixes found blocked (sorted set)
 ///     rg:ip:{203.0.113.7}:sends            the sends from one client address (sorted set)
 ///     rg:idem:{<SHA-1 of the Idempotency-Key>}  an idempotency record
@@ -70,9 +70,7 @@ public struct GateKeys: Sendable, Hashable {
 
     /// `prefix:{purpose:number}:<key>`.
     public func key(_ key: NumberKey, purpose: Purpose, number: String) -> String {
-        var text = ""
-        spell(key, purpose: purpose, number: number) { text += $0 }
-        return text
+        text { spell(":{", purpose.name, number, suffix: "}:", name: key.rawValue, $0) }
     }
 
     /// The running cooldown of a number (under a policy with a window, a ladder or `max
@@ -87,11 +85,7 @@ public struct GateKeys: Sendable, Hashable {
     public func refunds(purpose: Purpose, number: String) -> String { key(.refunds, purpose: purpose, number: number) }
 
     /// The sends from one client address (`ClientAddress.text`: an IPv4 address or an IPv6 /64).
-    public func ipSends(address: String) -> String {
-        var text = ""
-        spellIPSends(address: address) { text += $0 }
-        return text
-    }
+    public func ipSends(address: String) -> String { text { spell(":ip:{", address, suffix: "}:sends", $0) } }
 
     /// The record of an `Idempotency-Key` sent by `caller` (`SendRequest.callerIdentity`;
     /// "" for a gate without API keys), named by the SHA-1 of `caller + " " + key`, or of
@@ -99,36 +93,46 @@ public struct GateKeys: Sendable, Hashable {
     /// no two callers share a record.
     public func idempotencyRecord(idempotencyKey: String, caller: String = "") -> String {
         let scoped = caller.isEmpty ? idempotencyKey : caller + " " + idempotencyKey
-        return prefix + ":idem:{" + SHA1.hexDigest(Array(scoped.utf8)) + "}"
+        return text { spell(":idem:{", SHA1.hexDigest(Array(scoped.utf8)), suffix: "}", $0) }
     }
 
     /// Shard `shard` of a send budget (`SendBudget`): `scope` "" is the shared budget,
     /// else a purpose's own; `kind` a region (`CN`), a calling code (`+44`) or `total`.
     /// A hash tag of its own.
     public func budgetShard(scope: String, kind: String, shard: Int) -> String {
-        var text = ""
-        spellBudgetShard(scope: scope, kind: kind, shard: shard) { text += $0 }
-        return text
+        text { spell(":budget:{", scope.isEmpty ? "*" : scope, kind, Self.shardNames[shard], suffix: "}", $0) }
     }
 
     /// Appends a budget shard's key as one argument (see `budgetShard(scope:kind:shard:)`).
     func appendBudgetShard(scope: String, kind: String, shard: Int, to args: inout RedisArguments) {
-        spellBudgetShard(scope: scope, kind: kind, shard: shard) { args.appendPart($0) }
+        spell(":budget:{", scope.isEmpty ? "*" : scope, kind, Self.shardNames[shard], suffix: "}") { args.appendPart($0) }
         args.endArgument()
     }
 
     private static let shardNames = (0..<SendBudget.shardCount).map { String($0) }
 
-    private func spellBudgetShard(scope: String, kind: String, shard: Int, _ part: (String) -> Void) {
-        part(prefix)
-        part(":budget:{")
-        part(scope.isEmpty ? "*" : scope)
-        part(":")
-        part(kind)
-        part(":")
-        part(Self.shardNames[shard])
-        part("}")
+    /// The hash tag of a prefix's counts for `purpose` (`login:+447911`): their slot.
+    public func prefixSlotKey(purpose: Purpose, prefix: PrefixKey) -> String {
+        purpose.name + ":" + prefix.text
     }
+
+    /// `prefix:pump:{purpose:+447911}`: a prefix's sends and verifications per bucket of
+    /// the window (`pumping.lua`); its hash tag is `prefixSlotKey`.
+    public func pumping(purpose: Purpose, prefix: PrefixKey) -> String {
+        text { spell(":pump:{", purpose.name, prefix.text, suffix: "}", $0) }
+    }
+
+    /// Appends `pumping(purpose:prefix:)` as one argument, without making a string of it
+    /// first (it is built for every guarded send).
+    func appendPumping(purpose: Purpose, prefix: PrefixKey, to args: inout RedisArguments) {
+        spell(":pump:{", purpose.name, prefix.text, suffix: "}") { args.appendPart($0) }
+        args.endArgument()
+    }
+
+    /// `prefix:pump:blocked`: the prefixes found blocked, by when (a sorted set of
+    /// `purpose:+447911` members, trimmed to the longest pumping window and to
+    /// `PumpingRegistry.capacity` members). Only the listing reads it.
+    public var blockedPrefixes: String { prefix + ":pump:blocked" }
 
     /// The countdown token secret a deployment keeps in Redis when none is given.
     public var tokenSecret: String { prefix + ":token-secret" }
@@ -142,31 +146,35 @@ public struct GateKeys: Sendable, Hashable {
     /// Appends `key` of the number as one argument, without making a string of it first
     /// (the hot path builds a command per request).
     func append(_ key: NumberKey, purpose: Purpose, number: String, to args: inout RedisArguments) {
-        spell(key, purpose: purpose, number: number) { args.appendPart($0) }
+        spell(":{", purpose.name, number, suffix: "}:", name: key.rawValue) { args.appendPart($0) }
         args.endArgument()
     }
 
     /// Appends the sends key of a client address as one argument (see `ipSends(address:)`).
     func appendIPSends(address: String, to args: inout RedisArguments) {
-        spellIPSends(address: address) { args.appendPart($0) }
+        spell(":ip:{", address, suffix: "}:sends") { args.appendPart($0) }
         args.endArgument()
     }
 
-    private func spellIPSends(address: String, _ part: (String) -> Void) {
+    /// The one spelling of every key with a hash tag, part by part: the prefix, `space`
+    /// (`:{` for a number's keys, `:ip:{`, `:budget:{`, ...), the tag's parts joined by `:`,
+    /// then `suffix` (`}` and, for some, the key's name).
+    private func spell(
+        _ space: String, _ first: String, _ second: String? = nil, _ third: String? = nil, suffix: String, name: String = "",
+        _ part: (String) -> Void
+    ) {
         part(prefix)
-        part(":ip:{")
-        part(address)
-        part("}:sends")
+        part(space)
+        part(first)
+        if let second { part(":"); part(second) }
+        if let third { part(":"); part(third) }
+        part(suffix)
+        if !name.isEmpty { part(name) }
     }
 
-    /// The one spelling of a number's key, part by part.
-    private func spell(_ key: NumberKey, purpose: Purpose, number: String, _ part: (String) -> Void) {
-        part(prefix)
-        part(":{")
-        part(purpose.name)
-        part(":")
-        part(number)
-        part("}:")
-        part(key.rawValue)
+    private func text(_ spelling: ((String) -> Void) -> Void) -> String {
+        var text = ""
+        spelling { text += $0 }
+        return text
     }
 }

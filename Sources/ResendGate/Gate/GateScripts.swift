@@ -58,7 +58,7 @@ package enum GateScripts {
     /// NAME.lua, itself with its parts put in: code put in as text where it runs, not a
     /// function, since Redis makes every function of a script anew on each call (a closure
     /// costs about as much as a small command). `parts` are the parts it may name.
-    static func withParts(_ file: [UInt8], parts: [String: [UInt8]] = files) -> [UInt8] {
+    package static func withParts(_ file: [UInt8], parts: [String: [UInt8]] = files) -> [UInt8] {
         var text: [UInt8] = []
         var lines = file.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         if lines.last?.isEmpty == true { lines.removeLast() }  // a part left out (empty) puts in nothing

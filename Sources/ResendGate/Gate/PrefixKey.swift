@@ -1,5 +1,3 @@
-import RedisClient
-
 /// A destination prefix, the unit the SMS-pumping guard judges: the calling code plus
 /// the first `digits` national digits of a number (`+447911` for `+447911123456` with 4),
 /// and never more than all but its last `hiddenDigits`: a prefix is never a whole
@@ -33,42 +31,4 @@ public struct PrefixKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { text }
-}
-
-extension GateKeys {
-    /// The hash tag of a prefix's counts for `purpose` (`login:+447911`): their slot.
-    public func prefixSlotKey(purpose: Purpose, prefix: PrefixKey) -> String {
-        purpose.name + ":" + prefix.text
-    }
-
-    /// `prefix:pump:{purpose:+447911}`: a prefix's sends and verifications per bucket of
-    /// the window (`pumping.lua`).
-    public func pumping(purpose: Purpose, prefix: PrefixKey) -> String {
-        var text = ""
-        spellPumping(purpose: purpose, prefix: prefix) { text += $0 }
-        return text
-    }
-
-    /// Appends `pumping(purpose:prefix:)` as one argument, without making a string of it
-    /// first (it is built for every guarded send).
-    func appendPumping(purpose: Purpose, prefix: PrefixKey, to args: inout RedisArguments) {
-        spellPumping(purpose: purpose, prefix: prefix) { args.appendPart($0) }
-        args.endArgument()
-    }
-
-    /// The one spelling of a prefix's counts key, part by part (its hash tag is
-    /// `prefixSlotKey`).
-    private func spellPumping(purpose: Purpose, prefix: PrefixKey, _ part: (String) -> Void) {
-        part(self.prefix)
-        part(":pump:{")
-        part(purpose.name)
-        part(":")
-        part(prefix.text)
-        part("}")
-    }
-
-    /// `prefix:pump:blocked`: the prefixes found blocked, by when (a sorted set of
-    /// `purpose:+447911` members, trimmed to the longest pumping window and to
-    /// `PumpingRegistry.capacity` members). Only the listing reads it.
-    public var blockedPrefixes: String { prefix + ":pump:blocked" }
 }

@@ -75,6 +75,14 @@ struct ReserveAnswer {
         return fields.count >= 8 ? .otherRequest : .unreadable
     }
 
+    /// The record of `decision` for the request with `fingerprint`, as reserve.lua writes it
+    /// (`nonce`: the answer's nonce field, `nonceField`), for `record(_:fingerprint:)` to read.
+    static func record(of decision: Decision, nonce: String, fingerprint: String) -> String {
+        "\(decision.allowed ? 1 : 0) \(decision.reason?.rawValue ?? "") \(decision.retryAfterMilliseconds) \(decision.sendsInWindow) "
+            + "\(decision.nextRetryAfterMilliseconds) \(decision.serverTimeMilliseconds) \(nonce) "
+            + "\(decision.observed.map(\.rawValue).joined(separator: ",")) \(fingerprint)"
+    }
+
     private init?(fields: [Substring], observed: Substring) {
         guard fields[0] == "1" || fields[0] == "0",
               let wait = Int64(fields[2]), let sends = Int(fields[3]), let next = Int64(fields[4]), let now = Int64(fields[5])

@@ -6,9 +6,6 @@ import RedisClient
 /// (`reserve.lua`); the steps taken around the number's (a cluster's budgets and IP share,
 /// the pumping guard's refusal) read it here first, and a cluster stores it here after.
 struct IdempotencyRecords {
-    /// How long a denied answer stays replayable at most (`reserve.lua` has the same).
-    static let deniedAnswerLifetime: Int64 = 60_000
-
     let context: GateContext
 
     /// The record's key of a request with an `Idempotency-Key`.
@@ -44,14 +41,12 @@ struct IdempotencyRecords {
     /// cooldown's nonce, of which a replay makes the same countdown token again.
     func store(_ decision: Decision, cooldownValue: String, idempotency: (key: String, fingerprint: String)?) {
         guard let idempotency else { return }
-        // A denial is kept for its wait, at most a minute, as the reserve script keeps it.
-        var lifetime = context.configuration.idempotencyLifetime.wholeMilliseconds
-        if !decision.allowed { lifetime = max(1, min(lifetime, decision.retryAfterMilliseconds, Self.deniedAnswerLifetime)) }
-        context.store.evaluate(GateScripts.idempotencyPut, slotKey: idempotency.key, { args in
-            args.append(1, idempotency.key, idempotency.fingerprint, Int(lifetime), decision.allowed ? 1 : 0)
-            args.append(decision.reason?.rawValue ?? "", Int(decision.retryAfterMilliseconds), decision.sendsInWindow)
-            args.append(Int(decision.nextRetryAfterMilliseconds), Int(decision.serverTimeMilliseconds), cooldownValue)
-            args.append(decision.observed.map(\.rawValue).joined(separator: ","))
-        }, completion: { _ in })
+        // Kept as long as the reserve script keeps it (idempotency-keep.lua): 1 stored, 0 kept the first.
+        let record = ReserveAnswer.record(of: decision, nonce: cooldownValue, fingerprint: idempotency.fingerprint)
+        let lifetime = Int(context.configuration.idempotencyLifetime.wholeMilliseconds)
+        let call = ScriptCall(script: GateScripts.idempotencyPut, slotKey: idempotency.key, arguments: { args in
+            args.append(1, idempotency.key, record, lifetime, decision.allowed ? 1 : 0, Int(decision.retryAfterMilliseconds))
+        }, decode: { reply throws(GateError) in reply.integer == 1 })
+        context.store.run(call) { _ in }
     }
 }

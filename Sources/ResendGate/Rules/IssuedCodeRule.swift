@@ -105,24 +105,19 @@ struct IssuedCodeRule {
             return completion(.success(CodeCheck(phone: phone, purpose: purpose, testNumber: true)))
         }
         let number = context.number(phone)
-        let keys = context.keys
         let pumping = policy.rules.pumping
-        let prefixGuard = self.prefixGuard
-        context.store.evaluate(GateScripts.check, slotKey: keys.slotKey(purpose: purpose, number: number), { args in
-            args.append(3)
-            keys.append(.code, purpose: purpose, number: number, to: &args)
-            keys.append(.cooldown, purpose: purpose, number: number, to: &args)
-            keys.append(.trusted, purpose: purpose, number: number, to: &args)
-            args.append(sealer.digest(code: code, purpose: purpose, number: number), limit, Int(policy.rules.lockout.wholeMilliseconds))
-            args.append(pumping.isOn ? Int(pumping.trustedFor.wholeMilliseconds) : 0, Int(pumping.window.wholeMilliseconds))
-            args.appendRedisNow()
-            args.append(policy.rules.lockoutScope.rawValue)
-        }, completion: { result in
-            var counts = false
-            let checked = GateContext.decode(result) { reply throws(GateError) -> CodeCheck in
-                let (code, value) = try GateContext.integerPair(reply)
+        let call = ScriptCall(
+            GateScripts.check, keys: context.keys, purpose: purpose, number: number, numberKeys: [.code, .cooldown, .trusted],
+            arguments: { args in
+                args.append(sealer.digest(code: code, purpose: purpose, number: number), limit, Int(policy.rules.lockout.wholeMilliseconds))
+                args.append(pumping.isOn ? Int(pumping.trustedFor.wholeMilliseconds) : 0, Int(pumping.window.wholeMilliseconds))
+                args.appendRedisNow()
+                args.append(policy.rules.lockoutScope.rawValue)
+            },
+            decode: { reply throws(GateError) in
+                let (code, value) = try reply.integerPair()
                 switch code {
-                case 1: counts = value == 1
+                case 1: break
                 case 0: throw .wrongCode(attemptsLeft: value)
                 case -1: throw .locked(retryAfterMilliseconds: Int64(max(1, value)))
                 case -3: throw .codeLocked(retryAfterMilliseconds: Int64(max(0, value)), maxFailedChecks: limit)
@@ -131,13 +126,16 @@ struct IssuedCodeRule {
                 case -6: throw .codeVoided
                 default: throw GateContext.unexpected(reply)
                 }
-                return CodeCheck(phone: phone, purpose: purpose, testNumber: false)
-            }
+                // {1, 1}: a right code that counts toward the prefix.
+                return (CodeCheck(phone: phone, purpose: purpose, testNumber: false), counts: value == 1)
+            })
+        context.store.run(call) { answer in
+            let checked = answer.map(\.0)
             // A number's right code counts toward its prefix at most once per guard window. The
             // code is used up already: its answer is `valid` whatever the count's step does (a
             // failed count is one conversion fewer, never a right code refused).
-            guard pumping.isOn, counts, case .success = checked else { return completion(checked) }
+            guard pumping.isOn, case .success((_, counts: true)) = answer else { return completion(checked) }
             prefixGuard.countVerified(phone, purpose: purpose, rules: pumping) { _ in completion(checked) }
-        })
+        }
     }
 }

@@ -24,40 +24,36 @@ struct Lockout {
         guard limit > 0 || trusts, !context.configuration.testNumbers.contains(phone.e164) else {
             return completion(.success(VerificationResult(outcome: outcome, phone: phone, purpose: purpose, attemptsLeft: nil)))
         }
-        let number = context.number(phone)
-        let keys = context.keys
-        let prefixGuard = self.prefixGuard
-        context.store.evaluate(GateScripts.verify, slotKey: keys.slotKey(purpose: purpose, number: number), { args in
-            args.append(4)
-            keys.append(.cooldown, purpose: purpose, number: number, to: &args)
-            keys.append(.failedChecks, purpose: purpose, number: number, to: &args)
-            keys.append(.trusted, purpose: purpose, number: number, to: &args)
-            keys.append(.window, purpose: purpose, number: number, to: &args)
-            args.append(outcome.rawValue, max(1, limit), Int(policy.policyWindowMilliseconds))
-            args.append(Int(policy.rules.lockout.wholeMilliseconds), trusts ? Int(pumping.trustedFor.wholeMilliseconds) : 0)
-            args.append(Int(pumping.window.wholeMilliseconds))
-            args.appendRedisNow()
-            args.append(policy.rules.lockoutScope.rawValue)
-        }, completion: { result in
-            var counts = false
-            let verification = GateContext.decode(result) { reply throws(GateError) -> VerificationResult in
-                let (code, value) = try GateContext.integerPair(reply)
+        let call = ScriptCall(
+            GateScripts.verify, keys: context.keys, purpose: purpose, number: context.number(phone),
+            numberKeys: [.cooldown, .failedChecks, .trusted, .window],
+            arguments: { args in
+                args.append(outcome.rawValue, max(1, limit), Int(policy.policyWindowMilliseconds))
+                args.append(Int(policy.rules.lockout.wholeMilliseconds), trusts ? Int(pumping.trustedFor.wholeMilliseconds) : 0)
+                args.append(Int(pumping.window.wholeMilliseconds))
+                args.appendRedisNow()
+                args.append(policy.rules.lockoutScope.rawValue)
+            },
+            decode: { reply throws(GateError) in
+                let (code, value) = try reply.integerPair()
                 switch code {
                 case -1: throw .locked(retryAfterMilliseconds: Int64(max(1, value)))
                 case -2: throw .noCodeSent
                 case -3: throw .codeLocked(retryAfterMilliseconds: Int64(max(0, value)), maxFailedChecks: limit)
                 default: break
                 }
-                counts = code == 1 && value == 1
-                return VerificationResult(
+                let result = VerificationResult(
                     outcome: outcome, phone: phone, purpose: purpose, attemptsLeft: outcome == .failed && limit > 0 ? value : nil)
-            }
+                // {1, 1}: a `verified` that counts toward the prefix.
+                return (result, counts: code == 1 && value == 1)
+            })
+        context.store.run(call) { answer in
             // A number's `verified` counts toward its prefix at most once per guard window.
-            guard trusts, counts, case .success = verification else { return completion(verification) }
+            guard trusts, case .success((let verification, counts: true)) = answer else { return completion(answer.map(\.0)) }
             // Counted once Redis has it, so a send after this answer sees the conversion.
             prefixGuard.countVerified(phone, purpose: purpose, rules: pumping) { counted in
-                completion(counted.flatMap { verification })
+                completion(counted.map { verification })
             }
-        })
+        }
     }
 }

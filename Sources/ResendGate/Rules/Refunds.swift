@@ -28,35 +28,31 @@ final class Refunds {
         do { policy = try context.policy(for: purpose) } catch { return completion(.failure(error)) }
         let maxRefunds = policy.rules.maxRefunds
         guard maxRefunds > 0 else { return completion(.failure(.refundsDisabled)) }
-        let number = context.number(phone)
         let store = context.store
-        let keys = context.keys
         let onCluster = store.isCluster
-        let slotKey = keys.slotKey(purpose: purpose, number: number)
-        let channel = keys.releasedChannel
-        let issuesCodes = policy.rules.codes != nil
-        store.evaluate(GateScripts.release, slotKey: slotKey, { args in
+        let channel = context.keys.releasedChannel
+        let call = ScriptCall(
+            GateScripts.release, keys: context.keys, purpose: purpose, number: context.number(phone),
             // A purpose that issues codes: the number's code, which the refund voids.
-            args.append(issuesCodes ? 4 : 3)
-            keys.append(.cooldown, purpose: purpose, number: number, to: &args)
-            keys.append(.window, purpose: purpose, number: number, to: &args)
-            keys.append(.refunds, purpose: purpose, number: number, to: &args)
-            if issuesCodes { keys.append(.code, purpose: purpose, number: number, to: &args) }
-            args.append(Int(policy.policyWindowMilliseconds), maxRefunds, onCluster ? 0 : 1, channel)
-            args.appendRedisNow()
-        }, completion: { result in
-            let outcome = GateContext.decode(result) { reply throws(GateError) -> (Bool, String) in
-                guard case .array(let items) = reply, items.count == 3,
-                      let code = items[0].integer, let wait = items[1].integer else { throw GateContext.unexpected(reply) }
+            numberKeys: policy.rules.codes != nil ? [.cooldown, .window, .refunds, .code] : [.cooldown, .window, .refunds],
+            arguments: { args in
+                args.append(Int(policy.policyWindowMilliseconds), maxRefunds, onCluster ? 0 : 1, channel)
+                args.appendRedisNow()
+            },
+            decode: { reply throws(GateError) in
+                guard case .array(let items) = reply, items.count == 3, let code = items[0].integer, let wait = items[1].integer
+                else { throw GateContext.unexpected(reply) }
                 if code == -1 { throw .refundLimit(retryAfterMilliseconds: Int64(wait), maxRefunds: maxRefunds) }
                 if code == -2 { throw .locked(retryAfterMilliseconds: Int64(max(1, wait))) }
-                return (code == 1, items[2].string ?? "")
-            }
+                // Refunded or not, and the voided idempotency record's name ("": none or deleted).
+                return (released: code == 1, record: items[2].string ?? "")
+            })
+        store.run(call) { outcome in
             if case .success((true, let record)) = outcome, onCluster, !record.isEmpty {
                 return store.send(slotKey: record, { $0.append("DEL", record) }, completion: { _ in completion(.success(true)) })
             }
-            completion(outcome.map { released, _ in released })
-        })
+            completion(outcome.map(\.released))
+        }
     }
 
     /// `GateWorker.followReleases`, through one subscriber connection of the worker's own

@@ -6,7 +6,9 @@ local by, changed = tonumber(ARGV[2]), 0
 local function shifted(value)
   local deadline = string.sub(value, 1, 6) ~= 'locked' and cooldownDeadline(value)
   if not deadline or #value < 28 then return value end
-  return cooldownValue(cooldownNonce(value), deadline - by) .. string.sub(value, 29)
+  local token, deadline = cooldownNonce(value), deadline - by
+  -- include: cooldown-make
+  return cooldown .. string.sub(value, 29)
 end
 for _, key in ipairs(redis.call('KEYS', ARGV[1])) do
   if redis.call('TYPE', key).ok == 'zset' then
@@ -15,13 +17,11 @@ for _, key in ipairs(redis.call('KEYS', ARGV[1])) do
       redis.call('ZADD', key, string.format('%.0f', tonumber(all[i + 1]) - by), all[i])
     end
   elseif string.sub(key, -7) == ':window' then
-    local sends, moved = redis.call('GET', key), {}
-    local cut = string.find(sends, ';', 1, true)
-    local own = cut and string.sub(sends, cut + 1) or nil
-    if cut then sends = string.sub(sends, 1, cut - 1) end
-    for at = 1, #sends - 28, 29 do
-      moved[#moved + 1] = string.format('%013.0f', tonumber(string.sub(sends, at, at + 12)) - by)
-        .. string.sub(sends, at + 13, at + 28)
+    local list, moved = redis.call('GET', key), {}
+    -- include: window-split
+    for at = 1, sendsEnd - 28, 29 do
+      moved[#moved + 1] = string.format('%013.0f', tonumber(string.sub(list, at, at + 12)) - by)
+        .. string.sub(list, at + 13, at + 28)
     end
     if own then moved[#moved + 1] = ';' .. shifted(own) end
     redis.call('SET', key, table.concat(moved), 'KEEPTTL')

@@ -7,7 +7,9 @@
 -- The cooldown (a plain cooldown's layout), and the link to the idempotency record:
 -- KEYS[4] on one Redis, ARGV[5] on a cluster.
 local link = fingerprint ~= '' and KEYS[4] or ARGV[5] or ''
-local cooldown = cooldownValue(token, now + holdMs) .. (link == '' and '' or ' ') .. link
+local deadline = now + holdMs
+-- include: cooldown-make
+cooldown = cooldown .. (link == '' and '' or ' ') .. link
 -- The window keeps the last `keepSends` sends: this one goes in, the oldest out when full.
 if #list >= keepSends * 29 then list = string.sub(list, 30) end
 if cooldownInWindow then

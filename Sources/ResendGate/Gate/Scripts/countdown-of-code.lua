@@ -1,12 +1,12 @@
 -- KEYS: 1 the number's issued code (code-issue.lua).
 -- ARGV: 1 the code's identity the token holds (the nonce of the send that issued it),
 --       2 now (Redis's clock, prelude.lua's `clock`).
--- A code countdown token's lookup: {ms until the code expires, Redis time ms, its
--- identity} while the code is live (neither used, voided nor locked), else {-2, now}.
+-- A code countdown token's lookup: {ms until the code expires, Redis time ms} while the
+-- code is live (neither used, voided nor locked), else {-2, now}.
 -- Nothing about the code itself leaves Redis.
 local _, now = clock(ARGV[2])
 local value = call('GET', KEYS[1])
 if not value or string.sub(value, 1, 16) ~= ARGV[1] or not tonumber(string.sub(value, 29, 30)) then return {-2, now} end
 local remaining = (tonumber(string.sub(value, 17, 28), 16) or 0) - now
 if remaining < 1 then return {-2, now} end
-return {remaining, now, ARGV[1]}
+return {remaining, now}

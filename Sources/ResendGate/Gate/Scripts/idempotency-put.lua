@@ -1,8 +1,10 @@
--- KEYS: idempotency record. ARGV: fingerprint, lifetime ms, then the answer's
--- fields (allowed, reason, wait ms, sends, next cooldown ms, Redis time ms, nonce,
--- observed rules comma-separated or '').
--- Keeps the first answer stored: 1 when this one was stored, 0 when one already was.
--- The record is one string, as reserve.lua writes it, the fingerprint last.
-local record = table.concat({ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[1]}, ' ')
-if call('SET', KEYS[1], record, 'NX', 'PX', ARGV[2]) then return 1 end
+-- KEYS: idempotency record. ARGV: 1 the record (`ReserveAnswer.record`: the answer as
+-- reserve.lua makes it, a space and the request's fingerprint), 2 the lifetime ms of an
+-- allowed send's record, 3 '1' for an allowed send, '0' for a denial, 4 the wait ms.
+-- Keeps the first answer stored, for as long as reserve.lua keeps it (idempotency-keep.lua):
+-- 1 when this one was stored, 0 when one already was.
+local allowed, waitText, lifetimeText = ARGV[3] == '1', ARGV[4], ARGV[2]
+local wait, lifetime = waitText + 0, lifetimeText + 0
+-- include: idempotency-keep
+if call('SET', KEYS[1], ARGV[1], 'NX', 'PX', keepFor) then return 1 end
 return 0

@@ -15,18 +15,15 @@ local wait = value and call('PTTL', KEYS[1]) or -2
 if value and wait > 0 and string.sub(value, 1, 6) ~= 'locked' then
   wait = math.max(wait, (cooldownDeadline(value) or 0) - now)
 end
+local list = call('GET', KEYS[2])
+-- include: window-split
+local deadline = own and cooldownDeadline(own)
+if deadline and deadline > now then wait = math.max(wait, deadline - now) end
 local window, maxSends = tonumber(ARGV[1]), tonumber(ARGV[2])
-local sends = call('GET', KEYS[2]) or ''
-local cut = string.find(sends, ';', 1, true)
-if cut then
-  local deadline = tonumber(string.sub(sends, cut + 17, cut + 28), 16)
-  if deadline and deadline > now then wait = math.max(wait, deadline - now) end
-  sends = string.sub(sends, 1, cut - 1)
-end
 if window > 0 and maxSends > 0 then
   local times = {}
-  for at = 1, #sends - 28, 29 do
-    local sent = tonumber(string.sub(sends, at, at + 12))
+  for at = 1, sendsEnd - 28, 29 do
+    local sent = tonumber(string.sub(list, at, at + 12))
     if sent > now - window then times[#times + 1] = sent end
   end
   if #times >= maxSends then wait = math.max(wait, times[#times - maxSends + 1] + window - now) end

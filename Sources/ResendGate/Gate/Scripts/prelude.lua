@@ -16,6 +16,7 @@ end
 -- A cooldown's value, the layout `CooldownValue` writes and reads in Swift (a test holds
 -- the two to each other): its nonce (16 characters), its deadline in 12 hex digits of ms,
 -- then maybe a space and an idempotency record's name. A lock holds 'locked…' instead.
+-- Read here; made by the part cooldown-make.lua (text, not a function: Redis makes every
+-- function of a script anew on each call, so the prelude defines only those most scripts use).
 local function cooldownNonce(value) return string.sub(value, 1, 16) end
 local function cooldownDeadline(value) return tonumber(string.sub(value, 17, 28), 16) end
-local function cooldownValue(nonce, deadline) return nonce .. string.format('%012x', deadline) end

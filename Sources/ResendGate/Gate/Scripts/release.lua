@@ -25,12 +25,11 @@ local _, now = clock(ARGV[5])
 local value = call('GET', KEYS[1])
 -- A number locked by wrong codes (verify.lua) is not a cooldown to refund.
 if value and string.sub(value, 1, 6) == 'locked' then return {-2, call('PTTL', KEYS[1]), ''} end
-local window = call('GET', KEYS[2])
--- The window's sends, and its own cooldown after them and a ';', if any (as reserve.lua
--- reads them): that cooldown, while it runs and no key holds one, is the one refunded.
-local sends, own = window or '', nil
-local cut = window and string.find(window, ';', 1, true)
-if cut then sends, own = string.sub(window, 1, cut - 1), string.sub(window, cut + 1) end
+-- The window's sends and its own cooldown after them (`own`, window-split.lua): that
+-- cooldown, while it runs and no key holds one, is the one refunded.
+local list = call('GET', KEYS[2])
+local window = list
+-- include: window-split
 if not value and own then
   local deadline = cooldownDeadline(own)
   if deadline and deadline > now then value, own = own, nil end
@@ -54,13 +53,14 @@ call('PUBLISH', ARGV[4], token)
 -- The refunded send leaves the window: its 29 characters (time, then nonce) go, and so
 -- does the window's own cooldown when it was the one refunded.
 if window then
-  for at = 1, #sends - 28, 29 do
-    if string.sub(sends, at + 13, at + 28) == token then
-      sends = string.sub(sends, 1, at - 1) .. string.sub(sends, at + 29)
+  list = sendsEnd < #list and string.sub(list, 1, sendsEnd) or list
+  for at = 1, #list - 28, 29 do
+    if string.sub(list, at + 13, at + 28) == token then
+      list = string.sub(list, 1, at - 1) .. string.sub(list, at + 29)
       break
     end
   end
-  local rest = own and sends .. ';' .. own or sends
+  local rest = own and list .. ';' .. own or list
   if rest == '' then
     call('DEL', KEYS[2])
   elseif rest ~= window then

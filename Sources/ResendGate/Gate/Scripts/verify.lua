@@ -30,18 +30,17 @@ local _, now = clock(ARGV[7])
 local value = call('GET', KEYS[1])
 if value and string.sub(value, 1, 6) == 'locked' then return {-1, call('PTTL', KEYS[1])} end
 local window = tonumber(ARGV[3])
--- The number's last code, and how long its running cooldown has left (the window's own
--- deadline: its 12 hex digits after the nonce).
+-- The number's last code (its window's newest send), and how long its running cooldown
+-- has left (the window's own: window-split.lua).
 local code, left = nil, 0
 local list = call('GET', KEYS[4])
 if list then
-  local cut = string.find(list, ';', 1, true)
-  local sends = cut and string.sub(list, 1, cut - 1) or list
-  local whole = #sends - #sends % 29
-  if whole >= 29 and tonumber(string.sub(sends, whole - 28, whole - 16)) + window > now then
-    code = string.sub(sends, whole - 15, whole)
+  -- include: window-split
+  local whole = sendsEnd - sendsEnd % 29
+  if whole >= 29 and tonumber(string.sub(list, whole - 28, whole - 16)) + window > now then
+    code = string.sub(list, whole - 15, whole)
   end
-  local deadline = cut and tonumber(string.sub(list, cut + 17, cut + 28), 16)
+  local deadline = own and cooldownDeadline(own)
   if deadline and deadline > now then left = deadline - now end
 end
 if value then

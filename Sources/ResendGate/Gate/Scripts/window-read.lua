@@ -3,26 +3,22 @@
 -- The window and max-sends rule's part of the reserve script (reserve.lua includes it
 -- right after the one MGET of the number's cooldown and window keys): the sends still in
 -- the window. Reads `list` (the window key's value, or nil), `window`, `keepSends` and
--- `now`; sets `list` to the sends (29 characters each) and declares `sends` (how many) and
--- `own` (the cooldown the window key keeps after its sends' ';', or nil).
--- The window's own cooldown: the value after the sends' ';' (see the head), or nil. A
--- policy without a window reads it too: one with a window may have written it (a purpose
--- whose policy changed, `WindowCooldowns`). A new number (most requests) has no window:
--- it skips the parsing.
-local own
-if list then
-  local cut = string.find(list, ';', 1, true)
-  if cut then own, list = string.sub(list, cut + 1), string.sub(list, 1, cut - 1) end
-  if window == 0 then list = '' end
-else
-  list = ''
-end
+-- `now`; sets `list` to the sends (29 characters each) and declares `sends` (how many),
+-- `own` (the cooldown the window key keeps after its sends' ';', or nil) and `sendsEnd`
+-- (window-split).
+-- The sends and the window's own cooldown, or nil. A policy without a window reads it too:
+-- one with a window may have written it (a purpose whose policy changed, `WindowCooldowns`).
+-- include: window-split
 -- The sends still in the window, as the key holds them (`list`), most often oldest first:
 -- at most the last `keepSends`, more than any rule reads (max sends, or the ladder's
 -- steps), which bounds the key. Every send's time is read, since a clock that stepped
 -- back (or a failover to a replica with a slower one) can leave an old send after a new
 -- one; the list is split and joined again only when one of them left the window.
-if list ~= '' then
+-- A new number (most requests) has no window: it skips the parsing.
+if sendsEnd == 0 or window == 0 then
+  list = ''
+else
+  if own then list = string.sub(list, 1, sendsEnd) end
   -- Whole sends only (a value cut short loses its last fragment).
   local since, whole, stale = now - window, #list - #list % 29, false
   for at = 1, whole - 28, 29 do
