@@ -32,6 +32,15 @@ struct CountdownTokenTests {
         #expect(!token.text.contains("8613800138000") && !token.text.contains("login"))
     }
 
+    /// A number's HMAC key text (64 hex digits) is sealed as its 32 bytes, not 64 characters.
+    @Test func anHMACNumberIsSealedAsItsBytes() throws {
+        let cipher = CountdownTokenCipher(secret: Self.secret)
+        let token = cipher.seal(purpose: try Purpose("login"), number: Self.hmacNumber, nonce: CountdownTokenSource().next())
+        // Nonce 12, version 1, length 1, "login" 5, form 1, number 32, tag 16: 68 bytes, 91 characters.
+        #expect(token.text.utf8.count == 91)
+        #expect(cipher.open(token)?.number == Self.hmacNumber)
+    }
+
     @Test func theLongestTokenFitsTheBound() throws {
         let cipher = CountdownTokenCipher(secret: Self.secret)
         let purpose = try Purpose(String(repeating: "p", count: 32))

@@ -1,19 +1,14 @@
 import GateRuntime
 
-/// Makes issued codes, and seals and checks them under the deployment's code secret
-/// (`GateConfiguration.codeSecret`), which Redis never holds: a dump of Redis alone
-/// reveals no live code.
+/// Makes issued codes, and seals and checks them under the deployment's code secret,
+/// which Redis never holds: a dump of Redis alone reveals no live code.
 ///
-/// Two keys are derived from the secret by HMAC-SHA256 with labels of their own. A code's
-/// digest, `HMAC(digest key, purpose ‖ number ‖ code)` cut to 12 bytes, is what a check
-/// compares inside Redis (`check.lua`), so a check is one atomic step and the comparison
-/// sees only HMACs a guesser cannot make. A third derived value names the secret in each
-/// record (`keyID`). Its seal, the code's digits XOR
-/// `HMAC(seal key, purpose ‖ number ‖ the code's identity)`, in hex, lets a gate send the
-/// same code again (`IssuedCodes.Resend.same`) and replay it to an idempotent retry; the
-/// identity is a fresh nonce, so no two codes share a pad, and a seal that was altered
-/// or moved to another number opens to a code whose digest does not match: refused.
-/// Confined to one loop, like the worker that owns it.
+/// A code's digest, `HMAC(digest key, purpose ‖ number ‖ code)` cut to 12 bytes, is what
+/// `check.lua` compares inside Redis: a check is one atomic step that sees only HMACs a
+/// guesser cannot make. Its seal, the digits XOR `HMAC(seal key, purpose ‖ number ‖
+/// identity)`, lets a gate send the same code again or replay it; the identity is a fresh
+/// nonce, so no two codes share a pad, and a seal altered or moved to another number opens
+/// to a code whose digest does not match. Confined to its worker's loop.
 final class CodeSealer {
     /// Characters of a digest: 12 bytes in base64url.
     static let digestLength = 16
@@ -21,8 +16,8 @@ final class CodeSealer {
     static let keyIDLength = 4
     private let digestKey: [UInt8]
     private let sealKey: [UInt8]
-    /// Names the secret (not a way back to it) in each record, so a send sealed under a
-    /// secret since changed is seen as no live code, and replaced, inside Redis too.
+    /// Names the secret (no way back to it) in each record, so a code sealed under a secret
+    /// since changed is no live code, inside Redis too.
     let keyID: String
 
     init(secret: String) {
@@ -32,9 +27,8 @@ final class CodeSealer {
         keyID = CountdownToken.base64URL(Array(Self.hmac(key: bytes, message: Array("resendgate code key id v1".utf8)).prefix(3)))
     }
 
-    /// A fresh code of `length` digits from the operating system's CSPRNG (getrandom on
-    /// Linux), uniform: 64 random bits below the largest multiple of 10^length are taken
-    /// modulo 10^length, and any other draw is drawn again, so no code is likelier.
+    /// A fresh code of `length` digits from the system's CSPRNG, uniform: draws at or above
+    /// the largest multiple of 10^length are drawn again, so no code is likelier.
     static func freshCode(length: Int) -> String {
         precondition(IssuedCodes.lengths.contains(length))
         var generator = SystemRandomNumberGenerator()
@@ -52,8 +46,8 @@ final class CodeSealer {
         return CountdownToken.base64URL(Array(mac.prefix(12)))
     }
 
-    /// The digest, the secret's identifier, then the seal: what a send gives the script for
-    /// a new code, after its identity (`codeArg`).
+    /// The digest, the secret's identifier, then the seal: a new code's script argument
+    /// after its identity.
     func sealedCode(_ code: String, identity: CooldownNonce, purpose: Purpose, number: String) -> String {
         let pad = Self.hmac(key: sealKey, message: Self.message(purpose, number, identity.text))
         let sealed = zip(code.utf8, pad).map { $0 ^ $1 }
@@ -62,26 +56,17 @@ final class CodeSealer {
 
     /// The code a record holds, or nil when its seal does not open to the code its digest names.
     func open(_ record: CodeRecord, purpose: Purpose, number: String) -> String? {
-        guard record.keyID == keyID else { return nil }
-        let hex = Array(record.sealed.utf8)
-        guard IssuedCodes.lengths.contains(hex.count / 2), hex.count % 2 == 0 else { return nil }
+        guard record.keyID == keyID, IssuedCodes.lengths.contains(record.sealed.utf8.count / 2),
+              let sealed = CountdownToken.bytes(lowercaseHex: record.sealed) else { return nil }
         let pad = Self.hmac(key: sealKey, message: Self.message(purpose, number, String(record.identity)))
-        var digits: [UInt8] = []
-        digits.reserveCapacity(hex.count / 2)
-        for index in stride(from: 0, to: hex.count, by: 2) {
-            guard let high = hex[index].lowercaseHexValue, let low = hex[index + 1].lowercaseHexValue else { return nil }
-            digits.append((high << 4 | low) ^ pad[index / 2])
-        }
-        let code = String(decoding: digits, as: UTF8.self)
+        let code = String(decoding: zip(sealed, pad).map { $0 ^ $1 }, as: UTF8.self)
         guard IssuedCodes.isWellFormed(Substring(code)),
               constantTimeEquals(digest(code: code, purpose: purpose, number: number).utf8, record.digest.utf8) else { return nil }
         return code
     }
 
-    /// The code an answer's record names, for the request that offered the new code
-    /// `offered` (`IssuedCodeRule.argument`; nil for a replay, which never counts as a
-    /// resend): a record of another identity is a live code sent again. Nil when the
-    /// record cannot be opened.
+    /// The code an answer's record names, or nil when it cannot be opened. It was resent
+    /// when the record's identity is not the one `offered` (nil for a replay: never resent).
     func issued(_ text: Substring, purpose: Purpose, number: String, offered: String?, cipher: CountdownTokenCipher) -> IssuedCode? {
         guard let record = CodeRecord(text: text), let code = open(record, purpose: purpose, number: number) else { return nil }
         return IssuedCode(

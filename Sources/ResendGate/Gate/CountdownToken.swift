@@ -1,10 +1,9 @@
-/// The handle of one running cooldown, returned by a reserve as `countdown_token`: the
-/// cooldown's purpose, its number's key text and its nonce (the value its Redis key
-/// holds), sealed with AES-256-GCM under the deployment's token secret
-/// (`CountdownTokenCipher`), in base64url without padding: 44 to 128 characters of
-/// `[A-Za-z0-9_-]`. It needs no key of its own in Redis, reveals nothing about the number
-/// to whoever holds it, cannot be forged or altered, and goes stale when its cooldown
-/// ends, is released or is replaced (the cooldown key then no longer holds its nonce).
+import GateRuntime
+
+/// The handle of one running cooldown (`countdown_token`): its purpose, number and nonce
+/// sealed under the deployment's token secret (`CountdownTokenCipher`), in base64url. It
+/// needs no key in Redis, reveals nothing about the number, cannot be forged, and goes
+/// stale when its cooldown ends, is released or is replaced.
 public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
     /// The base64url text.
     public let text: String
@@ -12,9 +11,8 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
     /// The shortest and the longest a token can be (see `CountdownTokenCipher`).
     public static let lengths = 44...128
 
-    /// Accepts exactly a token's shape (44 to 128 characters of `[A-Za-z0-9_-]`) and
-    /// nothing else, so malformed input never reaches the cipher or Redis. Whether it is
-    /// a real token is `CountdownTokenCipher.open`'s to say.
+    /// Accepts exactly a token's shape (44 to 128 characters of `[A-Za-z0-9_-]`), so
+    /// malformed input never reaches the cipher or Redis.
     public init?(validating text: Substring) {
         guard Self.lengths.contains(text.utf8.count), text.utf8.allSatisfy({ Self.sextet($0) != nil }) else { return nil }
         self.text = String(text)
@@ -35,11 +33,7 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// base64url without padding.
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        bytes.withUnsafeBytes { base64URL($0) }
-    }
-
-    static func base64URL(_ input: UnsafeRawBufferPointer) -> String {
+    static func base64URL(_ input: [UInt8]) -> String {
         let length = (input.count * 4 + 2) / 3
         return String(unsafeUninitializedCapacity: length) { out in
             var written = 0
@@ -83,6 +77,19 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
         }
         // Leftover bits must be zero, so that each byte string has one text only.
         guard accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
+        return out
+    }
+
+    /// Lower-case hex digits as their bytes; nil for an odd count or any other byte.
+    static func bytes(lowercaseHex text: some StringProtocol) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = digits[index].lowercaseHexValue, let low = digits[index + 1].lowercaseHexValue else { return nil }
+            out.append(high << 4 | low)
+        }
         return out
     }
 

@@ -1,19 +1,16 @@
 import CCrypto
 import GateRuntime
 
-/// Seals and opens countdown tokens with AES-256-GCM (OpenSSL's libcrypto). A token is
-/// `nonce (12 bytes, the IV) ‖ ciphertext ‖ tag (16 bytes)` in base64url, where the
-/// plaintext is `version ‖ purpose length ‖ purpose ‖ form ‖ number`: the version 1 for a
-/// cooldown's token, 2 for an issued code's (`Contents.Kind`); the number's key
-/// text as is (form 0: the E.164 number) or, when it is an HMAC under `--key-secret`
-/// (64 hex digits), its 32 bytes (form 1). The nonce is also the value the cooldown's key
-/// holds, so a token is live exactly while that key holds it.
+/// Seals and opens countdown tokens with AES-256-GCM (libcrypto). A token is `nonce (12
+/// bytes, the IV) ‖ ciphertext ‖ tag (16 bytes)` in base64url; the plaintext is `version
+/// (1 cooldown, 2 code) ‖ purpose length ‖ purpose ‖ form ‖ number`, the number's key text
+/// as is (form 0) or, an HMAC under `--key-secret`, its 32 bytes (form 1). The nonce is
+/// the value the cooldown's key holds: a token is live exactly while the key holds it.
 ///
-/// The AES key is HMAC-SHA256(secret, "resendgate countdown token v1"): every gate given
-/// the same secret opens every other gate's tokens, and a new secret makes every
-/// outstanding token unreadable (404), nothing else. IVs are random (96 bits), so one
-/// secret should seal well under 2^32 tokens; rotate it long before.
-/// Confined to one loop: it reuses its two OpenSSL contexts, whose key schedule is set once.
+/// The AES key is HMAC-SHA256(secret, "resendgate countdown token v1"): gates sharing a
+/// secret open each other's tokens; a new secret makes every outstanding token a 404. IVs
+/// are random (96 bits), so rotate the secret long before it seals 2^32 tokens.
+/// Confined to one loop: it reuses its two OpenSSL contexts, keyed once.
 public final class CountdownTokenCipher {
     private static let tagSize = 16
     private static let versions: [Contents.Kind: UInt8] = [.cooldown: 1, .code: 2]
@@ -49,15 +46,12 @@ public final class CountdownTokenCipher {
         /// What the token follows.
         public let kind: Kind
 
-        /// A cooldown (its key holds the nonce), or an issued code's lifetime (the code's
-        /// identity is the nonce: `CodeRecord`).
+        /// A cooldown (its key holds the nonce), or an issued code (its identity is the nonce).
         public enum Kind: Sendable, Hashable {
-            case cooldown
-            case code
+            case cooldown, code
         }
 
-        /// The nonce the cooldown's Redis key holds while this token is live (the key's whole
-        /// value, or, for a plain cooldown, its first 16 characters, before the deadline).
+        /// The nonce the cooldown's key holds (a plain one's: before its deadline) while live.
         public var cooldownValue: String { nonce.text }
     }
 
@@ -65,7 +59,7 @@ public final class CountdownTokenCipher {
     func seal(purpose: Purpose, number: String, nonce: CooldownNonce, kind: Contents.Kind = .cooldown) -> CountdownToken {
         var plain: [UInt8] = [Self.versions[kind] ?? 1, UInt8(purpose.name.utf8.count)]
         plain.append(contentsOf: purpose.name.utf8)
-        if let packed = Self.packHex(number) {
+        if number.utf8.count == 64, let packed = CountdownToken.bytes(lowercaseHex: number) {
             plain.append(1)
             plain.append(contentsOf: packed)
         } else {
@@ -87,8 +81,7 @@ public final class CountdownTokenCipher {
         return CountdownToken(uncheckedText: CountdownToken.base64URL(out))
     }
 
-    /// What `token` names, or nil when it was not sealed with this secret, was altered, or
-    /// is not a token at all. Touches no Redis.
+    /// What `token` names; nil when not sealed with this secret, altered, or no token. No Redis.
     public func open(_ token: CountdownToken) -> Contents? {
         guard let sealed = CountdownToken.bytes(base64URL: Substring(token.text)),
               sealed.count >= CooldownNonce.byteCount + 5 + Self.tagSize else { return nil }
@@ -118,20 +111,5 @@ public final class CountdownTokenCipher {
         }
         let nonce = CooldownNonce(bytes: Array(sealed.prefix(CooldownNonce.byteCount)))
         return Contents(purpose: purpose, number: number, nonce: nonce, kind: kind)
-    }
-
-    /// 64 lowercase hex digits (an HMAC-SHA256 key text) as their 32 bytes; nil otherwise.
-    static func packHex(_ text: String) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count == 64 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(32)
-        var index = 0
-        while index < 64 {
-            guard let high = digits[index].lowercaseHexValue, let low = digits[index + 1].lowercaseHexValue else { return nil }
-            out.append(high << 4 | low)
-            index += 2
-        }
-        return out
     }
 }

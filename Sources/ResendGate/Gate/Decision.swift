@@ -9,43 +9,38 @@ public struct Decision: Sendable, Equatable {
     public var allowed: Bool { reason == nil }
     public let phone: PhoneNumber
     public let purpose: Purpose
-    /// Milliseconds until a send may be allowed (from Redis): the longest of every limit
-    /// that binds the next send. When allowed, the wait this send started: its ladder
-    /// step, or longer when it filled `max sends` or the client IP's cap.
+    /// Milliseconds until a send may be allowed: the longest of every limit that binds the
+    /// next send (when allowed, the wait this send started).
     public internal(set) var retryAfterMilliseconds: Int64
     /// Redis's clock when it decided, in ms since 1970.
     public let serverTimeMilliseconds: Int64
-    /// Sends counted in the policy's window, this one included when allowed: at most
-    /// `max(max sends, ladder steps, 16)`, the last sends a window keeps.
+    /// Sends counted in the window, this one included when allowed: at most the last
+    /// `max(max sends, ladder steps, 16)`, which a window keeps.
     public let sendsInWindow: Int
     /// Sends still allowed in the window; nil when the policy sets no cap.
     public let sendsLeft: Int?
     /// The cooldown the next allowed send would start, in ms.
     public let nextRetryAfterMilliseconds: Int64
-    /// True when this is the stored answer to an earlier request with the same
-    /// `Idempotency-Key`: nothing was consumed this time.
+    /// The stored answer to an earlier request with this `Idempotency-Key`: nothing consumed.
     public let replayed: Bool
-    /// The unguessable handle of the cooldown this decision started (allowed) or ran into
-    /// (denied), for thin clients: `GET /v1/countdowns/{token}`. Nil when unknown.
+    /// The handle of the cooldown this decision started or ran into, for thin clients
+    /// (`GET /v1/countdowns/{token}`); nil when unknown.
     public var countdownToken: CountdownToken?
-    /// True for a test number (`GateConfiguration.testNumbers`): allowed, nothing recorded,
-    /// no limit applied; the caller must not send a real SMS.
+    /// A test number (`GateConfiguration.testNumbers`): allowed, nothing recorded; the
+    /// caller must not send a real SMS.
     public let testNumber: Bool
-    /// Rules in observe mode that would have refused this send (`Policy.observe`): the
-    /// send was decided as if they were off. Empty when none.
+    /// Rules in observe mode that would have refused this send (`Policy.observe`), which
+    /// was decided as if they were off.
     public internal(set) var observed: [Reason]
-    /// The quota of the send budget that refused this send (`country_limit`,
-    /// `global_limit`): of a region's and its calling code's budgets, the one that was full;
-    /// for `too_many_requests`, the requests an address may make in the period. Nil for any
-    /// other answer.
+    /// The quota of the full send budget (`country_limit`, `global_limit`) or, for
+    /// `too_many_requests`, the requests an address may make in the period; else nil.
     public let budgetLimit: Int?
-    /// The code an allowed send of a purpose that issues codes sends (`Policy.codes`), in
-    /// the answer and in its idempotent replay only; nil otherwise.
+    /// The code to send, for an allowed send (or its replay) of a purpose that issues codes.
     public internal(set) var issuedCode: IssuedCode?
 
-    /// A decision on `request`: allowed when `reason` is nil, else refused by it; `wait` and
-    /// `now` are `retryAfterMilliseconds` and `serverTimeMilliseconds`, `next`
-    /// `nextRetryAfterMilliseconds`, `token` its `countdownToken`, the rest their members.
+    /// A decision on `request`, refused by `reason` unless nil; `wait`, `now`, `next` and
+    /// `token` are `retryAfterMilliseconds`, `serverTimeMilliseconds`,
+    /// `nextRetryAfterMilliseconds` and `countdownToken`.
     public init(
         _ request: SendRequest, refusedBy reason: Reason? = nil, wait: Int64, now: Int64, next: Int64 = 0,
         sendsInWindow: Int = 0, sendsLeft: Int? = nil, token: CountdownToken? = nil, observed: [Reason] = [],
@@ -66,8 +61,17 @@ public struct Decision: Sendable, Equatable {
         self.testNumber = testNumber
     }
 
-    /// The same decision with a wait of at least `milliseconds`: an allowed send that
-    /// filled a limit checked apart (a cluster's per-IP cap) binds the next send too.
+    /// True when a send was allowed now: neither refused nor a replay of an earlier answer.
+    var isNewSend: Bool { allowed && !replayed }
+
+    /// The same decision with `reasons` observed too; a replay keeps the stored answer's.
+    func observing(_ reasons: [Reason]) -> Decision {
+        var reported = self
+        if !replayed { reported.observed += reasons }
+        return reported
+    }
+
+    /// At least `milliseconds` of wait: a filled limit checked apart (a cluster's IP cap).
     func waiting(atLeast milliseconds: Int64) -> Decision {
         var longer = self
         longer.retryAfterMilliseconds = max(milliseconds, retryAfterMilliseconds)
@@ -112,8 +116,8 @@ public struct CountdownReading: Sendable, Equatable {
     public let retryAfterMilliseconds: Int64
     /// Redis's clock when it answered, in ms since 1970.
     public let serverTimeMilliseconds: Int64
-    /// The cooldown's nonce (which its countdown tokens carry, the key's value or its first 16
-    /// characters): what a release of this cooldown publishes, so an event stream matches releases on it.
+    /// The cooldown's nonce, which its tokens carry and its release publishes: what an event
+    /// stream matches releases on.
     public let cooldownIdentity: String
 
     public init(retryAfterMilliseconds: Int64, serverTimeMilliseconds: Int64, cooldownIdentity: String = "") {

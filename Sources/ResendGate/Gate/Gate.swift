@@ -2,20 +2,16 @@ import Foundation
 import GateEventLoop
 import RedisClient
 
-/// The resend gate for async Swift callers: decides whether a verification code may
-/// be sent to a number now, with Redis as the only state.
-///
-/// Each call is one atomic script call on the gate's own event loop thread and
-/// Redis connection; calls from many tasks pipeline on that connection.
+/// The resend gate for async Swift callers: may a verification code be sent to a number
+/// now? Each call runs on the gate's own loop thread and Redis connection, where calls from
+/// many tasks pipeline.
 public final class Gate: Sendable {
     private let loop: EventLoop
     private nonisolated(unsafe) let worker: GateWorker
     public let configuration: GateConfiguration
 
-    /// Starts the gate's loop thread and begins connecting to Redis; calls made
-    /// before the connection is up wait for it (at most the connect timeout). `logger`
-    /// hears of reconnects, master switches, slot re-maps and script reloads, on the
-    /// gate's loop thread; it is never given a phone number.
+    /// Starts the loop thread and connects to Redis; calls made meanwhile wait for it (at
+    /// most the connect timeout). `logger` hears of the connection, never a phone number.
     public init(configuration: GateConfiguration, logger: GateLogger = .off) {
         self.configuration = configuration
         loop = EventLoop.startThread(name: "resendgate-redis")
@@ -29,10 +25,9 @@ public final class Gate: Sendable {
         self.worker = worker!
     }
 
-    /// Closes the worker and waits for the loop's thread to finish (unless this runs on it):
-    /// a process that exits right after releasing its gate must not race that thread's
-    /// clean-up (`EventLoop.run` frees OpenSSL's per-thread state, which OpenSSL's own
-    /// clean-up at exit frees too: a double free, seen under AddressSanitizer).
+    /// Waits for the loop's thread to finish (unless this runs on it): a process that exits
+    /// at once must not race its clean-up of OpenSSL's per-thread state, which OpenSSL's
+    /// exit handler frees too (a double free, seen under AddressSanitizer).
     deinit {
         nonisolated(unsafe) let worker = self.worker
         loop.execute { worker.close() }
@@ -40,15 +35,11 @@ public final class Gate: Sendable {
         if !loop.inLoop { loop.waitUntilStopped() }
     }
 
-    /// Reserves a send to `phone` for `purpose` (one of the configured purposes, else
-    /// `invalid_purpose`) if every rule of its policy allows:
-    /// allowed starts the cooldown, denied says which limit and how long is left.
-    /// A denial never consumes anything. `clientIP` feeds the per-IP limit;
-    /// `idempotencyKey` makes a retry return the first answer without consuming; keys are
-    /// scoped to `caller` (``SendRequest/caller``), so callers cannot replay each other's.
-    ///
-    /// `region` reads a nationally written `phone` in that region instead of the default
-    /// one (a country picker); see ``requestRegion(_:)``.
+    /// Reserves a send to `phone` for a configured `purpose` if every rule of its policy
+    /// allows: allowed starts the cooldown; denied says which limit and for how long, and
+    /// consumes nothing. `clientIP` feeds the per-IP limits; `idempotencyKey` makes a retry
+    /// get the first answer, scoped to `caller` so callers cannot replay each other's.
+    /// `region` reads a nationally written `phone` (``requestRegion(_:)``).
     public func reserve(
         phone: String, region: String? = nil, purpose: String = Purpose.default.name, clientIP: String? = nil,
         idempotencyKey: String? = nil, caller: String = ""
@@ -67,10 +58,9 @@ public final class Gate: Sendable {
         return try await onLoop { worker, done in worker.peek(number, purpose: purpose, completion: done) }
     }
 
-    /// Ends the cooldown and refunds its send (the SMS provider failed), so a code may be
-    /// sent again at once; at most the policy's `maxRefunds` times per window. Returns
-    /// whether a cooldown was running (none: nothing is consumed). Throws `refund_limit`
-    /// past the limit and `forbidden` when the policy allows no refunds; then nothing changes.
+    /// Ends the cooldown and refunds its send (the SMS provider failed), at most `maxRefunds`
+    /// times per window; returns whether a cooldown was running. Throws `refund_limit` past
+    /// the limit and `forbidden` when the policy allows none; then nothing changes.
     @discardableResult
     public func release(
         phone: String, region: String? = nil, purpose: String = Purpose.default.name
@@ -79,13 +69,10 @@ public final class Gate: Sendable {
         return try await onLoop { worker, done in worker.release(number, purpose: purpose, completion: done) }
     }
 
-    /// Reports the outcome of a code the back end checked for `phone`: `verified` clears its
-    /// wrong checks, `failed` counts one against the number's last code (the result says how
-    /// many are left; no code sent: `no_code_sent`) and at the policy's `maxFailedChecks`
-    /// locks the code (`code_locked`) or, with `lockoutScope` `number`, the number
-    /// (`locked`). With
-    /// the pumping guard on, `verified` also counts toward the conversion of the number's
-    /// destination prefix and marks the number trusted for `trustedFor`.
+    /// Reports the outcome of a code the back end checked: `verified` clears the wrong
+    /// checks (and, with the pumping guard, counts a conversion and trusts the number);
+    /// `failed` counts one (`no_code_sent` when none was sent), and at `maxFailedChecks`
+    /// locks the code (`code_locked`) or, scope `number`, the number (`locked`).
     public func verify(
         phone: String, region: String? = nil, purpose: String = Purpose.default.name, outcome: VerificationOutcome
     ) async throws(GateError) -> VerificationResult {
@@ -93,11 +80,9 @@ public final class Gate: Sendable {
         return try await onLoop { worker, done in worker.verify(number, purpose: purpose, outcome: outcome, completion: done) }
     }
 
-    /// Checks a code the user typed against the number's live issued code (a purpose with
-    /// `Policy.codes`): the right one is valid once; a wrong one throws `wrong_code` with
-    /// the checks left, and the last one locks the code (`code_locked`) or, scope `number`,
-    /// the number (`locked`); `code_expired`, `code_used`, `code_voided` when no live code
-    /// is there to check. Counted by the lockout and the pumping guard, no report needed.
+    /// Checks a typed code against the number's live issued code (`Policy.codes`): valid
+    /// once; a wrong one throws `wrong_code`, the last one locks as `verify` does;
+    /// `code_expired`, `code_used` or `code_voided` when no live code is there.
     public func check(
         phone: String, region: String? = nil, purpose: String = Purpose.default.name, code: String
     ) async throws(GateError) -> CodeCheck {
@@ -105,20 +90,18 @@ public final class Gate: Sendable {
         return try await onLoop { worker, done in worker.check(number, purpose: purpose, code: code, completion: done) }
     }
 
-    /// The destination prefixes the SMS-pumping guard blocks now, with their figures
-    /// (at most `GateWorker.blockedPrefixCapacity`).
+    /// The prefixes the SMS-pumping guard blocks now (at most `GateWorker.blockedPrefixCapacity`).
     public func blockedPrefixes() async throws(GateError) -> [PrefixFigures] {
         try await onLoop { worker, done in worker.blockedPrefixes(completion: done) }
     }
 
-    /// The remaining time of the cooldown that returned `token`; nil when the token is
-    /// unknown, expired or released. Reveals nothing about the number.
+    /// The time left of the cooldown `token` names; nil once it ended or was released.
     public func countdown(_ token: CountdownToken) async throws(GateError) -> CountdownReading? {
         try await onLoop { worker, done in worker.countdown(token, completion: done) }
     }
 
-    /// Canonicalises a number as this gate does (for keys, logs and display); a national
-    /// spelling is read in `region` when given, else in the default region.
+    /// Canonicalises a number as this gate does; a national spelling is read in `region`,
+    /// else in the default region.
     public func canonical(_ phone: String, region: String? = nil) throws(GateError) -> PhoneNumber {
         let chosen = try region.map { (code: String) throws(GateError) in try Self.requestRegion(code) }
         do {
@@ -128,10 +111,9 @@ public final class Gate: Sendable {
         }
     }
 
-    /// A request's region (the country a user picked beside a nationally written number),
-    /// as its upper-case ISO 3166 alpha-2 code; `invalid_field` unless it is two letters
-    /// naming a region libphonenumber has numbers for. Only changes how a number without a
-    /// country code is read: it never relaxes `allowedRegions`, which judge the number.
+    /// A request's region (a country picker's), upper-cased; `invalid_field` unless two
+    /// letters naming a region with numbers. It only reads a number without a country code:
+    /// it never relaxes `allowedRegions`, which judge the number.
     public static func requestRegion(_ code: String) throws(GateError) -> String {
         let upper = String(decoding: code.utf8.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self)
         guard upper.utf8.count == 2, upper.utf8.allSatisfy({ (0x41...0x5A).contains($0) }), PhoneNumber.isKnownRegion(upper) else {

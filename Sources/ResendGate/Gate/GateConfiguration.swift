@@ -11,45 +11,34 @@ public struct GateConfiguration: Sendable {
     public var defaultRegion: String?
     /// Prepended to every Redis key, so several deployments can share a database.
     public var keyPrefix: String
-    /// With a secret, Redis keys hold an HMAC-SHA256 of the number instead of the
-    /// number, so a Redis dump lists no phone numbers.
+    /// With a secret, Redis keys hold an HMAC-SHA256 of the number: a dump lists no numbers.
     public var keySecret: String?
-    /// The secret countdown tokens are sealed with (`CountdownTokenCipher`); every gate of
-    /// a deployment must share it. Nil: the gates share one kept in Redis, which the first
-    /// of them creates (`<prefix>:token-secret`).
+    /// The secret countdown tokens are sealed with, shared by every gate of a deployment;
+    /// nil: one kept in Redis, which the first gate creates (`<prefix>:token-secret`).
     public var tokenSecret: String?
-    /// The secret issued codes are sealed and checked with (`CodeSealer`), never kept in
-    /// Redis, so a dump of Redis reveals no live code; every gate of a deployment shares it.
-    /// Required when a purpose issues codes (`Policy.codes`).
+    /// The secret issued codes are sealed with (`CodeSealer`), shared by every gate and never
+    /// kept in Redis, so a dump reveals no live code. Required when a purpose issues codes.
     public var codeSecret: String?
-    /// The code every test number gets for a purpose that issues codes (app-store review,
-    /// end-to-end tests): nil gives test numbers of such purposes no code.
+    /// The code test numbers get for a purpose that issues codes (app-store review); nil: none.
     public var testCode: String?
     /// How long an `Idempotency-Key` answer is kept.
     public var idempotencyLifetime: Duration
-    /// After each allowed reservation, wait until this many replicas have it (`WAIT`),
-    /// so that a failover cannot forget it; 0 does not wait. A reservation that too few
-    /// replicas acknowledged in time is answered as store unavailable, never allowed.
+    /// After each allowed reservation, wait until this many replicas have it (`WAIT`), so a
+    /// failover cannot forget it; too few in time: store unavailable, never allowed.
     public var waitReplicas: Int
     /// Numbers that skip every limit and are never recorded (CI, QA): `TestNumbers`.
     public var testNumbers: TestNumbers
-    /// A policy with a window (a ladder or `max sends`) keeps a number's running cooldown in
-    /// its window key, not a key of its own (`reserve.lua`, `WindowCooldowns`): one key and
-    /// one write fewer per send. Off by default: every gate must read that layout (this
-    /// version or later) before any gate writes it, as older versions fail on it.
+    /// A policy with a window keeps a running cooldown in its window key (`WindowCooldowns`):
+    /// one key and one write fewer per send. Off by default: every gate must read that layout
+    /// before any gate writes it, as older versions fail on it.
     public var cooldownsInWindows: Bool
-    /// How often a gate tells the others which purposes' cooldowns it keeps in window keys,
-    /// and reads what they told (`WindowCooldowns`): a gate that starts keeping them there
-    /// waits two of these first. Every gate of a deployment must use the same; only tests
-    /// change it.
+    /// How often gates tell each other which purposes' cooldowns they keep in window keys
+    /// (`WindowCooldowns`); the same on every gate: only tests change it.
     public var windowCooldownsPeriod: Duration
-    /// At most this many requests per client address (`client_ip`, IPv6 per /64) in the
-    /// rate's period, allowed or not, counted in the process's memory (one count shared by a
-    /// server's workers) before Redis is asked
-    /// (`RequestLimiter`): over it, `too_many_requests`. Nil: no limit.
+    /// At most this many requests per client address (IPv6 per /64) in the period, allowed
+    /// or not, counted in memory before Redis (`RequestLimiter`): over it, `too_many_requests`.
     public var ipMaxRequests: RequestRate? = nil
-    /// The wall clock (ms since 1970) that rules decided in memory read (`PolicyRule`):
-    /// injectable, so a test moves time instead of sleeping.
+    /// The wall clock (ms since 1970) of rules decided in memory: a test moves it.
     public var wallClock: @Sendable () -> Int64 = { Decision.wallClockMilliseconds() }
 
     /// The prefix of every Redis key.
@@ -87,16 +76,10 @@ public struct GateConfiguration: Sendable {
         guard !keyPrefix.isEmpty, keyPrefix.utf8.count <= 64, !keyPrefix.contains(where: { $0 == "{" || $0 == "}" || $0 == " " }) else {
             throw ConfigurationError(field: "key-prefix", message: "must be 1 to 64 characters without braces or spaces")
         }
-        if let keySecret, keySecret.utf8.count < 16 {
-            throw ConfigurationError(field: "key-secret", message: "must be at least 16 characters")
-        }
-        if let tokenSecret, tokenSecret.utf8.count < 16 {
-            throw ConfigurationError(field: "token-secret", message: "must be at least 16 characters")
-        }
+        try Self.checkSecret(keySecret, field: "key-secret")
+        try Self.checkSecret(tokenSecret, field: "token-secret")
         try policies.lint()
-        if let codeSecret, codeSecret.utf8.count < 16 {
-            throw ConfigurationError(field: "code-secret", message: "must be at least 16 characters")
-        }
+        try Self.checkSecret(codeSecret, field: "code-secret")
         let issuing = policies.configuredPurposes.filter { (policies.purposes[$0] ?? policies.fallback).codes != nil }.sorted()
         if codeSecret == nil, !issuing.isEmpty {
             throw ConfigurationError(
@@ -119,5 +102,9 @@ public struct GateConfiguration: Sendable {
         self.testNumbers = testNumbers
         self.cooldownsInWindows = cooldownsInWindows
         windowCooldownsPeriod = Self.defaultWindowCooldownsPeriod
+    }
+
+    private static func checkSecret(_ secret: String?, field: String) throws(ConfigurationError) {
+        if let secret, secret.utf8.count < 16 { throw ConfigurationError(field: field, message: "must be at least 16 characters") }
     }
 }

@@ -1,10 +1,8 @@
 import RedisClient
 
-/// Why the gate could not decide. Made only through the named members below
-/// (`.invalidPhone(_:)`, `.storeUnavailable(_:)`, ...); `code` is the stable wire code.
-/// `kind` is public and exhaustive on purpose: the HTTP server maps it to a status in
-/// one `switch` the compiler checks, and the CLI maps it to an exit code, so a new case
-/// (one line in `Kind` plus its constructor) fails their build until it has an answer.
+/// Why the gate could not decide, made only through the named members below; `code` is
+/// the stable wire code. `kind` is exhaustive on purpose: the server's status and the CLI's
+/// exit code are `switch`es on it, so a new case does not build until it has both.
 public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Every way a gate call fails; the raw value is the wire code.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
@@ -15,13 +13,12 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         case numberTypeNotAllowed = "number_type_not_allowed"
         case idempotencyKeyReused = "idempotency_key_reused"
         case refundLimit = "refund_limit"
-        /// Too many wrong codes: the number is locked (a verification or a refund of it).
+        /// Too many wrong codes: the number is locked until the lockout ends (nothing,
+        /// not a verification or a refund, changes that).
         case locked
-        /// A `failed` outcome for a number the gate let no code through to in the window:
-        /// nothing was counted.
+        /// A `failed` outcome for a number sent no code in the window: nothing was counted.
         case noCodeSent = "no_code_sent"
-        /// The code had its wrong checks (lockout scope `code`): it may not be checked
-        /// again; the number may be sent a new one.
+        /// The code had its wrong checks (lockout scope `code`); the number may get a new one.
         case codeLocked = "code_locked"
         /// A checked code is not the number's live issued code: one wrong check counted.
         case wrongCode = "wrong_code"
@@ -37,8 +34,8 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         case codesIssued = "codes_issued"
         case forbidden
         case storeUnavailable = "store_unavailable"
-        /// Redis may evict keys (its `maxmemory-policy` is not `noeviction`), which would
-        /// forget cooldowns: nothing is decided until it keeps them (or the operator allows it).
+        /// Redis may evict keys (`maxmemory-policy` is not `noeviction`) and so forget
+        /// cooldowns: nothing is decided until it keeps them, unless `--allow-evicting-redis`.
         case storeEvictsKeys = "store_evicts_keys"
     }
 
@@ -50,9 +47,8 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     public let phoneError: PhoneNumberError?
     /// For `wrong_code`: how many more wrong checks the code may have.
     public let attemptsLeft: Int?
-    /// For `refund_limit`: milliseconds until the oldest refund leaves the window; for
-    /// `locked`: until the lockout ends; for `code_locked`: until the number may be sent a
-    /// new code (0: now).
+    /// Milliseconds until the oldest refund leaves the window (`refund_limit`), the lockout
+    /// ends (`locked`) or the number may get a new code (`code_locked`; 0: now).
     public let retryAfterMilliseconds: Int64?
 
     private init(
@@ -79,9 +75,8 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// True when a policy refuses the number itself (its region or line type), a refund
-    /// (past `max refunds`, or refunds disabled) or a checked code: a denial, not a mistake
-    /// in the request.
+    /// True when a policy refuses the number (its region or line type), a refund or a
+    /// checked code: a denial, not a mistake in the request.
     public var isPolicyDenial: Bool {
         switch kind {
         case .regionNotAllowed, .numberTypeNotAllowed, .refundLimit, .locked, .codeLocked, .forbidden, .wrongCode, .codeExpired,
@@ -101,8 +96,8 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         GateError(.invalidPurpose, message)
     }
 
-    /// A well-formed purpose the gate is not configured for (`--purposes`, `--policy`):
-    /// refused before anything is read or written, so made-up purposes get no limits of their own.
+    /// A purpose the gate is not configured for: refused before Redis, so made-up purposes
+    /// get no limits of their own.
     public static func unconfiguredPurpose(_ purpose: Purpose) -> GateError {
         GateError(.invalidPurpose, "\"\(purpose.name)\" is not a configured purpose (see --purposes and --policy)")
     }
@@ -122,7 +117,6 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let idempotencyKeyReused = GateError(
         .idempotencyKeyReused, "this Idempotency-Key was already used with a different request")
 
-    /// The number had its `max refunds` in the window: the release changed nothing.
     public static func refundLimit(retryAfterMilliseconds: Int64, maxRefunds: Int) -> GateError {
         GateError(
             .refundLimit,
@@ -130,21 +124,16 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
             retryAfterMilliseconds: retryAfterMilliseconds)
     }
 
-    /// Too many wrong codes were checked for the number: it is locked until the lockout
-    /// ends, and nothing (no verification, no refund) changes that.
     public static func locked(retryAfterMilliseconds: Int64) -> GateError {
         GateError(
             .locked, "too many wrong codes were checked for this number: it is locked until the lockout ends",
             retryAfterMilliseconds: retryAfterMilliseconds)
     }
 
-    /// A `failed` outcome for a number with no code sent in the window: not counted, so
-    /// wrong codes reported for a number nobody asked a code for cannot lock anything.
+    /// Not counted: wrong codes reported for a number nobody asked a code for lock nothing.
     public static let noCodeSent = GateError(
         .noCodeSent, "no code was sent to this number for this purpose in the window: the failed check was not counted")
 
-    /// The number's last code had `max failed checks` wrong ones: it may not be checked
-    /// again, and a new code may be sent once the number's own limits allow.
     public static func codeLocked(retryAfterMilliseconds: Int64, maxFailedChecks: Int) -> GateError {
         GateError(
             .codeLocked,
@@ -152,8 +141,6 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
             retryAfterMilliseconds: retryAfterMilliseconds)
     }
 
-    /// A wrong code: counted against the number's live code, which may have `attemptsLeft`
-    /// more wrong checks before it is locked.
     public static func wrongCode(attemptsLeft: Int) -> GateError {
         GateError(
             .wrongCode, "this is not the code that was sent: \(attemptsLeft) more wrong check\(attemptsLeft == 1 ? "" : "s") and the code is locked",
@@ -170,8 +157,7 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let codesIssued = GateError(
         .codesIssued, "the gate issues and checks this purpose's codes itself: check them with POST /v1/checks, which counts outcomes")
 
-    /// An issued code's record that this gate's code secret does not open: the gates of a
-    /// deployment must share one `--code-secret`. Nothing is answered allowed without its code.
+    /// An issued code sealed under another `--code-secret`: nothing is allowed without its code.
     public static let unreadableCode = GateError(
         .storeUnavailable,
         "store unavailable: the number's issued code was sealed under another code secret (every gate must share one --code-secret)")
@@ -185,18 +171,17 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
         GateError(.storeUnavailable, "store unavailable: \(message)")
     }
 
-    /// A Redis failure as the gate answers it: `store_evicts_keys` when the command was
-    /// refused because Redis may evict keys, `store_unavailable` otherwise.
+    /// A Redis failure: `store_evicts_keys` when refused because Redis may evict keys, else
+    /// `store_unavailable`.
     public static func store(_ error: RedisError) -> GateError {
         error.isEviction ? storeEvictsKeys(error.message) : storeUnavailable(error.description)
     }
 
-    /// Redis may evict keys and the operator did not allow it (`--allow-evicting-redis`).
     public static func storeEvictsKeys(_ message: String) -> GateError {
         GateError(.storeEvictsKeys, "store refused: \(message)")
     }
 
-    /// Equal when kind, message and retry time are; `phoneError` is implied by the message.
+    /// Equal when every field but `phoneError` (implied by the message) is.
     public static func == (lhs: GateError, rhs: GateError) -> Bool {
         lhs.kind == rhs.kind && lhs.message == rhs.message && lhs.retryAfterMilliseconds == rhs.retryAfterMilliseconds
             && lhs.attemptsLeft == rhs.attemptsLeft

@@ -1,24 +1,19 @@
 import RedisClient
 
-/// The reserve path on a Redis Cluster, where one script may touch
-/// keys of one slot only. The number's decision stays one atomic script on the
-/// number's master; what lives in other slots takes steps around it:
+/// The reserve path on a Redis Cluster, where a script touches one slot only. The number's
+/// decision stays one atomic script on its slot; the rest are steps around it:
 ///
-/// 1. with an `Idempotency-Key`: read the record on its own slot (`storedAnswer`: a stored
-///    answer is replayed, another request's is 422);
-/// 2. with a per-IP cap: take a share of the IP's cap on the IP's slot (`IPCap`; its
-///    member is a nonce of its own, so no two sends share one);
-/// 3. decide the number (cooldown, ladder, max-sends) on its slot; when the IP's cap
-///    refused in step 2, the number is still asked, without reserving, so the answer
-///    gives the longest wait of both (with `ip_limit` in observe mode, the number decides
-///    alone and the answer reports `ip_limit` observed);
-/// 4. give the IP's share back if the number was refused or Redis failed; store the
-///    idempotency record. (A countdown token needs no key: it names the number's slot.)
+/// 1. with an `Idempotency-Key`: a stored answer is replayed (`storedAnswer`);
+/// 2. with a per-IP cap: take a share on the IP's slot (`IPCap`);
+/// 3. decide the number; when the IP's cap refused, the number is still asked, without
+///    reserving, so the answer gives the longest wait of both (an observed cap: the number
+///    decides alone and `ip_limit` is reported observed);
+/// 4. give the IP's share back if the number refused or Redis failed; store the record.
 ///
 /// Steps 2-4 are not one transaction: a refused number briefly holds an IP share (a
-/// concurrent request from that IP may be refused for it), and two concurrent retries
-/// with one `Idempotency-Key` may both be decided (the number's cooldown still allows
-/// only one send; the first answer stored is the one replayed).
+/// concurrent request from that IP may be refused for it), and two concurrent retries with
+/// one `Idempotency-Key` may both be decided (the cooldown still allows one send; the first
+/// answer stored is the one replayed).
 extension GateWorker {
     func reserveOnCluster(
         _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
@@ -34,8 +29,7 @@ extension GateWorker {
                     self.decideNumber(
                         request, policy: policy, number: number, token: token, cipher: cipher, ip: step, idempotency: idempotency,
                         completion: completion)
-                case .failure(let error):
-                    completion(.failure(error))
+                case .failure(let error): completion(.failure(error))
                 }
             }
         }
@@ -60,9 +54,8 @@ extension GateWorker {
         script.cluster = (linkedRecord: idempotency?.key, outsideWaitMilliseconds: outsideWait)
         script.code = codes.argument(policy, purpose: request.purpose, number: number)
         var lua = reserveScript(request.purpose, countingIP: false)
-        // A policy without a window names its cooldown key alone, while no gate keeps the
-        // purpose's cooldowns in windows (as a plain `SET NX` does): one key is never held
-        // up by a slot migration.
+        // A policy without a window names its cooldown key alone while that is safe (as a
+        // plain `SET NX` does): one key is never held up by a slot migration.
         if let cooldownKeyOnly = reserveScripts[request.purpose.name]?.cooldownKeyOnly,
            cooldowns.windows.plainDecisionIsSafe(for: request.purpose.name) {
             lua = cooldownKeyOnly
@@ -80,13 +73,12 @@ extension GateWorker {
             }
             if (try? outcome.get())?.allowed != true { self.ipCap.giveBack(ip) }
             if case .success(var decision) = outcome {
-                // The send that filled the IP's cap: the next send from it waits for the IP too
-                // (unless the cap is only observed).
+                // The send that filled an enforced IP cap: the next one waits for the IP too.
                 if case .taken(_, _, let waitAfter) = ip, decision.allowed, !watchesIP {
                     decision = decision.waiting(atLeast: waitAfter)
                 }
                 // An observed full cap took no share: the number decided alone.
-                if case .refused = ip, watchesIP, !decision.replayed { decision.observed.append(.ipLimit) }
+                if case .refused = ip, watchesIP { decision = decision.observing([.ipLimit]) }
                 outcome = .success(decision)
                 self.idempotency.store(decision, cooldownValue: String(nonce), idempotency: idempotency)
             }

@@ -1,13 +1,11 @@
 import GateEventLoop
 import RedisClient
 
-/// The gate on one event loop: turns requests into single script calls on the
-/// loop's own Redis connection and replies into decisions. Confined to its loop:
-/// call every method on the loop's thread. The HTTP server runs one per worker;
-/// `Gate` wraps one for async callers.
+/// The gate on one event loop: requests become script calls on the loop's own Redis
+/// connection. Call every method on the loop's thread. The HTTP server runs one per
+/// worker; `Gate` wraps one for async callers.
 public final class GateWorker {
-    /// One Redis, the master Sentinels name, or a Redis Cluster (`RedisStore`), behind
-    /// the narrow protocol the rules use.
+    /// One Redis, a Sentinel-named master or a Cluster, behind the protocol the rules use.
     public var store: any GateStore { context.store }
     public let configuration: GateConfiguration
     /// This worker's own parser and cache, so parsing never contends across loops.
@@ -30,23 +28,19 @@ public final class GateWorker {
     let prefixGuard: PrefixGuard
     let lockout: Lockout
     let codes: IssuedCodeRule
-    /// Each client address's requests against `ipMaxRequests`, before Redis (shared by the
-    /// server's workers); nil without it.
+    /// Counts `ipMaxRequests` before Redis (shared by a server's workers); nil without it.
     let requestLimiter: RequestLimiter?
-    /// On a cluster, the sends with steps outside the number's slot (budgets, the pumping
-    /// guard) being decided, one at a time per number (`SameNumberQueue`).
+    /// On a cluster, a number's sends with steps in other slots (budgets, pumping guard), one at a time.
     let sameNumber = SameNumberQueue()
 
     /// The most prefixes the registry of blocked prefixes keeps and the listing returns.
     public static let blockedPrefixCapacity = PrefixRegistry.capacity
 
-    /// `parserCapacity` bounds the worker's cache of parsed numbers (16 384 results, and at
-    /// most about 4 MiB whatever the results): enough to hold the numbers of the last
-    /// minutes of traffic, where repeats happen. `logger` hears what happens to the Redis
-    /// connection (reconnects, master switches, slot re-maps, script reloads), never a number.
-    /// `store` makes another store than Redis, given the scripts to load: a test's, or a
-    /// second kind of store. `requestLimiter` counts `ipMaxRequests` (the one a server's
-    /// workers share); nil: a limiter of this worker's own, when `ipMaxRequests` is set.
+    /// `parserCapacity` bounds the cache of parsed numbers (at most about 4 MiB): the last
+    /// minutes of traffic, where repeats happen. `logger` hears of the Redis connection,
+    /// never a number. `store` makes another store than Redis from the scripts to load (a
+    /// test's). `requestLimiter` counts `ipMaxRequests` (one a server's workers share);
+    /// nil: one of this worker's own, when `ipMaxRequests` is set.
     public init(
         loop: EventLoop, configuration: GateConfiguration, parserCapacity: Int = 16_384, logger: GateLogger = .off,
         requestLimiter: RequestLimiter? = nil, store makeStore: (([RedisScript]) -> any GateStore)? = nil
@@ -62,8 +56,7 @@ public final class GateWorker {
                 policy: $0, idempotencyLifetimeMilliseconds: configuration.idempotencyLifetime.wholeMilliseconds,
                 longestIPWindowMilliseconds: longestIPWindow)
         }
-        // Every purpose's reserve scripts are loaded at connect, with the others (purposes
-        // of one policy share theirs).
+        // Loaded at connect; purposes of one policy share their scripts.
         let scripts = GateScripts.all + Set(reserveScripts.values.flatMap(\.all)).sorted { $0.sha1 < $1.sha1 }
         let store = makeStore?(scripts) ?? RedisStore(loop: loop, configuration: configuration.redis, scripts: scripts, logger: logger)
         context = GateContext(
@@ -81,9 +74,8 @@ public final class GateWorker {
         self.requestLimiter = configuration.ipMaxRequests.map { requestLimiter ?? RequestLimiter(rate: $0) }
     }
 
-    /// Canonicalises `text`: a national spelling is read in `region` (a request's country
-    /// picker, ISO 3166 alpha-2, see ``Gate/requestRegion(_:)``) or, without one, in the
-    /// configured default region; a spelling with a country code ignores both.
+    /// Canonicalises `text`: a national spelling is read in `region` (see
+    /// ``Gate/requestRegion(_:)``), else in the default region.
     public func phone(_ text: String, region: String? = nil) throws(GateError) -> PhoneNumber {
         let chosen = try region.map { (code: String) throws(GateError) in try Gate.requestRegion(code) }
         do {
@@ -98,23 +90,16 @@ public final class GateWorker {
         try configuration.policies.purpose(named: text)
     }
 
-    /// The policy of a configured purpose; `invalid_purpose` for any other.
-    func policy(for purpose: Purpose) throws(GateError) -> CompiledPolicy { try context.policy(for: purpose) }
-
     /// Reserves a send if every rule of the purpose's policy allows it, atomically: the
-    /// default policy (one cooldown, nothing counted) as one `SET ... NX PX ... GET`
-    /// (`Cooldowns`), any other as one script call. An allowed send starts a
-    /// cooldown whose key holds a fresh nonce; a send denied by a cooldown carries the
-    /// running cooldown's token. On a Redis Cluster the per-IP cap and the idempotency
-    /// record live in slots of their own and take steps of their own (`reserveOnCluster`).
-    ///
-    /// The pipeline: the request limit and test numbers (in memory), the policy's regions
-    /// and number types, then the store: on a cluster the budgets' step (`SendBudgets`) and
-    /// the pumping guard's (`PrefixGuard`) around the number's; on one Redis all in the
-    /// number's one call (`FraudGuard`).
+    /// default policy as one `SET ... NX PX ... GET` (`Cooldowns`), any other as one script
+    /// call (`FraudGuard` adds budgets and the pumping guard). An allowed send starts a
+    /// cooldown; a denied one carries the running cooldown's token. On a Cluster, what
+    /// lives in other slots takes steps of its own (`reserveOnCluster`, `SendBudgets`,
+    /// `PrefixGuard`). Checked first, in memory: the request limit, test numbers, regions
+    /// and number types.
     public func reserve(_ request: SendRequest, completion: @escaping (Result<Decision, GateError>) -> Void) {
         let policy: CompiledPolicy
-        do { policy = try self.policy(for: request.purpose) } catch { return completion(.failure(error)) }
+        do { policy = try context.policy(for: request.purpose) } catch { return completion(.failure(error)) }
         // Every request with a client address counts, whatever decides it.
         if let limiter = requestLimiter, let address = request.clientAddress, let wait = limiter.admit(address.text) {
             return completion(.success(.tooManyRequests(request, policy, wait: wait, quota: configuration.ipMaxRequests?.count)))
@@ -155,9 +140,9 @@ public final class GateWorker {
             let guarding = FraudGuard(request, policy: policy.rules, context: context)
             return reserveNumber(request, policy: policy, cipher: cipher, fraudGuard: guarding, completion: completion)
         }
-        // On a cluster they count a send in slots of their own before its number decides,
-        // and give it back when the number refuses: requests of one number wait for each
-        // other, so a flood for a number in its cooldown holds at most one share at a time.
+        // On a cluster they count a send in slots of their own before its number decides
+        // and give it back when it refuses; a number's requests wait for each other, so a
+        // flood for a number in its cooldown holds at most one share at a time.
         let key = request.purpose.name + " " + context.number(request.phone)
         sameNumber.run(key) { [unowned self] done in
             let number: NextStep = { [unowned self] in self.reserveNumber(request, policy: policy, cipher: cipher, completion: $0) }
@@ -173,17 +158,15 @@ public final class GateWorker {
         }
     }
 
-    /// The number's own step: every rule of the policy, and with `fraudGuard` (one Redis)
-    /// the budgets' and the pumping guard's too; without it (a cluster) those take steps of
-    /// their own around it (`SendBudgets`, `PrefixGuard`).
+    /// The number's own step; with `fraudGuard` (one Redis) the budgets and the pumping
+    /// guard decide in it too.
     func reserveNumber(
         _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, fraudGuard: FraudGuard? = nil,
         completion: @escaping (Result<Decision, GateError>) -> Void
     ) {
-        let address = context.addressKeyText(request)
-        let ip = policy.rules.ipMaxSends != nil ? address : nil
-        // One slot only: the same two commands on one Redis and on a cluster; unless a gate
-        // keeps this purpose's cooldowns in window keys (`WindowCooldowns`): then the script.
+        let ip = policy.rules.ipMaxSends != nil ? context.addressKeyText(request) : nil
+        // One slot: the same commands on one Redis and a cluster, unless a gate keeps this
+        // purpose's cooldowns in window keys (`WindowCooldowns`): then the script.
         if ip == nil, request.idempotencyKey == nil, fraudGuard == nil, policy.plainCooldownMilliseconds != nil {
             if !cooldowns.windows.firstReadAnswered, cooldowns.windows.waitForFirstRead({ [unowned self] in
                 self.reserveNumber(request, policy: policy, cipher: cipher, completion: completion)
@@ -194,9 +177,8 @@ public final class GateWorker {
         let number = context.number(request.phone)
         let tokens = context.tokens
         let requestFingerprint = request.idempotencyKey.map { _ in context.fingerprint(request, number: number) }
-        let nonce = tokens.next()
         var script = ReserveArguments(
-            keys: keys, purpose: request.purpose, number: number, nonce: nonce, ipMember: ip.map { _ in tokens.next() }, ipAddress: ip,
+            keys: keys, purpose: request.purpose, number: number, nonce: tokens.next(), ipMember: ip.map { _ in tokens.next() }, ipAddress: ip,
             idempotencyKey: idempotency.recordKey(request), fingerprint: requestFingerprint, fraudGuard: fraudGuard)
         script.code = codes.argument(policy, purpose: request.purpose, number: number)
         let lua = reserveScript(request.purpose, guarded: fraudGuard != nil, countingIP: ip != nil)
@@ -221,29 +203,26 @@ public final class GateWorker {
         })
     }
 
-    /// The purpose's reserve script (its policy is configured: `policy(for:)` said so); for
-    /// a policy with a window, one that keeps the cooldown there once that is safe (a
-    /// policy without one has the same script either way).
+    /// The purpose's reserve script; with a window, one that keeps the cooldown there once
+    /// that is safe.
     func reserveScript(_ purpose: Purpose, guarded: Bool = false, countingIP: Bool) -> RedisScript {
         guard let scripts = reserveScripts[purpose.name] else { preconditionFailure("no reserve script for a configured purpose") }
         let inWindow = cooldowns.windows.keepsCooldownsInWindows()
         return scripts.script(guarded: guarded, countingIP: countingIP, cooldownInWindow: inWindow)
     }
 
-    /// Records the outcome of a code the back end checked (`Lockout`); refused with
-    /// `codes_issued` for a purpose whose codes the gate checks itself (`check`), so no
-    /// report can forge or double a conversion.
+    /// Records the outcome of a code the back end checked (`Lockout`); `codes_issued` for a
+    /// purpose whose codes the gate checks itself, so no report can forge a conversion.
     public func verify(
         _ phone: PhoneNumber, purpose: Purpose, outcome: VerificationOutcome,
         completion: @escaping (Result<VerificationResult, GateError>) -> Void
     ) {
-        if (try? policy(for: purpose))?.rules.codes != nil { return completion(.failure(.codesIssued)) }
+        if (try? context.policy(for: purpose))?.rules.codes != nil { return completion(.failure(.codesIssued)) }
         lockout.verify(phone, purpose: purpose, outcome: outcome, completion: completion)
     }
 
-    /// Checks a typed code against the number's live issued code (`IssuedCodeRule`): right
-    /// once, then used; wrong ones counted toward the lockout, and a right one toward the
-    /// pumping guard's conversion, with no report from the back end.
+    /// Checks a typed code against the number's live issued code (`IssuedCodeRule`); wrong
+    /// ones count toward the lockout, a right one toward the pumping guard's conversion.
     public func check(
         _ phone: PhoneNumber, purpose: Purpose, code: String, completion: @escaping (Result<CodeCheck, GateError>) -> Void
     ) {
@@ -256,16 +235,15 @@ public final class GateWorker {
         refunds.release(phone, purpose: purpose, completion: completion)
     }
 
-    /// Follows the releases of every gate on this Redis (`Refunds`): `onRelease` gets the
-    /// nonce each released cooldown key held (``CountdownReading/cooldownIdentity``), on
-    /// this worker's loop; `onSubscribed` runs each time the subscription is (again) in
-    /// place (releases published while it was down are not seen). Idempotent.
+    /// Follows the releases of every gate on this Redis (`Refunds`): `onRelease` gets each
+    /// released cooldown's nonce (``CountdownReading/cooldownIdentity``) on this loop;
+    /// `onSubscribed` runs each time the subscription is (again) in place: releases
+    /// published while it was down are missed. Idempotent.
     public func followReleases(onRelease: @escaping (String) -> Void, onSubscribed: @escaping () -> Void) {
         refunds.follow(onRelease: onRelease, onSubscribed: onSubscribed)
     }
 
-    /// The prefixes the pumping guard blocks now, of every purpose whose guard is on
-    /// (`PrefixRegistry`), at most `blockedPrefixCapacity`.
+    /// The prefixes the pumping guard blocks now (`PrefixRegistry`), at most `blockedPrefixCapacity`.
     public func blockedPrefixes(completion: @escaping (Result<[PrefixFigures], GateError>) -> Void) {
         prefixGuard.registry.blocked(completion: completion)
     }
@@ -278,6 +256,5 @@ public final class GateWorker {
     }
 }
 
-/// The rest of a send's decision after a step taken on its own (a cluster's budgets, the
-/// pumping guard), given the completion that step's answer goes to.
+/// The rest of a send's decision after a cluster step of its own (budgets, pumping guard).
 typealias NextStep = (@escaping (Result<Decision, GateError>) -> Void) -> Void

@@ -1,17 +1,13 @@
-/// One request to send a code: the number, what for, and the optional facts that
-/// policies use.
+/// One request to send a code: the number, what for, and the facts policies use.
 public struct SendRequest: Sendable {
     public var phone: PhoneNumber
     public var purpose: Purpose
     /// The end user's address, for the per-IP limit.
     public var clientAddress: ClientAddress?
-    /// A caller's key for retries: the same key and request within 24 h gets the
-    /// first answer again and consumes nothing.
+    /// A caller's key for retries: the same key and request get the first answer again.
     public var idempotencyKey: String?
-    /// Who asks: idempotency keys are scoped to it, so one caller can neither replay nor
-    /// spoil another's answer (and countdown token) by reusing its `Idempotency-Key`.
-    /// The server sets ``callerIdentity(apiKey:)`` of the API key that authenticated;
-    /// "" (a gate without keys) is one caller.
+    /// Who asks (the server sets ``callerIdentity(apiKey:)``; "" without keys): idempotency
+    /// keys are scoped to it, so no caller can replay or spoil another's answer.
     public var caller: String
 
     public init(
@@ -25,9 +21,8 @@ public struct SendRequest: Sendable {
         self.caller = caller
     }
 
-    /// A request with the client's address and `Idempotency-Key` as a caller writes them,
-    /// each checked in that order: `invalid_field` for an address that is no IPv4 or IPv6
-    /// address, or a malformed key (`validateIdempotencyKey`).
+    /// A request with the client's address and `Idempotency-Key` as written, checked in
+    /// that order: `invalid_field` for a malformed one.
     package init(
         phone: PhoneNumber, purpose: Purpose, caller: String, clientIP: String?, idempotencyKey: String?
     ) throws(GateError) {
@@ -39,8 +34,8 @@ public struct SendRequest: Sendable {
         if let idempotencyKey { try Self.validateIdempotencyKey(idempotencyKey) }
     }
 
-    /// A short, stable name of an API key for ``caller``: 16 hex digits of an HMAC-SHA256,
-    /// so that Redis (which stores it in idempotency records) never holds the key itself.
+    /// A short, stable name of an API key for ``caller`` (16 hex digits of an HMAC-SHA256),
+    /// so the idempotency records in Redis never hold the key itself.
     public static func callerIdentity(apiKey: String) -> String {
         String(NumberKeyHasher.hmacSHA256Hex(key: Array("resendgate idempotency caller".utf8), message: Array(apiKey.utf8)).prefix(16))
     }

@@ -1,12 +1,10 @@
 import GateRuntime
 import RedisClient
 
-/// The secret countdown tokens are sealed with. Given (`--token-secret`), every worker
-/// makes its cipher at once. Otherwise the deployment keeps one in Redis at
-/// `<prefix>:token-secret`: each worker asks `SET key <32 random bytes in hex> NX GET`
-/// once, so the first gate ever to ask creates it atomically and every later one reads
-/// it. Calls that need the cipher before it is known wait for that one reply (bounded);
-/// if Redis cannot answer they fail as store unavailable, and the next call asks again.
+/// The secret countdown tokens are sealed with: given (`--token-secret`), or kept in Redis
+/// at `<prefix>:token-secret`, where each worker's one `SET key <random> NX GET` creates it
+/// atomically or reads it. Calls wait for that reply (bounded); if Redis cannot answer they
+/// fail as store unavailable, and the next call asks again.
 final class TokenSecret {
     /// At most this many calls wait for the secret; more fail at once.
     static let maximumWaiting = 65_536

@@ -7,28 +7,22 @@ import GateEventLoop
 import RedisClient
 
 /// The default policy (one cooldown, nothing counted) in one command, without a script:
-/// `SET <cooldown> <nonce><deadline> NX PX <ms> GET`. SET NX is atomic, so of N racing
-/// requests for a number exactly one finds no key and is allowed; the others get the
-/// running cooldown's value: its nonce, for their token, and its deadline, from which the
-/// wait follows by this gate's clock. Redis spends about what a pipelined SET costs it
-/// (`deploy/dev/bench --only cost`).
+/// `SET <cooldown> <nonce><deadline> NX PX <ms> GET`, about what a pipelined SET costs
+/// Redis. Of N racing requests exactly one finds no key and is allowed; the others get the
+/// running cooldown's nonce, for their token, and its deadline, for their wait.
 ///
-/// The deadline is the allowing gate's clock; gates are assumed to keep theirs in step
-/// (NTP); the reserve script writes the same value by Redis's clock. A deadline that is not
-/// within the cooldown ahead of this gate's clock (give or take `clockSkewAllowance`; or a
-/// value without one: a lock, a key an older version wrote) is not trusted: then a `PTTL`
-/// asks Redis, as a second command. `server_time` is the gate's clock too:
-/// Redis's `TIME` was only a stamp there, it never decided.
+/// The deadline is the allowing gate's clock (gates keep theirs in step: NTP; the reserve
+/// script writes Redis's). A deadline not within the cooldown ahead of this gate's clock
+/// (give or take `clockSkewAllowance`), or none (a lock, an older version's key), is not
+/// trusted: a `PTTL` asks Redis. `server_time` is the gate's clock too.
 ///
-/// The rule owns where gates keep cooldowns (`WindowCooldowns`): a purpose's policy with a
-/// window keeps them in its window key, read by the reserve script, once that is safe.
+/// The rule owns where gates keep cooldowns (`WindowCooldowns`).
 final class Cooldowns {
     /// How far another gate's clock may be ahead or behind before its deadlines are not trusted.
     static let clockSkewAllowance: Int64 = 1_000
 
     private let context: GateContext
-    /// Where gates keep cooldowns: the reserve script keeps them in windows while
-    /// `keepsCooldownsInWindows()`, a plain decision waits for its first read.
+    /// Where gates keep cooldowns.
     let windows: WindowCooldowns
 
     init(loop: EventLoop, context: GateContext) {
@@ -38,16 +32,14 @@ final class Cooldowns {
             loop: loop, store: context.store, key: context.keys.windowCooldowns, period: configuration.windowCooldownsPeriod,
             windowed: configuration.cooldownsInWindows
                 ? context.compiled.filter { $0.value.windowMilliseconds > 0 }.map { ($0.key, $0.value.longestHoldMilliseconds) } : [])
-        // At once, not at the first decision: the warm-up of a gate with a window runs from
-        // here, for every worker of a server alike.
+        // At once, not at the first decision: every worker's warm-up runs from here.
         windows.start()
     }
 
     func close() { windows.close() }
 
-    /// Decides the request with one `SET NX` when its policy is one plain cooldown and no
-    /// gate keeps the purpose's cooldowns in windows (then true); false when the reserve
-    /// script must decide.
+    /// Decides with one `SET NX` (true) when the policy is one plain cooldown and no gate
+    /// keeps the purpose's cooldowns in windows; false when the reserve script must.
     func reservePlainly(
         _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, codes: IssuedCodeRule,
         completion: @escaping (Result<Decision, GateError>) -> Void
@@ -73,8 +65,8 @@ final class Cooldowns {
                 Self.decision(
                     set: set, pttl: pttl, now: now, request: request, milliseconds: milliseconds, nonce: nonce, token: token
                 ) {
-                    // A cooldown key without an expiry (never written so by the gate): give it
-                    // the policy's cooldown, as the script did, unless it has one by now.
+                    // A cooldown key without an expiry (the gate never writes one): give it
+                    // the policy's cooldown, unless it has one by now.
                     store.send(slotKey: slotKey, { args in
                         args.append("PEXPIRE")
                         keys.append(.cooldown, purpose: purpose, number: number, to: &args)
@@ -99,10 +91,8 @@ final class Cooldowns {
         return true
     }
 
-    /// The decision the SET's reply makes, with the PTTL's reply when one was needed; nil
-    /// when it is needed (`pttl` nil and the running value carries no deadline to trust).
-    /// `now` is this gate's clock when the SET was sent. A refused SET (Redis out of memory,
-    /// a read-only replica, a lost connection) is never an allowed send.
+    /// The decision of the SET's reply (and the PTTL's, when needed); nil when a PTTL is
+    /// needed. `now` is this gate's clock at the SET. A refused SET is never an allowed send.
     static func decision(
         set: Result<RedisReply, RedisError>, pttl: Result<RedisReply, RedisError>?, now: Int64, request: SendRequest,
         milliseconds: Int64, nonce: CooldownNonce, token: (CooldownNonce) -> CountdownToken?, repair: () -> Void

@@ -1,16 +1,13 @@
 import RedisClient
 
-/// Send budgets and the SMS-pumping guard as part of a send's one reserve script, on one
-/// Redis or Sentinel (`fraud-guard.lua`): every rule in one call, atomically, so a send
-/// holds no share while another step decides and nothing is given back. On a Redis
-/// Cluster, where a budget's shards and a prefix have slots of their own, they are steps
-/// of their own instead (SendBudgets.swift, PrefixGuard.swift).
+/// Send budgets and the SMS-pumping guard in a send's one reserve script on one Redis
+/// (`fraud-guard.lua`): atomic, so a send holds no share while another step decides and
+/// nothing is given back. On a Cluster they are steps of their own (`SendBudgets`, `PrefixGuard`).
 struct FraudGuard {
     let checks: [BudgetCheck]
     /// The destination prefix, when the purpose's guard is on.
     let prefix: PrefixKey?
-    /// What the budgets count the send under: a nonce of its own, so their sets cannot be
-    /// joined to the number's keys.
+    /// What the budgets count the send under: its own nonce, so they cannot be joined to the number's keys.
     let member: CooldownNonce
 
     init(_ request: SendRequest, policy: Policy, context: GateContext) {

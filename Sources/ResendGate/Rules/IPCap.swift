@@ -1,10 +1,8 @@
 import RedisClient
 
-/// The per-IP cap (`--ip-max-sends`, `--ip-window`): one sorted set of an IP's allowed
-/// sends for every purpose that caps IPs, kept by the longest IP window of any. On one
-/// Redis the reserve script counts it in the number's call (`reserve.lua`); on a Redis
-/// Cluster, where the IP's set has a slot of its own, `take` is a step before the
-/// number's, and `giveBack` undoes it when the number refuses.
+/// The per-IP cap (`--ip-max-sends`, `--ip-window`): one sorted set of an IP's allowed sends
+/// for every purpose, kept for the longest IP window. On one Redis the reserve script counts
+/// it; on a Cluster, `take` is a step before the number's, and `giveBack` undoes it.
 struct IPCap {
     let context: GateContext
     /// The longest IP window of the purposes that cap IPs: how long an IP's set is kept.
@@ -30,9 +28,8 @@ struct IPCap {
         case refused(wait: Int64)
     }
 
-    /// On a cluster: takes a share of the IP's cap on its own slot (`ip-take.lua`) under a
-    /// member of its own (not the send's nonce: the IP's set cannot be joined to the
-    /// number's keys); `.none` when the policy caps no IP or the request has no address.
+    /// Takes a share of the IP's cap on its slot (`ip-take.lua`) under a member of its own,
+    /// not the send's nonce, so the IP's set cannot be joined to the number's keys.
     func take(_ request: SendRequest, policy: CompiledPolicy, completion: @escaping (Result<Step, GateError>) -> Void) {
         guard let cap = policy.rules.ipMaxSends, let address = context.addressKeyText(request) else { return completion(.success(.none)) }
         let key = context.keys.ipSends(address: address)

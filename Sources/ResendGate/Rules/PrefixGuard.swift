@@ -1,26 +1,20 @@
 import RedisClient
 
-/// The SMS-pumping guard on a Redis Cluster's reserve path (`pumping.lua`; on one Redis it
-/// is part of the number's script: `FraudGuard`). A prefix's counts live in a slot of their
-/// own (`rg:pump:{purpose:+447911}`), so the guard takes steps around the number's own
-/// decision:
+/// The SMS-pumping guard on a Redis Cluster (`pumping.lua`; on one Redis: `FraudGuard`). A
+/// prefix's counts live in a slot of their own (`rg:pump:{purpose:+447911}`), so the guard
+/// takes steps around the number's own decision:
 ///
-/// 1. `take` on the prefix's slot: judge the prefix and, when it is not blocked, count
-///    this send at once (so concurrent sends see each other);
-/// 2. not blocked: the number's step decides (`next`); when it refuses (or Redis
-///    fails, or it is a replay), the counted send is given back (`give`, not awaited);
-/// 3. blocked: a replay is answered from its record (`storedAnswer`); otherwise
-///    `refusal` (the one place that decides a refusal) reads the number's
-///    `trusted` key (`EXISTS`, its slot), only then: a number that verified within
-///    `trustedFor` goes on to its own step, and its allowed send is counted (`force`, not
-///    awaited); any other is refused with `suspected_pumping`, or, with the guard in observe
-///    mode (`--observe suspected_pumping`), goes on as a trusted one's with
-///    `suspected_pumping` in its decision's `observed`.
+/// 1. `take` on the prefix's slot: judge the prefix and, when it is not blocked, count the
+///    send at once (so concurrent sends see each other);
+/// 2. not blocked: the number decides (`next`); unless it allowed a new send, the count is
+///    given back (`give`, not awaited);
+/// 3. blocked: a replay is answered from its record; a number trusted within `trustedFor`
+///    (its `trusted` key, read only then) decides as usual, its allowed send counted
+///    (`force`); any other is refused with `suspected_pumping`, or, observed, goes on as a
+///    trusted one's with `suspected_pumping` in `observed`.
 ///
-/// A purpose whose guard is off takes none of these steps: not one command more.
-///
-/// A `verified` outcome counts in the prefix too (`countVerified`), and a prefix found
-/// blocked goes into the registry that `GET /v1/prefixes` lists (`PrefixRegistry`).
+/// A purpose whose guard is off takes none of these steps. A `verified` outcome counts in
+/// the prefix too (`countVerified`); a blocked prefix goes into `PrefixRegistry`.
 final class PrefixGuard {
     private let context: GateContext
     private let idempotency: IdempotencyRecords
@@ -47,7 +41,7 @@ final class PrefixGuard {
             }
             guard step.figures.blocked else {
                 return next { outcome in
-                    if case .success(let decision) = outcome, decision.allowed, !decision.replayed {} else {
+                    if (try? outcome.get())?.isNewSend != true {
                         self.step("give", purpose: request.purpose, prefix: prefix, rules: rules, field: step.countedField) { _ in }
                     }
                     completion(outcome)
@@ -60,78 +54,51 @@ final class PrefixGuard {
                     switch verdict {
                     case .failure(let error): completion(.failure(error))
                     case .success(let refusal?) where !policy.rules.observes(.suspectedPumping): completion(.success(refusal))
-                    // Observe mode: the refusal is reported, and the send goes on as a trusted one's.
-                    case .success(.some):
-                        self.reserveThenCount(request, policy: policy, prefix: prefix, next: next) { outcome in
-                            completion(outcome.map { decision in
-                                var reported = decision
-                                if !decision.replayed { reported.observed.append(.suspectedPumping) }
-                                return reported
-                            })
+                    // Trusted, or observed (the refusal reported): the number decides, and an
+                    // allowed send counts in the prefix all the same.
+                    case .success(let refusal):
+                        next { outcome in
+                            if (try? outcome.get())?.isNewSend == true {
+                                self.step("force", purpose: request.purpose, prefix: prefix, rules: rules) { _ in }
+                            }
+                            completion(outcome.map { $0.observing(refusal == nil ? [] : [.suspectedPumping]) })
                         }
-                    case .success(nil): self.reserveThenCount(request, policy: policy, prefix: prefix, next: next, completion: completion)
                     }
                 }
             }
         }
     }
 
-    /// The guard's verdict on a send to a blocked prefix, the one place that decides it:
-    /// the refusal it gets (`suspected_pumping`, with the prefix's figures' wait until it
-    /// is free again), or nil for a number trusted within `trustedFor` (its key is read
-    /// only here, so it costs nothing while the prefix is not blocked). Observe mode reports
-    /// the refusal and goes on as for a trusted number (`reserveThenCount`).
+    /// The one place that decides the guard's refusal of a send to a blocked prefix
+    /// (`suspected_pumping` until it is free); nil for a number that verified within
+    /// `trustedFor` (its `trusted` key, read only here: nothing while no prefix is blocked).
     private func refusal(
         _ figures: PrefixFigures, request: SendRequest, policy: CompiledPolicy,
         completion: @escaping (Result<Decision?, GateError>) -> Void
     ) {
-        isTrusted(request) { trusted in
-            completion(trusted.map { isTrusted in
-                isTrusted ? nil : Decision.suspectedPumping(
-                    request, policy: policy, wait: figures.retryAfterMilliseconds, now: figures.serverTimeMilliseconds)
-            })
-        }
-    }
-
-    /// The number's own step for a send the guard lets through although its prefix is
-    /// blocked; an allowed send is counted in the prefix all the same.
-    private func reserveThenCount(
-        _ request: SendRequest, policy: CompiledPolicy, prefix: PrefixKey, next: NextStep,
-        completion: @escaping (Result<Decision, GateError>) -> Void
-    ) {
-        next { [unowned self] outcome in
-            if case .success(let decision) = outcome, decision.allowed, !decision.replayed {
-                self.step("force", purpose: request.purpose, prefix: prefix, rules: policy.rules.pumping) { _ in }
-            }
-            completion(outcome)
-        }
-    }
-
-    /// Whether the number verified within the guard's `trustedFor` (its `trusted` key).
-    private func isTrusted(_ request: SendRequest, completion: @escaping (Result<Bool, GateError>) -> Void) {
         let number = context.number(request.phone)
         let keys = context.keys
         context.store.send(slotKey: keys.slotKey(purpose: request.purpose, number: number), { args in
             args.append("EXISTS")
             keys.append(.trusted, purpose: request.purpose, number: number, to: &args)
         }, completion: { result in
-            completion(GateContext.decode(result) { reply throws(GateError) in
+            completion(GateContext.decode(result) { reply throws(GateError) -> Decision? in
                 guard let count = reply.integer else { throw GateContext.unexpected(reply) }
-                return count > 0
+                if count > 0 { return nil }
+                return Decision.suspectedPumping(
+                    request, policy: policy, wait: figures.retryAfterMilliseconds, now: figures.serverTimeMilliseconds)
             })
         })
     }
 
-    /// Counts a `verified` outcome in the number's prefix, once Redis has it (so a send
-    /// after this answer sees the conversion).
+    /// Counts a `verified` outcome in the prefix before answering, so a later send sees it.
     func countVerified(_ phone: PhoneNumber, purpose: Purpose, rules: PumpingGuard, completion: @escaping (Result<Void, GateError>) -> Void) {
         step("verified", purpose: purpose, prefix: PrefixKey(phone, digits: rules.prefixDigits), rules: rules) { counted in
             completion(counted.map { _ in () })
         }
     }
 
-    /// One call of `pumping.lua` on the prefix's slot; a `take` or `force` that found the
-    /// prefix blocked and asked for it puts it in the registry of blocked prefixes.
+    /// One call of `pumping.lua`; a prefix it finds due is put in the registry.
     private func step(
         _ mode: String, purpose: Purpose, prefix: PrefixKey, rules: PumpingGuard, field: String = "",
         completion: @escaping (Result<PumpingStep, GateError>) -> Void

@@ -1,12 +1,10 @@
 import RedisClient
 
-/// The registry of blocked prefixes (`rg:pump:blocked`), which `GET /v1/prefixes` reads.
-/// A prefix is written when the guard finds it blocked, then at most once a bucket (a
-/// tenth of the window) while it stays blocked: writes are rare, so the one key is not a
-/// hot key even on a cluster. Each write trims the set to the longest pumping window of
-/// any purpose and to the `blockedPrefixCapacity` newest members, so it stays bounded
-/// whatever an attack does. The listing reads each member's figures again and keeps those
-/// still blocked.
+/// The registry of blocked prefixes (`rg:pump:blocked`) that `GET /v1/prefixes` reads. A
+/// prefix is written when found blocked, then at most once a bucket (a tenth of the
+/// window): rare writes, so the one key is not hot even on a cluster. Each write trims it
+/// to the longest pumping window and the `capacity` newest members: bounded whatever an
+/// attack does. The listing reads each member's figures again.
 final class PrefixRegistry {
     /// The most prefixes the registry keeps (the newest ones) and the listing returns.
     static let capacity = 1000
@@ -28,8 +26,8 @@ final class PrefixRegistry {
         purpose.name + ":" + prefix.text + ":" + String(prefix.callingCode)
     }
 
-    /// Puts a blocked prefix in the registry and trims it; not awaited (the listing is
-    /// a report: a lost write costs one entry until the next bucket).
+    /// Puts a blocked prefix in the registry and trims it; not awaited (a lost write costs
+    /// the report one entry until the next bucket).
     func register(purpose: Purpose, prefix: PrefixKey, now: Int64) {
         let store = context.store
         let key = context.keys.blockedPrefixes
@@ -41,11 +39,9 @@ final class PrefixRegistry {
         store.send(slotKey: key, { $0.append("ZREMRANGEBYRANK", key, 0, -(capacity + 1)) }, completion: { _ in })
     }
 
-    /// The prefixes the guard blocks now, of every purpose whose guard is on, sorted by
-    /// purpose and prefix: the registry's members read again (one `read` of `pumping.lua`
-    /// each, on each prefix's slot), at most `capacity`. A listing asked while
-    /// another is being read gets that one's answer: one read in flight per worker, so a
-    /// burst of listings cannot multiply the registry's up to 1 000 reads.
+    /// The prefixes blocked now, sorted by purpose and prefix: each member read again (one
+    /// `pumping.lua` call each). One listing in flight per worker, shared by its callers,
+    /// so a burst of listings cannot multiply the up to 1 000 reads.
     func blocked(completion: @escaping (Result<[PrefixFigures], GateError>) -> Void) {
         listing.run(completion) { [unowned self] answer in self.read(completion: answer) }
     }

@@ -1,17 +1,14 @@
 import Synchronization
 
-/// Counts each client address's requests against a `RequestRate`, in the gate process's
-/// memory: the cheapest place, before any Redis work, which is what a flood of requests
-/// would cost. One limiter is shared by every worker of a server (issue 34, finding 5: one
-/// per worker let a client make the rate times the workers), as nginx's `limit_req` zone
-/// is; each gate process counts on its own. The generic cell rate algorithm keeps one
-/// instant per address: `count` requests at once, then one each `period / count`.
+/// Counts each client address's requests against a `RequestRate` in memory, before any
+/// Redis work a flood would cost. One limiter is shared by a server's workers (one each let
+/// a client make the rate times the workers), as nginx's `limit_req` zone is. The generic
+/// cell rate algorithm keeps one instant per address: `count` at once, then one each
+/// `period / count`.
 ///
-/// The addresses are spread over `shardCount` shards by their hash, each a bounded cache
-/// behind a lock of its own, held for one lookup and one store: two workers meet on a
-/// lock only for addresses of one shard at the same instant. At most `capacity` addresses
-/// are kept in all (the least recently seen are forgotten first, which only ever lets a
-/// forgotten address ask afresh).
+/// Addresses are spread by hash over `shardCount` bounded caches, each behind its own lock,
+/// so workers rarely meet. At most `capacity` addresses are kept; the least recently seen
+/// are forgotten first, which only lets a forgotten address ask afresh.
 public final class RequestLimiter: Sendable {
     private let interval: Int64
     private let tolerance: Int64
@@ -53,8 +50,7 @@ public final class RequestLimiter: Sendable {
     var addresses: Int { shards.reduce(0) { total, shard in total + shard.cache.withLock { $0.count } } }
 
     @Sendable static func monotonicMilliseconds() -> Int64 {
-        let instant = ContinuousClock.now - Self.origin
-        return instant.wholeMilliseconds
+        (ContinuousClock.now - Self.origin).wholeMilliseconds
     }
 
     private static let origin = ContinuousClock.now
@@ -70,8 +66,8 @@ public final class RequestLimiter: Sendable {
 }
 
 extension Decision {
-    /// The refusal of a request over `--ip-max-requests`: decided in memory, so its
-    /// `server_time` is the gate's clock; no countdown token (no cooldown was met).
+    /// The refusal of a request over `--ip-max-requests`, decided in memory: the gate's
+    /// clock, no countdown token.
     static func tooManyRequests(_ request: SendRequest, _ policy: CompiledPolicy, wait: Int64, quota: Int?) -> Decision {
         Decision(
             request, refusedBy: .tooManyRequests, wait: max(1, wait), now: wallClockMilliseconds(),

@@ -1,25 +1,21 @@
 import RedisClient
 
-/// Send budgets (`country_max_sends`, `max_sends_total`) on a Redis Cluster: sends to many
-/// numbers counted together, a step of their own before the number's (a budget's keys never
-/// share the number's slot; on one Redis they are part of the number's script: `FraudGuard`):
+/// Send budgets (`country_max_sends`, `max_sends_total`) on a Redis Cluster, where their
+/// keys never share the number's slot (on one Redis: `FraudGuard`), as steps around it:
 ///
-/// 1. with an `Idempotency-Key`: a request already decided is answered from its record
-///    alone (`storedAnswer`), taking no share and never reaching the number's step;
-/// 2. take a share of each budget that counts the send (its region's, its calling code's,
-///    then the total), under the send's own nonce, from the first of the budget's shards
-///    with room (`budget-take.lua`, one call a shard). A full budget refuses the send with
-///    its reason and the wait until its first shard admits one again, giving back the
-///    shares taken before; an observed full budget lets the send on, counting
-///    nothing (`Decision.observed`);
-/// 3. decide the number (the default policy's SET, or the reserve script);
-/// 4. give every share back (`ZREM`) when the number refused the send, replayed an earlier
-///    answer, or Redis failed: a budget counts allowed sends only.
+/// 1. with an `Idempotency-Key`: a decided request is answered from its record, taking no share;
+/// 2. take a share of each budget that counts the send (region, calling code, total) under
+///    a nonce of its own, from the first of its shards with room (`budget-take.lua`). A
+///    full budget refuses with its reason and the wait until its first shard has room,
+///    giving back the shares taken; an observed one lets the send on, counting nothing;
+/// 3. decide the number;
+/// 4. give every share back (`ZREM`) unless the number allowed a new send: a budget counts
+///    allowed sends only.
 ///
 /// Steps 2-4 are not one transaction: a share held while its number is decided may make a
-/// concurrent send find the budget full; a number's requests wait for each other
-/// (`SameNumberQueue`), so one number holds at most one share at a time. They never let more sends through than the
-/// budget: each shard admits at most its allowance, and the allowances add up to it.
+/// concurrent send find the budget full (a number holds at most one at a time:
+/// `SameNumberQueue`). They never let more sends through than the budget: each shard admits
+/// at most its allowance, and the allowances add up to it.
 final class SendBudgets {
     private let context: GateContext
     private let idempotency: IdempotencyRecords
@@ -37,19 +33,14 @@ final class SendBudgets {
         let checks = BudgetCheck.checks(for: request, policy: policy.rules, context: context)
         guard !checks.isEmpty else { return next(completion) }
         let member = context.tokens.next()
-        // A replay is answered from its record alone, taking no share (`storedAnswer`).
         idempotency.storedAnswer(request, policy: policy, cipher: cipher) { [unowned self] stored in
             if let stored { return completion(stored) }
             self.walk(Walk(checks: checks, member: member)) { [unowned self] result in
                 switch result {
                 case .success(let walk) where walk.full == nil:
                     next { [unowned self] outcome in
-                        var outcome = outcome
-                        if case .success(var decision) = outcome, !decision.replayed {
-                            decision.observed += walk.observed
-                            outcome = .success(decision)
-                        }
-                        if (try? outcome.get()).map({ !$0.allowed || $0.replayed }) ?? true { self.giveBack(walk) }
+                        let outcome = outcome.map { $0.observing(walk.observed) }
+                        if (try? outcome.get())?.isNewSend != true { self.giveBack(walk) }
                         completion(outcome)
                     }
                 case .success(let walk):
@@ -63,8 +54,7 @@ final class SendBudgets {
         }
     }
 
-    /// Where a cluster's walk over a send's budgets stands: a budget at a time, each
-    /// shard from the send's first one until one has room.
+    /// A walk over a send's budgets: one at a time, each shard from the send's first until one has room.
     private struct Walk {
         let checks: [BudgetCheck]
         let member: CooldownNonce
@@ -79,11 +69,6 @@ final class SendBudgets {
         /// The budget that refuses the send, with its wait and Redis's clock; nil while none does.
         var full: (BudgetCheck, wait: Int64, now: Int64)?
 
-        init(checks: [BudgetCheck], member: CooldownNonce) {
-            self.checks = checks
-            self.member = member
-        }
-
         mutating func nextBudget() {
             budget += 1
             tried = 0
@@ -91,8 +76,8 @@ final class SendBudgets {
         }
     }
 
-    /// Asks the shards one call each (`budget-take.lua`) until every budget gave a share,
-    /// an observed full one was passed, or one is full; a failed call gives back what was taken.
+    /// Asks the shards one call each until every budget gave a share (or was observed full)
+    /// or one is full; a failed call gives back what was taken.
     private func walk(_ walk: Walk, completion: @escaping (Result<Walk, GateError>) -> Void) {
         var walk = walk
         guard walk.budget < walk.checks.count else { return completion(.success(walk)) }

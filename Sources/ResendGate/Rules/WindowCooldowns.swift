@@ -2,42 +2,34 @@ import GateEventLoop
 import RedisClient
 
 /// Keeps gates of different policies for one purpose from missing each other's cooldowns.
-/// A policy with a window (a ladder or `max sends`) keeps a number's running cooldown in
-/// its window key (`reserve.lua`): a key and a write fewer per send. A plain cooldown
-/// decides with `SET <cooldown key> NX`, which does not read the window. So while a
-/// purpose's policy changes from one to the other (gates of both side by side in a rolling
-/// change, or cooldowns still running after it), a plain gate must decide with the
-/// purpose's reserve script, which reads both keys.
+/// A policy with a window may keep a running cooldown in its window key (`reserve.lua`),
+/// which a plain cooldown's `SET <cooldown key> NX` does not read. So while a purpose's
+/// policy changes (a rolling change, or cooldowns still running after it), a plain gate
+/// must decide with the reserve script, which reads both keys.
 ///
-/// The registry `<prefix>:window-cooldowns` (`window-cooldowns.lua`) says until when that
-/// is. Every `period` (from its start) each gate announces the purposes it
-/// keeps in windows, each until the longest cooldown it could start now would end, plus
-/// three periods; and reads what every gate announced.
-/// - A plain gate takes `SET NX` for a purpose only with a read at most two periods old
-///   that names no gate keeping the purpose in windows.
-/// - A gate with a window keeps cooldowns in windows only once its first announcement is
-///   two periods old (every plain gate has read it since), and while its last one is at
-///   most two periods old; until then, it keeps them in cooldown keys, as plain gates do.
+/// Every `period` each gate announces in `<prefix>:window-cooldowns` the purposes it keeps
+/// in windows, each until its longest cooldown would end plus three periods, and reads
+/// what every gate announced (`window-cooldowns.lua`).
+/// - A plain gate takes `SET NX` only with a read at most two periods old that names no
+///   gate keeping the purpose in windows.
+/// - A gate keeps cooldowns in windows only once its first announcement is two periods old
+///   (every plain gate has read it since), and while its last is at most two periods old.
 /// Confined to the worker's loop.
 final class WindowCooldowns {
     private let store: any GateStore
     private let key: String
     private let period: Duration
-    /// Two periods: how old a read may be (made once: `Duration * Int` is generic, and this
-    /// is asked on every decision).
+    /// How old a read may be; made once, as `Duration * Int` is generic and asked per decision.
     private let twoPeriods: Duration
     /// `purpose, ms, …`: what this gate announces (empty: it keeps none in windows).
     private let announced: [String]
     private let loop: EventLoop
     private var timer: EventTimer?
-    /// The last read of the registry (this gate's purposes were announced with it): when it
-    /// was sent (so its age is never understated), and the purposes some gate keeps in windows, each until when (this gate's monotonic
-    /// clock); nil before the first.
+    /// The last read (with this gate's announcement): when it was sent, so its age is never
+    /// understated, and until when some gate keeps each purpose in windows (this gate's clock).
     private var lastRead: (at: ContinuousClock.Instant, runningUntil: [String: ContinuousClock.Instant])?
-    /// When this gate may begin keeping cooldowns in windows: two periods after an
-    /// announcement was acknowledged, the first one or the first after a gap of more than
-    /// two periods (in which the registry may have lost this gate's purposes, and a plain
-    /// gate read it without them).
+    /// When this gate may keep cooldowns in windows: two periods after its first announcement
+    /// or its first after a gap of over two periods (a plain gate may have read without it).
     private var windowsFrom: ContinuousClock.Instant?
     private var closed = false
     /// Decisions waiting for the first read (`waitForFirstRead`); nil once it was answered.
@@ -45,8 +37,7 @@ final class WindowCooldowns {
     /// At most this many decisions wait for the first read; more take the script.
     static let maximumWaiting = 65_536
 
-    /// `windowed`: each purpose this gate keeps cooldowns in windows for, with its policy's
-    /// longest hold in ms.
+    /// `windowed`: the purposes this gate keeps in windows, with their longest hold in ms.
     init(
         loop: EventLoop, store: any GateStore, key: String, period: Duration,
         windowed: [(purpose: String, longestMilliseconds: Int64)]
@@ -63,27 +54,22 @@ final class WindowCooldowns {
     /// Whether the registry's first read was answered (or failed).
     var firstReadAnswered: Bool { waiting == nil }
 
-    /// Runs `body` once the registry's first read is answered (call it only before):
-    /// a plain gate's first decisions wait that one round trip, so they need not take the
-    /// script. Returns false, without keeping it, when too many wait already.
+    /// Runs `body` once the first read is answered, so a plain gate's first decisions need
+    /// not take the script; false, without keeping it, when too many wait already.
     func waitForFirstRead(_ body: @escaping () -> Void) -> Bool {
         guard let count = waiting?.count, count < Self.maximumWaiting else { return false }
         waiting!.append(body)
         return true
     }
 
-    /// Whether `purpose`'s plain cooldown may decide with `SET NX` now: the last read is
-    /// at most two periods old and names no gate keeping the purpose in windows now.
+    /// Whether `purpose`'s plain cooldown may decide with `SET NX` now.
     func plainDecisionIsSafe(for purpose: String) -> Bool {
         let now = ContinuousClock.now
         guard let lastRead, now - lastRead.at <= twoPeriods else { return false }
-        guard let until = lastRead.runningUntil[purpose] else { return true }
-        return until <= now
+        return lastRead.runningUntil[purpose].map { $0 <= now } ?? true
     }
 
-    /// Whether this gate's decisions of a policy with a window may keep cooldowns in window
-    /// keys now: it keeps some there (`cooldownsInWindows`), its warm-up is over, and its
-    /// last announcement is at most two periods old.
+    /// Whether this gate may keep cooldowns in window keys now.
     func keepsCooldownsInWindows() -> Bool {
         guard !announced.isEmpty else { return false }
         let now = ContinuousClock.now
