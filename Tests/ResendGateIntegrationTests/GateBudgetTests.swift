@@ -250,12 +250,9 @@ struct GateBudgetTests {
             let replay = try await gate.reserve(phone: number, idempotencyKey: "k")
             #expect(replay.replayed && replay.reason == .cooldown)
             let stats = try #require(try client.command("INFO", "commandstats").string)
-            func calls(_ command: String) -> Int {
-                stats.firstMatch(of: try! Regex("cmdstat_\(command):calls=([0-9]+),")).flatMap { Int($0.output[1].substring ?? "") } ?? 0
-            }
             // One script call, besides the gate's own reads of the window registry (one HGETALL
             // each, every 5 s: one may land here on a loaded machine).
-            #expect(calls("evalsha") == 1 + calls("hgetall"), "\(stats)")
+            #expect(commandCalls("evalsha", in: stats) == 1 + commandCalls("hgetall", in: stats), "\(stats)")
             #expect(try await Self.counted(client, "rg:budget:*", settlingAt: 1) == 1)
         }
     }
