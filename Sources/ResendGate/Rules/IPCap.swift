@@ -35,16 +35,14 @@ struct IPCap {
         let key = context.keys.ipSends(address: address)
         let member = context.tokens.next()
         let keep = longestWindowMilliseconds
-        context.store.evaluate(GateScripts.ipTake, slotKey: key, { args in
+        let call = ScriptCall(script: GateScripts.ipTake, slotKey: key, arguments: { args in
             args.append(1, key, cap, Int(policy.ipWindowMilliseconds), member.text, Int(keep))
             args.appendRedisNow()
-        }, completion: { result in
-            completion(GateContext.decode(result) { reply throws(GateError) in
-                guard case .array(let items) = reply, items.count == 2, let taken = items[0].integer, let wait = items[1].integer
-                else { throw GateContext.unexpected(reply) }
-                return taken == 1 ? .taken(key: key, member: member, waitAfter: Int64(wait)) : .refused(wait: Int64(wait))
-            })
+        }, decode: { reply throws(GateError) -> Step in
+            let (taken, wait) = try reply.integerPair()
+            return taken == 1 ? .taken(key: key, member: member, waitAfter: Int64(wait)) : .refused(wait: Int64(wait))
         })
+        context.store.run(call, completion: completion)
     }
 
     /// Gives a taken share back (the number refused, or Redis failed); not awaited.

@@ -117,7 +117,7 @@ final class PrefixGuard {
         completion: @escaping (Result<PumpingStep, GateError>) -> Void
     ) {
         let keys = context.keys
-        context.store.evaluate(GateScripts.pumping, slotKey: keys.prefixSlotKey(purpose: purpose, prefix: prefix), { args in
+        let call = ScriptCall(script: GateScripts.pumping, slotKey: keys.prefixSlotKey(purpose: purpose, prefix: prefix), arguments: { args in
             args.append(1)
             keys.appendPumping(purpose: purpose, prefix: prefix, to: &args)
             args.append(mode)
@@ -127,9 +127,8 @@ final class PrefixGuard {
             args.append(rules.minConversionPartsPerMillion)
             args.append(field)
             args.appendRedisNow()
-        }, completion: { result in
-            completion(GateContext.decode(result) { reply throws(GateError) in try PumpingStep(reply, purpose: purpose, prefix: prefix) })
-        })
+        }, decode: { reply throws(GateError) in try PumpingStep(reply, purpose: purpose, prefix: prefix) })
+        context.store.run(call, completion: completion)
     }
 }
 

@@ -94,22 +94,22 @@ final class SendBudgets {
         let shard = (check.firstShard(member: walk.member) + walk.tried) % budget.shards
         let key = check.key(context.keys, shard: shard)
         let member = walk.member
-        context.store.evaluate(GateScripts.budgetTake, slotKey: key, { args in
+        // `{1, 0, now}`: taken there; `{0, wait, now}`: full for a while.
+        let call = ScriptCall(script: GateScripts.budgetTake, slotKey: key, arguments: { args in
             args.append(1)
             args.append(key)
             args.appendRedisNow()
             args.append(member.text)
             args.append(Int(budget.window.wholeMilliseconds))
             args.append(budget.allowance(ofShard: shard))
-        }, completion: { [unowned self] result in
-            // `{1, 0, now}`: taken there; `{0, wait, now}`: full for a while.
-            let step = GateContext.decode(result) { reply throws(GateError) in
-                guard case .array(let items) = reply, items.count == 3, let taken = items[0].integer,
-                      let wait = items[1].integer, let now = items[2].integer,
-                      taken == 1 ? wait == 0 : taken == 0 && wait >= 1
-                else { throw GateContext.unexpected(reply) }
-                return (taken == 1, Int64(wait), Int64(now))
-            }
+        }, decode: { reply throws(GateError) in
+            guard case .array(let items) = reply, items.count == 3, let taken = items[0].integer,
+                  let wait = items[1].integer, let now = items[2].integer,
+                  taken == 1 ? wait == 0 : taken == 0 && wait >= 1
+            else { throw GateContext.unexpected(reply) }
+            return (taken: taken == 1, wait: Int64(wait), now: Int64(now))
+        })
+        context.store.run(call) { [unowned self] step in
             switch step {
             case .success((true, _, _)):
                 walk.taken.append((check, shard))
@@ -124,7 +124,7 @@ final class SendBudgets {
                 return completion(.failure(error))
             }
             self.walk(walk, completion: completion)
-        })
+        }
     }
 
     /// Gives the shares back (`ZREM` of the send's nonce): its number refused it, or Redis failed.

@@ -94,13 +94,17 @@ final class WindowCooldowns {
         let key = self.key
         let announced = self.announced
         let sent = ContinuousClock.now
-        store.evaluate(GateScripts.windowCooldowns, slotKey: key, { args in
+        let call = ScriptCall(script: GateScripts.windowCooldowns, slotKey: key, arguments: { args in
             args.append(1, key)
             for part in announced { args.append(part) }
-        }, completion: { [unowned self] result in
+        }, decode: { reply throws(GateError) in
             let now = ContinuousClock.now
+            guard let read = Self.read(reply, at: now) else { throw GateContext.unexpected(reply) }
+            return (now: now, read: read)
+        })
+        store.run(call) { [unowned self] result in
             // A failed read leaves the last one, which goes stale in two periods.
-            if case .success(let reply) = result, let read = Self.read(reply, at: now) {
+            if case .success(let (now, read)) = result {
                 if self.lastRead.map({ sent - $0.at > self.twoPeriods }) ?? true { self.windowsFrom = now + self.twoPeriods }
                 self.lastRead = (sent, read)
             }
@@ -109,7 +113,7 @@ final class WindowCooldowns {
                 self.waiting = nil
                 for body in waiting { body() }
             }
-        })
+        }
     }
 
     /// `{Redis's ms now, purpose, ms, …}` as instants of this gate's clock (`now` when it came).
