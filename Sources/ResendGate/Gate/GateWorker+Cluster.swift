@@ -61,16 +61,14 @@ extension GateWorker {
             lua = cooldownKeyOnly
             script.cooldownKeyOnly = true
         }
-        context.store.evaluate(lua, slotKey: script.slotKey, script.write, completion: {
-            [unowned self] result in
-            var nonce: Substring = ""
-            var outcome = GateContext.decode(result) { reply throws(GateError) in
-                let decided = try ReserveAnswer.decision(
-                    from: reply, fingerprint: nil, request: request, policy: policy, number: number, cipher: cipher,
-                    sealer: self.context.codeSealer, offeredCode: script.code)
-                nonce = decided.nonce
-                return decided.decision
-            }
+        let call = ScriptCall(script: lua, slotKey: script.slotKey, arguments: script.write, decode: { [unowned self] reply throws(GateError) in
+            try ReserveAnswer.decision(
+                from: reply, fingerprint: nil, request: request, policy: policy, number: number, cipher: cipher,
+                sealer: self.context.codeSealer, offeredCode: script.code)
+        })
+        context.store.run(call) { [unowned self] decided in
+            var outcome = decided.map(\.decision)
+            let nonce = (try? decided.get())?.nonce ?? ""
             if (try? outcome.get())?.allowed != true { self.ipCap.giveBack(ip) }
             if case .success(var decision) = outcome {
                 // The send that filled an enforced IP cap: the next one waits for the IP too.
@@ -83,6 +81,6 @@ extension GateWorker {
                 self.idempotency.store(decision, cooldownValue: String(nonce), idempotency: idempotency)
             }
             self.context.awaitReplicas(for: outcome, slotKey: script.slotKey, completion: completion)
-        })
+        }
     }
 }

@@ -182,25 +182,25 @@ public final class GateWorker {
             idempotencyKey: idempotency.recordKey(request), fingerprint: requestFingerprint, fraudGuard: fraudGuard)
         script.code = codes.argument(policy, purpose: request.purpose, number: number)
         let lua = reserveScript(request.purpose, guarded: fraudGuard != nil, countingIP: ip != nil)
-        store.evaluate(lua, slotKey: script.slotKey, script.write, completion: { [unowned self] result in
-            let outcome = GateContext.decode(result) { reply throws(GateError) in
-                let read = try fraudGuard?.read(reply, request: request, policy: policy)
-                let decision: Decision
-                if let refusal = read?.refusal {
-                    decision = refusal
-                } else {
-                    decision = try ReserveAnswer.decision(
-                        from: read?.rest ?? reply, fingerprint: requestFingerprint, request: request, policy: policy,
-                        number: number, cipher: cipher, sealer: self.context.codeSealer, offeredCode: script.code
-                    ).decision
-                }
-                if read?.register == true, let prefix = fraudGuard?.prefix {
-                    self.prefixGuard.registry.register(purpose: request.purpose, prefix: prefix, now: decision.serverTimeMilliseconds)
-                }
-                return decision
+        let call = ScriptCall(script: lua, slotKey: script.slotKey, arguments: script.write, decode: { [unowned self] reply throws(GateError) in
+            let read = try fraudGuard?.read(reply, request: request, policy: policy)
+            let decision: Decision
+            if let refusal = read?.refusal {
+                decision = refusal
+            } else {
+                decision = try ReserveAnswer.decision(
+                    from: read?.rest ?? reply, fingerprint: requestFingerprint, request: request, policy: policy,
+                    number: number, cipher: cipher, sealer: self.context.codeSealer, offeredCode: script.code
+                ).decision
             }
-            self.context.awaitReplicas(for: outcome, slotKey: script.slotKey, completion: completion)
+            if read?.register == true, let prefix = fraudGuard?.prefix {
+                self.prefixGuard.registry.register(purpose: request.purpose, prefix: prefix, now: decision.serverTimeMilliseconds)
+            }
+            return decision
         })
+        store.run(call) { [unowned self] outcome in
+            self.context.awaitReplicas(for: outcome, slotKey: script.slotKey, completion: completion)
+        }
     }
 
     /// The purpose's reserve script; with a window, one that keeps the cooldown there once
