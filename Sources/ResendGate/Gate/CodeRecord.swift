@@ -1,11 +1,9 @@
-/// What a number's code key holds (`code-issue.lua` writes it, and `text` for the plain
-/// send; `check.lua`,
-/// `countdown-of-code.lua` and `release.lua` read it): the identity of the code (the nonce
-/// of the send that issued it, 16 characters), its expiry in 12 hex digits of ms since
-/// 1970 by Redis's clock, its state in 2 characters (`00`-`99`: wrong checks so far; `uu`
-/// used, `vv` voided, `xx` locked), its digest (16 characters: `CodeSealer`), the code
-/// secret's identifier (4 characters), then the sealed code (2 hex digits a digit). No space, so it rides in a reserve answer's nonce
-/// field after a `#` (`ReserveAnswer`). A layout test holds the Lua reading to this one.
+/// What a number's code key holds (written by `code-issue.lua` and `text`, read by the Lua
+/// scripts too): the code's identity (16 characters), its expiry (12 hex digits of ms since
+/// 1970, Redis's clock), its state (`00`-`99`: wrong checks so far; `uu` used, `vv` voided,
+/// `xx` locked), its digest (`CodeSealer`), the code secret's identifier, then the sealed
+/// code (2 hex digits a digit). No space, so it rides in a reserve answer's nonce field
+/// after a `#` (`ReserveAnswer`). A layout test holds the Lua reading to this one.
 struct CodeRecord: Equatable {
     let identity: Substring
     let expiresAtMilliseconds: Int64

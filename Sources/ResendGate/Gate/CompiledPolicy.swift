@@ -11,8 +11,8 @@ struct CompiledPolicy {
     /// The policy's window, in which refunds and wrong codes are counted even when sends
     /// are not.
     let policyWindowMilliseconds: Int64
-    /// The cooldown of a policy that is one cooldown, counts nothing and does not observe
-    /// it: the requests without a client IP to cap or an idempotency key take the plain `SET NX` (`Cooldowns`).
+    /// The cooldown of a policy that is one unobserved cooldown counting nothing: requests
+    /// with no IP to cap nor idempotency key take the plain `SET NX` (`Cooldowns`).
     let plainCooldownMilliseconds: Int64?
     /// The rules that are not counters, decided in memory before Redis is asked (`PolicyRule`).
     let rulesInMemory: [any PolicyRule]

@@ -1,16 +1,12 @@
 import GateRuntime
 import RedisClient
 
-/// What a plain cooldown's key holds (the default policy: one cooldown, nothing counted):
-/// its nonce, then the cooldown's deadline in 12 hex digits of milliseconds since 1970 by
-/// the clock of the gate that allowed the send; 28 characters, which Redis keeps in the
-/// same 48-byte allocation as the nonce alone. A refused `SET … NX GET` returns it, so a
-/// refusal's wait needs no second command (`Cooldowns.swift`).
-///
-/// Keys the reserve script writes hold the same, by Redis's clock, and then, for a send
-/// with an idempotency record, a space and the record's name (so a refund can void it);
-/// other scripts' keys may hold the nonce alone. Every script compares, publishes and
-/// returns only the first 16 characters, so tokens, releases and streams see nonces only.
+/// What a cooldown key holds: its nonce, then the deadline in 12 hex digits of ms since 1970
+/// (28 characters: Redis keeps them in the same 48-byte allocation as the nonce alone). A
+/// refused plain `SET … NX GET` returns it, so its wait needs no second command
+/// (`Cooldowns.swift`). The reserve script's keys may add a space and the send's idempotency
+/// record (for a refund to void); other scripts' may hold the nonce alone. Scripts compare,
+/// publish and return only the nonce, so tokens, releases and streams see nonces only.
 struct CooldownValue {
     static let deadlineDigits = 12
 
@@ -31,12 +27,12 @@ struct CooldownValue {
         // After the nonce: nothing, or 12 hex digits; then maybe a space and a record's name.
         var digits = text.dropFirst(CooldownNonce.textLength)
         if let space = digits.firstIndex(of: " ") { digits = digits[..<space] }
-        guard digits.isEmpty || digits.utf8.count == Self.deadlineDigits else { return nil }
         self.nonce = nonce
         if digits.isEmpty {
             deadlineMilliseconds = nil
         } else {
-            guard digits.utf8.allSatisfy({ $0.lowercaseHexValue != nil }), let deadline = Int64(digits, radix: 16)
+            guard digits.utf8.count == Self.deadlineDigits, digits.utf8.allSatisfy({ $0.lowercaseHexValue != nil }),
+                  let deadline = Int64(digits, radix: 16)
             else { return nil }
             deadlineMilliseconds = deadline
         }
@@ -49,8 +45,7 @@ struct CooldownValue {
         return String(decoding: args.bytes, as: UTF8.self)
     }
 
-    /// Writes the key's value as one argument into the connection's reused buffer: the
-    /// send path builds no String for it.
+    /// Writes the key's value as one argument, building no String (the send path).
     func append(to args: inout RedisArguments) {
         args.appendPart(nonce.text)
         if let deadlineMilliseconds { args.appendHexPart(UInt64(deadlineMilliseconds), digits: Self.deadlineDigits) }

@@ -10,8 +10,6 @@ final class CountdownTokenSource {
     private var block = [UInt8](repeating: 0, count: CountdownTokenSource.blockSize)
     private var used = CountdownTokenSource.blockSize
 
-    init() {}
-
     /// A fresh nonce, never handed out before.
     func next() -> CooldownNonce {
         let size = CooldownNonce.byteCount
@@ -33,15 +31,7 @@ final class CountdownTokenSource {
         guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
         if RAND_bytes(base.assumingMemoryBound(to: UInt8.self), Int32(buffer.count)) == 1 { return }
         var generator = SystemRandomNumberGenerator()
-        var index = 0
-        while index < buffer.count {
-            withUnsafeBytes(of: generator.next() as UInt64) { word in
-                for byte in word where index < buffer.count {
-                    buffer[index] = byte
-                    index += 1
-                }
-            }
-        }
+        for index in buffer.indices { buffer[index] = generator.next() }
     }
 }
 

@@ -39,9 +39,8 @@ final class GateContext {
         request.clientAddress.map { numberHasher.keyText(forAddress: $0.text) }
     }
 
-    /// What identifies a request for its `Idempotency-Key`; with a caller, its name too
-    /// (the record's key already names it: this makes the record say whose it is). The
-    /// number and the client's address as their keys name them (HMACs under `keySecret`).
+    /// What identifies a request for its `Idempotency-Key`: the number and address as keys
+    /// name them, the purpose, and the caller (so the record says whose it is).
     func fingerprint(_ request: SendRequest, number: String) -> String {
         let base = "\(number)|\(request.purpose.name)|\(addressKeyText(request) ?? "")"
         return request.caller.isEmpty ? base : base + "|" + request.caller

@@ -2,37 +2,13 @@ import RedisClient
 
 /// How every Redis key and channel of the gate is spelled: the one place that knows.
 /// The spellings are a storage format (a gate that spelled a key differently would not
-/// see the cooldowns running under the old one), so a test pins each of them.
+/// see the cooldowns running under the old one), so a test pins each of them; what each
+/// key holds is listed in docs/anti-abuse.md.
 ///
-/// A number's keys share the hash tag `{purpose:number}` (`number` is the E.164 text or
-/// its HMAC, see `NumberKeyHasher`), so every call about one number runs in one cluster
-/// slot. The per-IP counter and an idempotency record have hash tags of their own.
-///
-///     rg:{login:+8613800138000}:cooldown   the running cooldown (its nonce and deadline,
-///                                          with a TTL), or `locked` while wrong codes lock
-///                                          the number
-///     rg:{login:+8613800138000}:window     the sends in the policy's window (a string: each
-///                                          send's time and nonce), then, with
-///                                          `cooldownsInWindows`, the running cooldown of a
-///                                          policy with a window (see reserve.lua)
-///     rg:{login:+8613800138000}:refunds    the refunds in the window (sorted set)
-///     rg:{login:+8613800138000}:failed     wrong codes in the window (a counter)
-///     rg:{login:+8613800138000}:trusted    set by a `verified` outcome while the pumping
-///                                          guard is on: the number skips the guard
-///     rg:{login:+8613800138000}:code       the issued code, sealed (`CodeRecord`), for
-///                                          its lifetime
-///     rg:pump:{login:+861380}              a destination prefix's sends and verifications
-///                                          (the pumping guard: `PrefixKey`)
-///     rg:pump:blocked                      the registry of prefixes found blocked (sorted set)
-///     rg:ip:{203.0.113.7}:sends            the sends from one client address (sorted set)
-///     rg:idem:{<SHA-1 of the Idempotency-Key>}  an idempotency record
-///     rg:budget:{*:CN:3}                   shard 3 of a send budget (sorted set): `*` the
-///                                          budget every purpose shares, or a purpose's name;
-///                                          a region, a calling code (`+44`) or `total`
-///     rg:token-secret                      the deployment's countdown token secret
-///     rg:window-cooldowns                  the purposes whose cooldowns gates keep in window
-///                                          keys (a hash: `WindowCooldowns`)
-///     rg:released                          the pub/sub channel of refunds
+/// A number's keys (`rg:{login:+8613800138000}:cooldown`) share the hash tag
+/// `{purpose:number}` (`number` is the E.164 text or its HMAC, see `NumberKeyHasher`), so
+/// every call about one number runs in one cluster slot. The per-IP counter, an
+/// idempotency record, a budget's shard and a prefix's counts have hash tags of their own.
 public struct GateKeys: Sendable, Hashable {
     /// The first part of every key (`--key-prefix`, `rg` by default).
     public let prefix: String
@@ -73,13 +49,10 @@ public struct GateKeys: Sendable, Hashable {
         text { spell(":{", purpose.name, number, suffix: "}:", name: key.rawValue, $0) }
     }
 
-    /// The running cooldown of a number (under a policy with a window, a ladder or `max
-    /// sends`, only without `GateConfiguration.cooldownsInWindows`), or its lock: holds its nonce, then its deadline (`CooldownValue`) and, for a
-    /// scripted one, the idempotency record its send wrote; expires when it ends.
+    /// The running cooldown of a number (`CooldownValue`), or its lock; expires when it ends.
     public func cooldown(purpose: Purpose, number: String) -> String { key(.cooldown, purpose: purpose, number: number) }
     /// The sends of a number in the policy's window, then, with
-    /// `GateConfiguration.cooldownsInWindows`, its running cooldown (the same value as a
-    /// cooldown key's, after a `;`).
+    /// `GateConfiguration.cooldownsInWindows`, its running cooldown (after a `;`).
     public func window(purpose: Purpose, number: String) -> String { key(.window, purpose: purpose, number: number) }
     /// The refunds of a number in the policy's window.
     public func refunds(purpose: Purpose, number: String) -> String { key(.refunds, purpose: purpose, number: number) }
@@ -105,8 +78,7 @@ public struct GateKeys: Sendable, Hashable {
 
     /// Appends a budget shard's key as one argument (see `budgetShard(scope:kind:shard:)`).
     func appendBudgetShard(scope: String, kind: String, shard: Int, to args: inout RedisArguments) {
-        spell(":budget:{", scope.isEmpty ? "*" : scope, kind, Self.shardNames[shard], suffix: "}") { args.appendPart($0) }
-        args.endArgument()
+        argument(&args) { spell(":budget:{", scope.isEmpty ? "*" : scope, kind, Self.shardNames[shard], suffix: "}", $0) }
     }
 
     private static let shardNames = (0..<SendBudget.shardCount).map { String($0) }
@@ -125,8 +97,7 @@ public struct GateKeys: Sendable, Hashable {
     /// Appends `pumping(purpose:prefix:)` as one argument, without making a string of it
     /// first (it is built for every guarded send).
     func appendPumping(purpose: Purpose, prefix: PrefixKey, to args: inout RedisArguments) {
-        spell(":pump:{", purpose.name, prefix.text, suffix: "}") { args.appendPart($0) }
-        args.endArgument()
+        argument(&args) { spell(":pump:{", purpose.name, prefix.text, suffix: "}", $0) }
     }
 
     /// `prefix:pump:blocked`: the prefixes found blocked, by when (a sorted set of
@@ -146,14 +117,12 @@ public struct GateKeys: Sendable, Hashable {
     /// Appends `key` of the number as one argument, without making a string of it first
     /// (the hot path builds a command per request).
     func append(_ key: NumberKey, purpose: Purpose, number: String, to args: inout RedisArguments) {
-        spell(":{", purpose.name, number, suffix: "}:", name: key.rawValue) { args.appendPart($0) }
-        args.endArgument()
+        argument(&args) { spell(":{", purpose.name, number, suffix: "}:", name: key.rawValue, $0) }
     }
 
     /// Appends the sends key of a client address as one argument (see `ipSends(address:)`).
     func appendIPSends(address: String, to args: inout RedisArguments) {
-        spell(":ip:{", address, suffix: "}:sends") { args.appendPart($0) }
-        args.endArgument()
+        argument(&args) { spell(":ip:{", address, suffix: "}:sends", $0) }
     }
 
     /// The one spelling of every key with a hash tag, part by part: the prefix, `space`
@@ -170,6 +139,12 @@ public struct GateKeys: Sendable, Hashable {
         if let third { part(":"); part(third) }
         part(suffix)
         if !name.isEmpty { part(name) }
+    }
+
+    /// A spelling written as one argument into the reused buffer, part by part.
+    private func argument(_ args: inout RedisArguments, _ spelling: ((String) -> Void) -> Void) {
+        spelling { args.appendPart($0) }
+        args.endArgument()
     }
 
     private func text(_ spelling: ((String) -> Void) -> Void) -> String {

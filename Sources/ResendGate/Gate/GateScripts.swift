@@ -1,15 +1,10 @@
 import RedisClient
 
-/// The Lua scripts that decide atomically inside Redis, one `.lua` file each in
-/// `Gate/Scripts/` (compiled in at build time by Plugins/EmbedFiles, see
-/// `Scripts/EmbeddedFiles.txt`); each file starts with its KEYS, ARGV and reply. Times and
-/// windows are Redis's own (`TIME`, `PTTL`, or Redis's clock as the connection reckons it
-/// from its last `TIME`: `RedisArguments.appendRedisNow`): the gate's clock never decides.
-///
-/// Keys of one number and purpose share a hash tag (one cluster slot); per-IP and
-/// idempotency keys have slots of their own, so on Redis Cluster they take steps of
-/// their own (see GateWorker+Cluster.swift). The default policy needs no script
-/// (Cooldowns.swift), and countdown tokens no key (CountdownTokenCipher).
+/// The Lua scripts that decide atomically inside Redis, one file each in `Gate/Scripts/`
+/// (embedded at build time by Plugins/EmbedFiles); each file starts with its KEYS, ARGV and
+/// reply. Times are Redis's own (`TIME`, `PTTL`, `RedisArguments.appendRedisNow`): the
+/// gate's clock never decides. On a cluster, keys outside the number's slot take steps of
+/// their own (GateWorker+Cluster.swift).
 package enum GateScripts {
     // The general decision, `reserve.lua`, is one script per policy: `ReserveScripts`.
     /// A number's wait now, never writing (`peek.lua`).
@@ -30,9 +25,8 @@ package enum GateScripts {
     /// An idempotency record written in its slot; the first answer stays (`idempotency-put.lua`).
     static let idempotencyPut = script(EmbeddedFiles.idempotencyPut)
 
-    /// A share of each send budget, from the first of its shards with room (`budget-take.lua`):
-    /// its own step before the number's; on one Redis every budget in one call, on a cluster
-    /// one call a shard (SendBudgets.swift).
+    /// A share of each send budget, from the first of its shards with room (`budget-take.lua`,
+    /// SendBudgets.swift).
     static let budgetTake = script(EmbeddedFiles.budgetTake)
 
     /// The SMS-pumping guard of a destination prefix, in the prefix's slot (`pumping.lua`).
@@ -84,10 +78,8 @@ package enum GateScripts {
         (String(path.split(separator: "/").last!.dropLast(".lua".count)), bytes)
     })
 
-    /// Script `name` (`peek`, `reserve`, …) made from `files` as Redis runs it, for `resendgate
-    /// lua-script` (deploy/dev's tools, docs/development.md): `reserve` and `reserve-guarded` (with
-    /// the fraud guard) keep each file's policy block as written (`ReserveScripts.asWritten`).
-    /// Nil when `files` has no such script.
+    /// Script `name` (`peek`, `reserve`, `reserve-guarded`, …) from `files` as Redis runs it,
+    /// for `resendgate lua-script` (docs/development.md); nil when `files` has no such script.
     package static func text(of name: String, files: [String: [UInt8]] = files) -> String? {
         let prelude = files["prelude"].map { String(decoding: $0, as: UTF8.self) + "\n" } ?? ""
         if name == "reserve" || name == "reserve-guarded" {
@@ -96,9 +88,8 @@ package enum GateScripts {
         return files[name].map { prelude + String(decoding: withParts($0, parts: files), as: UTF8.self) }
     }
 
-    /// The text of a script made of `prelude.lua` (unless `prelude` is false) and `files`,
-    /// as Redis runs it.
-    package static func source(_ files: [[UInt8]], prelude: Bool = true) -> String {
-        ((prelude ? [EmbeddedFiles.prelude] : []) + files).map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n")
+    /// The text of a script made of `prelude.lua` and `files`, as Redis runs it.
+    package static func source(_ files: [[UInt8]]) -> String {
+        ([EmbeddedFiles.prelude] + files).map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n")
     }
 }

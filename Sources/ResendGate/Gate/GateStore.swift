@@ -1,11 +1,9 @@
 import GateRuntime
 import RedisClient
 
-/// What the rules need of the store, and nothing more: a script call or a command on the
-/// slot a key names, whether one call may hold keys of several slots (one Redis, Sentinel)
-/// or not (a cluster), and a channel to follow. `RedisStore` is the store; another (a
-/// second kind of store, or a test's table of replies for a rule's reply handling) plugs
-/// in here without touching the rules. Confined to the worker's loop.
+/// What the rules need of the store, and nothing more, so another store (or a test's table
+/// of replies) plugs in without touching the rules. `RedisStore` is the store. Confined to
+/// the worker's loop.
 public protocol GateStore: AnyObject {
     /// True when one call may only touch keys of one slot (Redis Cluster).
     var isCluster: Bool { get }

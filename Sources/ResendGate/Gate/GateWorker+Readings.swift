@@ -2,10 +2,8 @@ import RedisClient
 
 /// The two reads that write nothing: a countdown token's cooldown, and a number's wait.
 extension GateWorker {
-    /// The remaining time of the cooldown that issued `token`, or nil when the token is
-    /// not one of this deployment's (malformed, forged, altered, or sealed under a rotated
-    /// secret: then Redis is not asked), or its cooldown ended, was released or replaced.
-    /// One script call on the number's slot, which the token names.
+    /// The remaining time of the cooldown (or code) that issued `token`; nil when the token is
+    /// not this deployment's (then Redis is not asked) or its cooldown ended, was released or replaced.
     public func countdown(
         _ token: CountdownToken, completion: @escaping (Result<CountdownReading?, GateError>) -> Void
     ) {

@@ -23,26 +23,6 @@ struct ReserveAnswer {
     /// The rules in observe mode that would have refused.
     let observed: [Decision.Reason]
 
-    private init(
-        allowed: Bool, reason: Decision.Reason?, waitMilliseconds: Int64, sends: Int, nextMilliseconds: Int64,
-        nowMilliseconds: Int64, nonce: Substring, observed: [Decision.Reason]
-    ) {
-        if let mark = nonce.firstIndex(of: "#") {
-            self.nonce = nonce[..<mark]
-            code = nonce[nonce.index(after: mark)...]
-        } else {
-            self.nonce = nonce
-            code = nil
-        }
-        self.allowed = allowed
-        self.reason = allowed ? nil : reason ?? .cooldown
-        self.waitMilliseconds = waitMilliseconds
-        self.sends = sends
-        self.nextMilliseconds = nextMilliseconds
-        self.nowMilliseconds = nowMilliseconds
-        self.observed = observed
-    }
-
     /// A fresh answer of the reserve script (with the fingerprint after it, or without);
     /// nil when it is not one.
     init?(answer text: String) {
@@ -87,10 +67,22 @@ struct ReserveAnswer {
         guard fields[0] == "1" || fields[0] == "0",
               let wait = Int64(fields[2]), let sends = Int(fields[3]), let next = Int64(fields[4]), let now = Int64(fields[5])
         else { return nil }
-        self.init(
-            allowed: fields[0] == "1", reason: Decision.Reason(rawValue: String(fields[1])), waitMilliseconds: wait,
-            sends: sends, nextMilliseconds: next, nowMilliseconds: now, nonce: fields[6],
-            observed: observed.split(separator: ",").compactMap { Decision.Reason(rawValue: String($0)) })
+        allowed = fields[0] == "1"
+        // A refusal is never read as allowed: one whose reason this gate does not know is the cooldown's.
+        reason = allowed ? nil : Decision.Reason(rawValue: String(fields[1])) ?? .cooldown
+        waitMilliseconds = wait
+        self.sends = sends
+        nextMilliseconds = next
+        nowMilliseconds = now
+        let field = fields[6]
+        if let mark = field.firstIndex(of: "#") {
+            nonce = field[..<mark]
+            code = field[field.index(after: mark)...]
+        } else {
+            nonce = field
+            code = nil
+        }
+        self.observed = observed.split(separator: ",").compactMap { Decision.Reason(rawValue: String($0)) }
     }
 }
 
@@ -103,39 +95,31 @@ extension ReserveAnswer {
         from reply: RedisReply, fingerprint: String?, request: SendRequest, policy: CompiledPolicy, number: String,
         cipher: CountdownTokenCipher, sealer: CodeSealer?, offeredCode: String?
     ) throws(GateError) -> (decision: Decision, nonce: Substring) {
+        let answer: ReserveAnswer
+        var replayed = false
         switch reply {
         case .bulk(let bytes):
-            guard let answer = ReserveAnswer(answer: String(decoding: bytes, as: UTF8.self)) else { throw GateContext.unexpected(reply) }
-            return (
-                try decision(
-                    answer, replayed: false, request: request, policy: policy, number: number, cipher: cipher, sealer: sealer,
-                    offeredCode: offeredCode),
-                answer.nonceField)
+            guard let fresh = ReserveAnswer(answer: String(decoding: bytes, as: UTF8.self)) else { throw GateContext.unexpected(reply) }
+            answer = fresh
         case .array(let items) where items.count == 1:
             guard case .bulk(let record) = items[0], let fingerprint else { throw GateContext.unexpected(reply) }
-            return try stored(
-                record, fingerprint: fingerprint, request: request, policy: policy, number: number, cipher: cipher, sealer: sealer)
+            answer = try stored(record, fingerprint: fingerprint)
+            replayed = true
         default:
             throw GateContext.unexpected(reply)
         }
+        let decision = try decision(
+            answer, replayed: replayed, request: request, policy: policy, number: number, cipher: cipher, sealer: sealer,
+            offeredCode: replayed ? nil : offeredCode)
+        return (decision, answer.nonceField)
     }
 
-    /// A stored idempotency record as the decision to replay, when it holds `fingerprint`;
+    /// A stored idempotency record's answer, to replay, when it holds `fingerprint`;
     /// another request's record (or one that cannot be read) is a reused key: 422.
-    static func stored(
-        _ record: [UInt8], fingerprint: String, request: SendRequest, policy: CompiledPolicy, number: String,
-        cipher: CountdownTokenCipher, sealer: CodeSealer?
-    ) throws(GateError) -> (decision: Decision, nonce: Substring) {
-        switch ReserveAnswer.record(String(decoding: record, as: UTF8.self), fingerprint: fingerprint) {
-        case .answer(let answer):
-            return (
-                try decision(
-                    answer, replayed: true, request: request, policy: policy, number: number, cipher: cipher, sealer: sealer,
-                    offeredCode: nil),
-                answer.nonceField)
-        case .otherRequest, .unreadable:
-            throw .idempotencyKeyReused
-        }
+    static func stored(_ record: [UInt8], fingerprint: String) throws(GateError) -> ReserveAnswer {
+        guard case .answer(let answer) = ReserveAnswer.record(String(decoding: record, as: UTF8.self), fingerprint: fingerprint)
+        else { throw .idempotencyKeyReused }
+        return answer
     }
 
     /// The nonce field as the answer held it: the nonce, then `#` and the code's record, if any

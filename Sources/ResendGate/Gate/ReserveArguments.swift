@@ -2,12 +2,9 @@ import RedisClient
 
 /// The keys and arguments of one `reserve` script call (the policy is the script's own:
 /// `ReserveScripts`). On one Redis, keys the call does not use (the IP's set, the
-/// idempotency record) name a key in the number's slot that is never written, so the
-/// budgets' keys keep their places. On a cluster the call names the number's keys only
-/// (the cooldown key alone for a policy without a window: `ReserveScripts.cooldownKeyOnly`):
-/// Redis answers `TRYAGAIN` to a call naming a key it does not hold, with one it holds, in
-/// a slot being migrated, so a key never written would hold up every number of the slot
-/// with a running cooldown for the whole migration.
+/// idempotency record) name a never-written key in the number's slot, so the budgets' keys
+/// keep their places. On a cluster the call names only the number's keys it reads: a
+/// never-written one would draw `TRYAGAIN` all through a migration (`ReserveScripts.cooldownKeyOnly`).
 struct ReserveArguments {
     let keys: GateKeys
     let purpose: Purpose
@@ -23,19 +20,16 @@ struct ReserveArguments {
     /// The idempotency record's key when it is written in this call (one Redis).
     let idempotencyKey: String?
     let fingerprint: String?
-    /// On a cluster: the idempotency record an allowed send names in its cooldown's value,
-    /// so that a refund can void it (the record is written apart, in its own slot), and a
-    /// wait decided outside the number's slot (the IP's cap) that refuses this send as
-    /// `ip_limit` unless the number's own limits end later (0: none). On one Redis the
-    /// record is `idempotencyKey`, linked by the script itself.
+    /// On a cluster: the idempotency record (written apart) an allowed send names in its
+    /// cooldown's value so a refund can void it, and the IP cap's wait, decided outside the
+    /// slot, that refuses this send as `ip_limit` unless the number's own limits end later (0: none).
     var cluster: (linkedRecord: String?, outsideWaitMilliseconds: Int64)? = nil
     /// On a cluster: the call names the cooldown key alone (`ReserveScripts.cooldownKeyOnly`).
     var cooldownKeyOnly = false
     /// Budgets and the pumping guard in the same call (one Redis: `FraudGuard`).
     var fraudGuard: FraudGuard? = nil
-    /// For a purpose that issues codes: the new code (`IssuedCodeRule.argument`), passed
-    /// last (after the cluster's two, on one Redis too), and the number's code key, the
-    /// last key (`code-issue.lua`).
+    /// For a purpose that issues codes: the new code (`IssuedCodeRule.argument`); it is the
+    /// last argument and the code key the last key (`code-issue.lua`).
     var code: String? = nil
 
     /// The hash tag of the number's keys: where the call runs on a cluster.

@@ -1,26 +1,19 @@
 import RedisClient
 
-/// The reserve scripts of one policy: `reserve.lua` with its policy block (between the
-/// lines `-- policy (…)` and `-- end of policy`) written with the policy's constants.
-/// Each argument of a script call costs Redis about as much as a small command, so the
-/// policy travels as code, once per connection (`SCRIPT LOAD`), not with every call.
-/// A purpose that caps IPs has scripts that count the IP, and scripts that do not (a
-/// request without a client address; a cluster, where the IP's cap is a step of its own).
-/// A policy with a window has scripts that keep the running cooldown in the window key,
-/// and scripts that keep it in the cooldown key, for a gate's first seconds
-/// (`WindowCooldowns`). A policy with budgets or the pumping guard has scripts that decide
-/// them too, for one Redis (`FraudGuard`), and scripts that leave them to steps of their
-/// own, for a cluster.
+/// The reserve scripts of one policy: `reserve.lua` with its policy block written with the
+/// policy's constants. Each argument of a script call costs Redis about as much as a small
+/// command, so the policy travels as code, once per connection (`SCRIPT LOAD`), not with
+/// every call. Variants: counting the IP or not (no client address; a cluster's own IP
+/// step), the cooldown in the window key or not (a gate's first seconds: `WindowCooldowns`),
+/// budgets and pumping guard decided too (one Redis: `FraudGuard`) or left to own steps.
 struct ReserveScripts {
     /// Indexed by `[guarded][countingIP][cooldownInWindow]` (as 0 or 1).
     private let scripts: [[[RedisScript]]]
-    /// For a policy without a window, on a cluster: the script called with the number's
-    /// cooldown key alone (it reads no window), while no gate keeps the purpose's cooldowns
-    /// in window keys (`WindowCooldowns`). Redis refuses a call naming two keys of a slot
-    /// being migrated with `TRYAGAIN` while it holds one of them and not the other (a
-    /// window key such a policy never writes: every number with a running cooldown) and
-    /// on the importing node while either is missing; a call naming one key is always
-    /// served, where that key is (`ASK` leads there). Nil for a policy with a window.
+    /// For a policy without a window, on a cluster, while no gate keeps the purpose's
+    /// cooldowns in window keys: the script called with the cooldown key alone. In a slot
+    /// being migrated Redis answers `TRYAGAIN` to a call naming a key it holds and one it
+    /// does not (the never-written window key: every number with a running cooldown); a
+    /// call naming one key is always served (`ASK` leads there). Nil for a policy with a window.
     let cooldownKeyOnly: RedisScript?
 
     init(policy: CompiledPolicy, idempotencyLifetimeMilliseconds: Int64, longestIPWindowMilliseconds: Int64) {
@@ -55,14 +48,11 @@ struct ReserveScripts {
         }
     }
 
-    /// reserve.lua's read of the number's two keys, and what a call naming the cooldown key
-    /// alone reads instead (the same table, without a window).
+    /// reserve.lua's read of the number's two keys, and what `cooldownKeyOnly` reads instead.
     static let numberRead = "local held = call('MGET', KEYS[1], KEYS[2])\n"
     static let cooldownRead = "local held = {call('GET', KEYS[1])}\n"
 
-    /// The script that decides budgets and the pumping guard too or not, counts the IP or
-    /// not, and keeps the cooldown in the window key or not (each the same script when the
-    /// policy has no budget nor guard, no IP cap, or no window).
+    /// The variant for the call (the same script where the policy lacks what a flag turns on).
     func script(guarded: Bool, countingIP counts: Bool, cooldownInWindow inWindow: Bool) -> RedisScript {
         scripts[guarded ? 1 : 0][counts ? 1 : 0][inWindow ? 1 : 0]
     }
@@ -76,13 +66,11 @@ struct ReserveScripts {
     /// place of the part (not an include line, which would put itself in again).
     private static let budgetPolicyLine = "-- the policy's budgets (ReserveScripts writes them here)\n"
 
-    /// reserve.lua with its parts put in once per process, not per gate (a gate makes a script
-    /// for each purpose and variant, and putting parts in reads every line): guarded and not,
-    /// each with the issued code's parts (`IssuedCodes`) and without.
+    /// reserve.lua linked once per process, not per gate (linking reads every line, and a gate
+    /// makes a script per purpose and variant): `[guarded][codes]`.
     private static let linked = [false, true].map { g in [false, true].map { linked(guarded: g, codes: $0, files: GateScripts.files) } }
 
-    /// reserve.lua from `files` with its parts put in: with the guard's (the policy's budgets
-    /// left as a line to replace) or without, with the issued code's or without.
+    /// reserve.lua from `files` with its parts put in; guarded, the budgets are left as a line to replace.
     private static func linked(guarded: Bool, codes: Bool, files: [String: [UInt8]]) -> String {
         var parts = files
         for left in (guarded ? [] : ["guard-check", "guard-count"]) + (codes ? [] : ["code-issue", "code-write"]) { parts[left] = [] }
@@ -90,9 +78,8 @@ struct ReserveScripts {
         return String(decoding: GateScripts.withParts(files["reserve"] ?? [], parts: parts), as: UTF8.self)
     }
 
-    /// `reserve.lua` with `policy`'s block, after `prelude.lua`; guarded, the block is
-    /// followed by fraud-guard.lua with its own, and the guard's parts are put in (with the
-    /// policy's budgets); else they are left out.
+    /// `prelude.lua`, then `reserve.lua` with `policy`'s block; guarded, with fraud-guard.lua
+    /// (its block too) and the guard's parts, with the policy's budgets.
     static func source(
         policy: CompiledPolicy, guarded: Bool = false, countingIP: Bool, cooldownInWindow: Bool,
         idempotencyLifetimeMilliseconds: Int64, longestIPWindowMilliseconds: Int64
@@ -108,10 +95,10 @@ struct ReserveScripts {
         return GateScripts.source([]) + "\n" + text
     }
 
-    /// `reserve-guarded` or `reserve` from `files` (no issued code), each file's blocks as
-    /// written (`GateScripts.text(of:)`, for deploy/dev's tools): the policies deploy/dev/bench
-    /// measures. Guarded, reserve.lua's block loses its `local guardRegister` (fraud-guard.lua's).
-    /// Nil when a file is missing; a reserve.lua from before policy blocks is linked as it is.
+    /// `reserve-guarded` or `reserve` from `files` with each file's blocks as written, for
+    /// deploy/dev's tools (`GateScripts.text(of:)`); guarded, reserve.lua's block loses the
+    /// `local guardRegister` fraud-guard.lua declares. Nil when a file is missing; a
+    /// reserve.lua from before policy blocks is linked as it is.
     static func asWritten(guarded: Bool, files: [String: [UInt8]]) -> String? {
         guard files["reserve"] != nil, !guarded || files["fraud-guard"] != nil else { return nil }
         let text = linked(guarded: guarded, codes: false, files: files)
@@ -122,10 +109,9 @@ struct ReserveScripts {
             ?? (guarded ? nil : text)
     }
 
-    /// reserve.lua `text` (its parts put in) with its policy block made by `block` from the one
-    /// written; with `guardFile` (fraud-guard.lua), that file after it, its block made by
-    /// `guardBlock`, and `budgets` where guard-check.lua's part was left as a line. Nil when a
-    /// marker line is missing.
+    /// Linked reserve.lua `text` with its policy block made by `block`; with `guardFile`,
+    /// fraud-guard.lua after it (block by `guardBlock`) and `budgets` in their line. Nil when
+    /// a marker line is missing.
     private static func assemble(
         _ text: String, block: (Substring) -> String, guardFile: [UInt8]?, guardBlock: (Substring) -> String, budgets: String
     ) -> String? {
@@ -157,8 +143,7 @@ struct ReserveScripts {
             """
     }
 
-    /// `budget-policy.lua` for `policy`: its comment, then a test per counted limit, by
-    /// its kind (`BudgetCheck.rows`).
+    /// `budget-policy.lua` for `policy`: its comment, then a test per counted limit (`BudgetCheck.rows`).
     static func budgetPolicy(_ policy: CompiledPolicy) -> String {
         let file = String(decoding: EmbeddedFiles.budgetPolicy, as: UTF8.self)
         var text = file.split(separator: "\n", omittingEmptySubsequences: false).prefix { $0.hasPrefix("-- ") }

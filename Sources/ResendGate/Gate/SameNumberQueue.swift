@@ -1,9 +1,8 @@
-/// On a Redis Cluster, runs the decisions of one number (and purpose) one after another on a worker, so that
-/// steps taken outside the number's slot before it decides (a budget's share, the pumping
-/// guard's count), and given back when it refuses, are held for at most one of its requests
-/// at a time: a flood of requests for a number in its cooldown, each refused, cannot fill a
-/// budget or close a prefix for everyone else. Requests of other numbers are not held up.
-/// Bounded by the requests in flight; confined to the worker's loop.
+/// On a Redis Cluster, runs one number's decisions one after another on a worker, so the
+/// shares taken outside its slot before it decides (budgets, the pumping guard's count) and
+/// given back on a refusal are held for one request at a time: a flood of refused requests
+/// for one number cannot fill a budget or close a prefix for everyone else. Bounded by the
+/// requests in flight; confined to the worker's loop.
 final class SameNumberQueue {
     private var waiting: [String: [() -> Void]] = [:]
 

@@ -1,8 +1,7 @@
 import RedisClient
 
-/// One script call as one value, as RediStack's `RedisCommand<Result>`: the script, the slot
-/// it runs in, its keys and arguments, and how its reply is read, so a reply is read where
-/// its call is written (`GateStore.run`), never by position somewhere else.
+/// One script call as one value (as RediStack's `RedisCommand<Result>`), so a reply is read
+/// where its call is written (`GateStore.run`), never by position somewhere else.
 struct ScriptCall<Reply> {
     let script: RedisScript
     /// The key whose cluster slot the call runs in.

@@ -12,8 +12,8 @@ struct BudgetCheck {
     let kind: String
     let observed: Bool
 
-    /// A counted limit of a policy as the reserve script tells it apart: by its kind
-    /// (`CN`, `total`), or by the start of it (`login-day.`) for a limit per value.
+    /// A counted limit as the reserve script tells it apart: by its kind (`CN`, `total`), or
+    /// by its start (`login-day.`) for a limit per value.
     struct Row {
         let kind: String
         let matchesPrefix: Bool
@@ -34,10 +34,8 @@ struct BudgetCheck {
         }
     }
 
-    /// The limits that count a send of `request` under `policy`, in the order they are
-    /// checked: its region's budget, its calling code's, the total, then each limit per
-    /// its value (a limit per IP counts no request without a client address), the number
-    /// and the address as keys name them (`context`).
+    /// The limits that count a send of `request`, in the order of `rows(of:)` (a limit per IP
+    /// counts no request without a client address).
     static func checks(for request: SendRequest, policy: Policy, context: GateContext) -> [BudgetCheck] {
         var checks: [BudgetCheck] = []
         let phone = request.phone

@@ -13,11 +13,10 @@ struct IdempotencyRecords {
         request.idempotencyKey.map { context.keys.idempotencyRecord(idempotencyKey: $0, caller: request.caller) }
     }
 
-    /// The answer stored under the request's `Idempotency-Key` (a `GET` in the record's
-    /// own slot, read by `ReserveAnswer`), or nil when the request has no key or no answer
-    /// is stored. A replay answered from it consumes nothing, is never refused by a step the
-    /// first answer passed, and never reaches the number's step (where a record that ran
-    /// out in between would let it decide afresh).
+    /// The answer stored under the request's `Idempotency-Key` (a `GET` in the record's own
+    /// slot), or nil when there is no key or no answer. A replay answered from it consumes
+    /// nothing, is never refused by a step the first answer passed, and never reaches the
+    /// number's step (where a record that ran out in between would let it decide afresh).
     func storedAnswer(
         _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher,
         completion: @escaping (Result<Decision, GateError>?) -> Void
@@ -29,10 +28,9 @@ struct IdempotencyRecords {
             if case .success(.null) = result { return completion(nil) }
             completion(GateContext.decode(result) { reply throws(GateError) in
                 guard case .bulk(let record) = reply else { throw GateContext.unexpected(reply) }
-                return try ReserveAnswer.stored(
-                    record, fingerprint: fingerprint, request: request, policy: policy, number: number, cipher: cipher,
-                    sealer: context.codeSealer
-                ).decision
+                return try ReserveAnswer.decision(
+                    ReserveAnswer.stored(record, fingerprint: fingerprint), replayed: true, request: request, policy: policy,
+                    number: number, cipher: cipher, sealer: context.codeSealer, offeredCode: nil)
             })
         })
     }

@@ -1,14 +1,11 @@
 import GateRuntime
 import RedisClient
 
-/// Codes the gate issues and checks (`Policy.codes`, `IssuedCodes`): a fresh code for each
-/// send that may issue one, made before the call so that the send's script stores it
-/// (`code-issue.lua` in `reserve.lua`), or, for the default policy's plain `SET NX`, stored
-/// by a command of its own once the SET allowed the send (`store`); the code an answer
-/// carries read back from its sealed record; and checks of typed codes
-/// (`check.lua`): one atomic step, so of many concurrent checks of a code exactly one is
-/// right and exactly the allowed wrong ones count. The lockout and the pumping guard's
-/// conversion count each check themselves: no outcome report is taken for such a purpose.
+/// Codes the gate issues and checks (`Policy.codes`): a fresh code made before each send's
+/// call, stored by its script (`code-issue.lua`) or, after a plain `SET NX`, by `store`; and
+/// checks of typed codes (`check.lua`): one atomic step, so of many concurrent checks exactly
+/// one is right and exactly the allowed wrong ones count. Checks count toward the lockout and
+/// the pumping guard's conversion themselves: such a purpose takes no outcome reports.
 struct IssuedCodeRule {
     let context: GateContext
     let prefixGuard: PrefixGuard
@@ -24,13 +21,11 @@ struct IssuedCodeRule {
     }
 
     /// The default policy's plain send (`Cooldowns.reservePlainly`): once its `SET NX` allowed
-    /// the send, the send's code in a command of its own on the number's slot, `SET … NX PX …
-    /// GET` (`same`: a live code there is sent again) or `SET … PX …` (`fresh`). A script
-    /// doing both costs Redis more than two plain commands (about 8.6 µs for a script of one
-    /// SET against 4.8 µs for the SET itself, `deploy/dev/bench --only cost`), and the decision
-    /// is still the SET's alone: a refused send writes no code, an allowed one whose code
-    /// cannot be stored is answered 503 (no SMS goes out; its cooldown runs). Decisions that
-    /// are not allowed sends, and purposes without codes, pass through.
+    /// the send, stores its code by a command of its own, `SET … NX PX … GET` (`same`: a live
+    /// code there is sent again) or `SET … PX …` (`fresh`). A script doing both costs Redis
+    /// more than two plain commands (about 8.6 µs against 4.8 µs for the SET, `deploy/dev/bench
+    /// --only cost`). An allowed send whose code cannot be stored is answered 503 (no SMS goes
+    /// out; its cooldown runs). Other decisions, and purposes without codes, pass through.
     func store(
         _ outcome: Result<Decision, GateError>, policy: CompiledPolicy, number: String, now: Int64, cipher: CountdownTokenCipher,
         completion: @escaping (Result<Decision, GateError>) -> Void

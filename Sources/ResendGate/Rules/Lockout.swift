@@ -7,11 +7,9 @@ struct Lockout {
     let prefixGuard: PrefixGuard
 
     /// `Gate.verify`: nothing changes while locked, so the back end knows to stop accepting
-    /// the code. One script call on the number's slot; a test number, or a policy without
-    /// lockout (for a `verified`: and without pumping guard), asks nothing of Redis. With
-    /// the pumping guard on, a `verified` also marks the number trusted for `trustedFor`
-    /// (same script) and is counted in its destination prefix (a second step, on the
-    /// prefix's slot), at most once per number and guard window.
+    /// the code. A test number, or a policy without lockout (nor, for a `verified`, pumping
+    /// guard), asks nothing of Redis. With the guard on, a `verified` also trusts the number
+    /// for `trustedFor` and counts in its prefix (a second step), once per guard window.
     func verify(
         _ phone: PhoneNumber, purpose: Purpose, outcome: VerificationOutcome,
         completion: @escaping (Result<VerificationResult, GateError>) -> Void

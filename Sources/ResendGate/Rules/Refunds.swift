@@ -9,18 +9,15 @@ final class Refunds {
 
     init(context: GateContext) { self.context = context }
 
-    /// `Gate.release`: the refunded send leaves the window (the ladder step and the count
-    /// go back by one), and each refund is recorded there, against `maxRefunds`. The
-    /// idempotency record of the refunded send is voided, so a retry with its key is
-    /// decided afresh. The script also publishes the value the cooldown key held on the
-    /// release channel, so the event streams following it end on every gate (`follow`).
+    /// `Gate.release`: the refunded send leaves the window (the ladder step and the count go
+    /// back by one), the refund is counted against `maxRefunds`, the send's idempotency
+    /// record is voided (a retry is decided afresh), and the cooldown's value is published
+    /// so the event streams following it end on every gate (`follow`).
     ///
-    /// On one Redis this is one atomic script. On a Redis Cluster the idempotency record
-    /// lives in another slot: the script (on the number's slot) returns its name and a
-    /// second step deletes it, before the answer. Between the two a replay of that key may
-    /// still be answered with the refunded send's "allowed"; and a send whose record the
-    /// gate had not yet stored when the refund ran (the record is written after the
-    /// number's script on a cluster) keeps its record.
+    /// On a Redis Cluster the record lives in another slot: the script returns its name and
+    /// a second step deletes it before the answer. Between the two a replay may still get the
+    /// refunded "allowed"; a send whose record was not yet stored when the refund ran (a
+    /// cluster writes it after the number's script) keeps its record.
     func release(
         _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<Bool, GateError>) -> Void
     ) {
