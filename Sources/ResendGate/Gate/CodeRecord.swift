@@ -15,21 +15,19 @@ struct CodeRecord: Equatable {
     static let headLength = 16 + 12 + 2 + CodeSealer.digestLength + CodeSealer.keyIDLength
 
     init?(text: Substring) {
-        let bytes = text.utf8
-        guard bytes.count >= Self.headLength + 8, !bytes.contains(UInt8(ascii: " ")) else { return nil }
-        let start = text.startIndex
-        let expiryStart = text.index(start, offsetBy: 16)
-        let stateStart = text.index(expiryStart, offsetBy: 12)
-        let digestStart = text.index(stateStart, offsetBy: 2)
-        let keyIDStart = text.index(digestStart, offsetBy: CodeSealer.digestLength)
-        let sealedStart = text.index(keyIDStart, offsetBy: CodeSealer.keyIDLength)
-        guard let expiry = Int64(text[expiryStart..<stateStart], radix: 16) else { return nil }
-        identity = text[start..<expiryStart]
+        guard text.utf8.count >= Self.headLength + 8, !text.utf8.contains(UInt8(ascii: " ")) else { return nil }
+        var rest = text
+        func next(_ length: Int) -> Substring {
+            defer { rest = rest.dropFirst(length) }
+            return rest.prefix(length)
+        }
+        identity = next(16)
+        guard let expiry = Int64(next(12), radix: 16) else { return nil }
         expiresAtMilliseconds = expiry
-        state = text[stateStart..<digestStart]
-        digest = text[digestStart..<keyIDStart]
-        keyID = text[keyIDStart..<sealedStart]
-        sealed = text[sealedStart...]
+        state = next(2)
+        digest = next(CodeSealer.digestLength)
+        keyID = next(CodeSealer.keyIDLength)
+        sealed = rest
     }
 
     /// A new code's record, from the argument a send's script takes (`IssuedCodeRule.argument`:

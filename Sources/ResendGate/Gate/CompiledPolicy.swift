@@ -8,8 +8,7 @@ struct CompiledPolicy {
     /// The longest a cooldown of the policy can run: its window or its longest ladder step.
     let longestHoldMilliseconds: Int64
     let ipWindowMilliseconds: Int64
-    /// The policy's window, in which refunds and wrong codes are counted even when sends
-    /// are not.
+    /// The policy's window, in which refunds and wrong codes count even when sends do not.
     let policyWindowMilliseconds: Int64
     /// The cooldown of a policy that is one unobserved cooldown counting nothing: requests
     /// with no IP to cap nor idempotency key take the plain `SET NX` (`Cooldowns`).

@@ -1,10 +1,9 @@
 import CCrypto
 
-/// Cooldown nonces for one event loop, cut from a block of 4 KiB of random bytes that
-/// is refilled from OpenSSL's DRBG once every 341 nonces: asking OpenSSL for a few
-/// bytes at a time cost about 1.5 us each (locks, a fork check, a DRBG step), a few
-/// percent of a request. The bytes are as unpredictable as OpenSSL's own output; each
-/// is handed out once and then overwritten. Confined to one thread, like its loop.
+/// Cooldown nonces for one event loop, cut from 4 KiB of OpenSSL DRBG output refilled every
+/// 341 nonces: a few bytes at a time cost about 1.5 us each (locks, a fork check, a DRBG
+/// step), a few percent of a request. Each byte is handed out once, then overwritten.
+/// Confined to one thread, like its loop.
 final class CountdownTokenSource {
     private static let blockSize = 4096
     private var block = [UInt8](repeating: 0, count: CountdownTokenSource.blockSize)

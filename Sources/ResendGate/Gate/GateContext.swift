@@ -1,8 +1,7 @@
 import RedisClient
 
-/// What every rule of one worker shares: the store, how keys are spelled, a number's text
-/// in its keys, fresh nonces, and the configured purposes' policies. The rules own the rest
-/// of their state. Confined to the worker's loop.
+/// What every rule of one worker shares (store, key spellings, nonces, policies); the rules
+/// own the rest of their state. Confined to the worker's loop.
 final class GateContext {
     let store: any GateStore
     let configuration: GateConfiguration

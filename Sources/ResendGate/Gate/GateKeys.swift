@@ -26,8 +26,7 @@ public struct GateKeys: Sendable, Hashable {
         case refunds
         /// Wrong codes checked in the policy's window, toward the lockout.
         case failedChecks = "failed"
-        /// Set by a `verified` outcome for `trustedFor` while the pumping guard is on:
-        /// the number is never refused by the guard.
+        /// Set by a `verified` for `trustedFor` while the pumping guard is on: the guard skips the number.
         case trusted
         /// The code the gate issued the number (`CodeRecord`), for a purpose that issues codes.
         case code
@@ -38,8 +37,7 @@ public struct GateKeys: Sendable, Hashable {
         case noIdempotency = "no-idem"
     }
 
-    /// The hash tag of a number's keys for `purpose` (`login:+8613800138000`): on a
-    /// cluster, the key that names the slot every call about them runs in.
+    /// The hash tag of a number's keys (`login:+8613800138000`): the slot their calls run in.
     public func slotKey(purpose: Purpose, number: String) -> String {
         purpose.name + ":" + number
     }
@@ -60,18 +58,16 @@ public struct GateKeys: Sendable, Hashable {
     /// The sends from one client address (`ClientAddress.text`: an IPv4 address or an IPv6 /64).
     public func ipSends(address: String) -> String { text { spell(":ip:{", address, suffix: "}:sends", $0) } }
 
-    /// The record of an `Idempotency-Key` sent by `caller` (`SendRequest.callerIdentity`;
-    /// "" for a gate without API keys), named by the SHA-1 of `caller + " " + key`, or of
-    /// the key alone for the caller "": any key's text fits, and, as a key has no spaces,
-    /// no two callers share a record.
+    /// The record of an `Idempotency-Key` sent by `caller` ("" without API keys), named by the
+    /// SHA-1 of `caller + " " + key` (of the key alone for ""): any key's text fits, and, as a
+    /// key has no spaces, no two callers share a record.
     public func idempotencyRecord(idempotencyKey: String, caller: String = "") -> String {
         let scoped = caller.isEmpty ? idempotencyKey : caller + " " + idempotencyKey
         return text { spell(":idem:{", SHA1.hexDigest(Array(scoped.utf8)), suffix: "}", $0) }
     }
 
-    /// Shard `shard` of a send budget (`SendBudget`): `scope` "" is the shared budget,
-    /// else a purpose's own; `kind` a region (`CN`), a calling code (`+44`) or `total`.
-    /// A hash tag of its own.
+    /// Shard `shard` of a send budget (`SendBudget`), a hash tag of its own: `scope` "" is the
+    /// shared budget, else a purpose's; `kind` a region (`CN`), a calling code (`+44`) or `total`.
     public func budgetShard(scope: String, kind: String, shard: Int) -> String {
         text { spell(":budget:{", scope.isEmpty ? "*" : scope, kind, Self.shardNames[shard], suffix: "}", $0) }
     }
@@ -94,28 +90,24 @@ public struct GateKeys: Sendable, Hashable {
         text { spell(":pump:{", purpose.name, prefix.text, suffix: "}", $0) }
     }
 
-    /// Appends `pumping(purpose:prefix:)` as one argument, without making a string of it
-    /// first (it is built for every guarded send).
+    /// Appends `pumping(purpose:prefix:)` as one argument (built for every guarded send).
     func appendPumping(purpose: Purpose, prefix: PrefixKey, to args: inout RedisArguments) {
         argument(&args) { spell(":pump:{", purpose.name, prefix.text, suffix: "}", $0) }
     }
 
-    /// `prefix:pump:blocked`: the prefixes found blocked, by when (a sorted set of
-    /// `purpose:+447911` members, trimmed to the longest pumping window and to
-    /// `PumpingRegistry.capacity` members). Only the listing reads it.
+    /// `prefix:pump:blocked`: the prefixes found blocked, by when (`purpose:+447911` members,
+    /// trimmed to the longest pumping window and `PumpingRegistry.capacity`). Only listings read it.
     public var blockedPrefixes: String { prefix + ":pump:blocked" }
 
     /// The countdown token secret a deployment keeps in Redis when none is given.
     public var tokenSecret: String { prefix + ":token-secret" }
-    /// The purposes whose cooldowns gates keep in window keys, each until when one may run
-    /// (a hash: `WindowCooldowns`).
+    /// The purposes whose cooldowns gates keep in window keys (`WindowCooldowns`).
     public var windowCooldowns: String { prefix + ":window-cooldowns" }
 
     /// The pub/sub channel every refund publishes the released cooldown's value on.
     public var releasedChannel: String { prefix + ":released" }
 
-    /// Appends `key` of the number as one argument, without making a string of it first
-    /// (the hot path builds a command per request).
+    /// Appends `key` of the number as one argument, making no String (the hot path).
     func append(_ key: NumberKey, purpose: Purpose, number: String, to args: inout RedisArguments) {
         argument(&args) { spell(":{", purpose.name, number, suffix: "}:", name: key.rawValue, $0) }
     }
@@ -125,9 +117,8 @@ public struct GateKeys: Sendable, Hashable {
         argument(&args) { spell(":ip:{", address, suffix: "}:sends", $0) }
     }
 
-    /// The one spelling of every key with a hash tag, part by part: the prefix, `space`
-    /// (`:{` for a number's keys, `:ip:{`, `:budget:{`, ...), the tag's parts joined by `:`,
-    /// then `suffix` (`}` and, for some, the key's name).
+    /// The one spelling of every key with a hash tag, part by part: the prefix, `space` (`:{`,
+    /// `:ip:{`, ...), the tag's parts joined by `:`, `suffix` (`}`, ...) and the key's name.
     private func spell(
         _ space: String, _ first: String, _ second: String? = nil, _ third: String? = nil, suffix: String, name: String = "",
         _ part: (String) -> Void

@@ -48,10 +48,9 @@ package enum GateScripts {
         RedisScript(source([withParts(file)]))
     }
 
-    /// `file` with each line `-- include: NAME` (indented or not) replaced by the part
-    /// NAME.lua, itself with its parts put in: code put in as text where it runs, not a
-    /// function, since Redis makes every function of a script anew on each call (a closure
-    /// costs about as much as a small command). `parts` are the parts it may name.
+    /// `file` with each line `-- include: NAME` replaced by NAME.lua from `parts`, itself with
+    /// its parts put in: text, not a Lua function, since Redis makes every function of a
+    /// script anew on each call (a closure costs about as much as a small command).
     package static func withParts(_ file: [UInt8], parts: [String: [UInt8]] = files) -> [UInt8] {
         var text: [UInt8] = []
         var lines = file.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
@@ -72,8 +71,7 @@ package enum GateScripts {
 
     private static let includeMarker = Array("-- include: ".utf8)
 
-    /// Every file of `Scripts/` by name (`peek` for peek.lua): the scripts, and the parts a
-    /// script may include (`withParts`).
+    /// Every file of `Scripts/` by name (`peek` for peek.lua): scripts and parts.
     package static let files = Dictionary(uniqueKeysWithValues: EmbeddedFiles.byPath.map { path, bytes in
         (String(path.split(separator: "/").last!.dropLast(".lua".count)), bytes)
     })

@@ -1,10 +1,9 @@
 import CCrypto
 import GateRuntime
 
-/// Turns a canonical number into the text that names its Redis keys: the number
-/// itself, or, with a secret, its HMAC-SHA256 in hex, so that a Redis dump lists no
-/// phone number. Confined to one loop (it caches recent results, bounded in entries
-/// and bytes: any valid number a client names becomes an entry).
+/// A canonical number's text in its Redis keys: the number, or, with a secret, its
+/// HMAC-SHA256 in hex, so a Redis dump lists no phone number. Confined to one loop; its cache
+/// is bounded in entries and bytes (any valid number a client names becomes an entry).
 public final class NumberKeyHasher {
     private let secret: [UInt8]?
     private var cache: GenerationalCache<String, String>

@@ -1,11 +1,9 @@
 import RedisClient
 
-/// A reserve decision as text: what the reserve script answers, and what an idempotency
-/// record holds (`reserve.lua`, `idempotency-put.lua`): "allowed reason wait sends next
-/// now nonce observed", fields separated by one space (reason, nonce and observed may be
-/// empty), then, in a record, a space and the request's fingerprint (which may hold
-/// spaces). A record an older version wrote has no `observed`. Turning numbers into one
-/// string in Lua and reading it here costs Redis less than a reply of many fields.
+/// A reserve decision as text, as the reserve script answers and an idempotency record holds
+/// it: "allowed reason wait sends next now nonce observed" (reason, nonce and observed may
+/// be empty), then, in a record, the request's fingerprint (which may hold spaces; an older
+/// version's record has no `observed`). One string costs Redis less than a reply of many fields.
 struct ReserveAnswer {
     let allowed: Bool
     /// Why the send was refused (nil when allowed).
@@ -17,8 +15,7 @@ struct ReserveAnswer {
     let nowMilliseconds: Int64
     /// The cooldown's nonce the answer's token names ("" : none).
     let nonce: Substring
-    /// For a purpose that issues codes, an allowed send's code record (`CodeRecord`), which
-    /// the nonce field carries after a `#`; nil otherwise.
+    /// An allowed send's code record (`CodeRecord`), after a `#` in the nonce field; or nil.
     let code: Substring?
     /// The rules in observe mode that would have refused.
     let observed: [Decision.Reason]
@@ -84,10 +81,7 @@ struct ReserveAnswer {
         }
         self.observed = observed.split(separator: ",").compactMap { Decision.Reason(rawValue: String($0)) }
     }
-}
 
-/// A reserve script's reply read as the request's decision.
-extension ReserveAnswer {
     /// A reserve script's reply as a decision, with the nonce its token names ("" : none):
     /// the answer's text, or `{record}` when an idempotency record was already stored
     /// (replayed when it holds `fingerprint`, else the key was reused: 422).
@@ -122,16 +116,15 @@ extension ReserveAnswer {
         return answer
     }
 
-    /// The nonce field as the answer held it: the nonce, then `#` and the code's record, if any
-    /// (what an idempotency record written apart must hold, so its replay carries the code).
+    /// The nonce field as the answer held it, code and all: what an idempotency record
+    /// written apart must hold, so its replay carries the code.
     var nonceField: Substring {
         guard let code else { return nonce }
         return Substring(nonce + "#" + code)
     }
 
-    /// A reserve answer as the request's decision; its countdown token seals the nonce, and
-    /// an allowed send's code is opened with `sealer` (`offeredCode`: the new code the
-    /// request offered, so a live one answered instead is marked resent).
+    /// A reserve answer as the request's decision: its token seals the nonce; an allowed send's
+    /// code is opened (`offeredCode`: the request's new one, so a live one sent instead is `resent`).
     static func decision(
         _ answer: ReserveAnswer, replayed: Bool, request: SendRequest, policy: CompiledPolicy, number: String,
         cipher: CountdownTokenCipher, sealer: CodeSealer?, offeredCode: String?

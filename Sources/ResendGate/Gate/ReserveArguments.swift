@@ -11,11 +11,10 @@ struct ReserveArguments {
     let number: String
     /// The value an allowed send's cooldown key takes.
     let nonce: CooldownNonce
-    /// The member an allowed send adds to the IP's set when the cap is checked: a nonce of
-    /// its own, so the set cannot be joined to the number's keys.
+    /// The member an allowed send adds to the IP's set: a nonce of its own, so the set cannot
+    /// be joined to the number's keys.
     var ipMember: CooldownNonce? = nil
-    /// The client's address as its key names it (an HMAC under `--key-secret`) when the
-    /// per-IP cap is checked in this call.
+    /// The client's address as its key names it, when this call checks the per-IP cap.
     let ipAddress: String?
     /// The idempotency record's key when it is written in this call (one Redis).
     let idempotencyKey: String?

@@ -22,12 +22,11 @@ final class SameNumberQueue {
     var running: Int { waiting.count }
 
     private func finish(_ key: String) {
-        guard var queue = waiting[key], !queue.isEmpty else {
+        guard let next = waiting[key]?.first else {
             waiting[key] = nil
             return
         }
-        let next = queue.removeFirst()
-        waiting[key] = queue
+        waiting[key]?.removeFirst()
         next()
     }
 }

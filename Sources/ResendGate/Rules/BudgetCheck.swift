@@ -6,9 +6,8 @@ import RedisClient
 struct BudgetCheck {
     let reason: Decision.Reason
     let budget: SendBudget
-    /// What the count is of, in the budget's keys: the region (`CN`), the calling code
-    /// (`+86`), `total`, or a limit's name, a dot and the value it counts per
-    /// (`login-day.login`; `Row.matchesPrefix`).
+    /// What is counted, in the budget's keys: the region (`CN`), the calling code (`+86`),
+    /// `total`, or a limit's name, a dot and its value (`login-day.login`).
     let kind: String
     let observed: Bool
 

@@ -1,10 +1,8 @@
 import RedisClient
 
-/// Idempotency records (`Idempotency-Key`): a retry of a decided request gets the first
-/// answer again without consuming anything; the same key on another request is 422. On one
-/// Redis the reserve script writes and checks the record in the number's call
-/// (`reserve.lua`); the steps taken around the number's (a cluster's budgets and IP share,
-/// the pumping guard's refusal) read it here first, and a cluster stores it here after.
+/// Idempotency records (`Idempotency-Key`): a retry gets the first answer again, consuming
+/// nothing; the same key on another request is 422. On one Redis the reserve script keeps
+/// the record; steps around the number's read it here first, and a cluster stores it here.
 struct IdempotencyRecords {
     let context: GateContext
 
