@@ -20,8 +20,7 @@ struct CooldownValue {
         self.deadlineMilliseconds = deadlineMilliseconds
     }
 
-    /// A key's value, or nil for one the gate did not write (another program's, or an
-    /// older version's 22-character token).
+    /// A key's value; nil for another program's or an older version's 22-character token.
     init?(text: Substring) {
         guard let nonce = CooldownNonce(text: text.prefix(CooldownNonce.textLength)) else { return nil }
         // After the nonce: nothing, or 12 hex digits; then maybe a space and a record's name.

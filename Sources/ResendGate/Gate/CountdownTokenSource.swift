@@ -50,8 +50,7 @@ struct CooldownNonce: Hashable {
         text = CountdownToken.base64URL(bytes)
     }
 
-    /// The nonce a cooldown key holds, or nil for any other value (a key written by
-    /// something else, or by an older version that stored 22-character tokens).
+    /// The nonce a cooldown key holds; nil for another program's value or an older version's token.
     init?(text: Substring) {
         guard text.utf8.count == Self.textLength, let bytes = CountdownToken.bytes(base64URL: text),
               bytes.count == Self.byteCount else { return nil }

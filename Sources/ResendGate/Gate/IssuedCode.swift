@@ -6,8 +6,7 @@ public struct IssuedCode: Sendable, Equatable {
     public let code: String
     /// When the code stops being accepted, in ms since 1970 (Redis's clock).
     public let expiresAtMilliseconds: Int64
-    /// True when this send sends a live code again (`IssuedCodes.Resend.same`): its
-    /// lifetime and wrong checks carry on.
+    /// True when a live code is sent again (`IssuedCodes.Resend.same`): its lifetime and checks carry on.
     public let resent: Bool
     /// Follows the code's lifetime without the code ("code expires in 4:32"), like a
     /// cooldown's token: `Gate.countdown(_:)`, `GET /v1/countdowns/{token}`.

@@ -8,8 +8,7 @@ public final class NumberKeyHasher {
     private let secret: [UInt8]?
     private var cache: GenerationalCache<String, String>
 
-    /// `secret` nil keeps numbers readable in keys (simpler to operate). The cache keeps
-    /// at most `capacity` results and about `maximumBytes` bytes of them.
+    /// `secret` nil keeps numbers readable in keys; the cache keeps `capacity` results, `maximumBytes`.
     public init(secret: String?, capacity: Int = 16_384, maximumBytes: Int = 4 << 20) {
         self.secret = secret.map { Array($0.utf8) }
         cache = GenerationalCache(maximumEntries: capacity, maximumBytes: maximumBytes)

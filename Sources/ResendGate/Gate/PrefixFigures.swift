@@ -1,5 +1,4 @@
-/// What the SMS-pumping guard knows of one destination prefix for one purpose: its
-/// sends and verified outcomes in the guard's window, and whether it is blocked.
+/// What the SMS-pumping guard knows of one destination prefix for one purpose, in its window.
 public struct PrefixFigures: Sendable, Equatable {
     public let purpose: Purpose
     public let prefix: PrefixKey
@@ -9,8 +8,7 @@ public struct PrefixFigures: Sendable, Equatable {
     public let sends: Int
     /// `verified` outcomes counted in the window.
     public let verifications: Int
-    /// Until the prefix is free again if nothing new arrives (enough of the window's
-    /// sends age out); 0 when it is not blocked.
+    /// Until the prefix is free again if nothing new arrives; 0 when it is not blocked.
     public let retryAfterMilliseconds: Int64
     /// When the guard found it blocked, in ms since 1970 (Redis's clock); nil when not blocked.
     public let blockedSinceMilliseconds: Int64?

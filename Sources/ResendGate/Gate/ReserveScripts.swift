@@ -62,8 +62,8 @@ struct ReserveScripts {
 
     static let blockStart = "-- policy (ReserveScripts writes this block for each purpose)\n"
     static let blockEnd = "-- end of policy\n"
-    /// Where a guarded script's budgets go (`budgetPolicy`): a line `guardedParts` holds in
-    /// place of the part (not an include line, which would put itself in again).
+    /// Where a guarded script's budgets go (`budgetPolicy`): a line `linked` puts in place of
+    /// the part (not an include line, which would put itself in again).
     private static let budgetPolicyLine = "-- the policy's budgets (ReserveScripts writes them here)\n"
 
     /// reserve.lua linked once per process, not per gate (linking reads every line, and a gate
@@ -109,9 +109,8 @@ struct ReserveScripts {
             ?? (guarded ? nil : text)
     }
 
-    /// Linked reserve.lua `text` with its policy block made by `block`; with `guardFile`,
-    /// fraud-guard.lua after it (block by `guardBlock`) and `budgets` in their line. Nil when
-    /// a marker line is missing.
+    /// Linked reserve.lua `text` with its block made by `block`; with `guardFile`, fraud-guard.lua
+    /// after it (block by `guardBlock`) and `budgets` in their line. Nil without a marker line.
     private static func assemble(
         _ text: String, block: (Substring) -> String, guardFile: [UInt8]?, guardBlock: (Substring) -> String, budgets: String
     ) -> String? {

@@ -1,11 +1,10 @@
 import GateRuntime
 import RedisClient
 
-/// Codes the gate issues and checks (`Policy.codes`): a fresh code made before each send's
-/// call, stored by its script (`code-issue.lua`) or, after a plain `SET NX`, by `store`; and
-/// checks of typed codes (`check.lua`): one atomic step, so of many concurrent checks exactly
-/// one is right and exactly the allowed wrong ones count. Checks count toward the lockout and
-/// the pumping guard's conversion themselves: such a purpose takes no outcome reports.
+/// Codes the gate issues (`Policy.codes`: made before the send's call, stored by its script
+/// or `store`) and checks (`check.lua`, one atomic step: of concurrent checks exactly one is
+/// right and exactly the allowed wrong ones count). Checks count toward the lockout and the
+/// pumping guard's conversion themselves: such a purpose takes no outcome reports.
 struct IssuedCodeRule {
     let context: GateContext
     let prefixGuard: PrefixGuard
@@ -20,12 +19,11 @@ struct IssuedCodeRule {
             + sealer.sealedCode(CodeSealer.freshCode(length: codes.length), identity: identity, purpose: purpose, number: number)
     }
 
-    /// The default policy's plain send (`Cooldowns.reservePlainly`): once its `SET NX` allowed
-    /// the send, stores its code by a command of its own, `SET … NX PX … GET` (`same`: a live
-    /// code there is sent again) or `SET … PX …` (`fresh`). A script doing both costs Redis
-    /// more than two plain commands (about 8.6 µs against 4.8 µs for the SET, `deploy/dev/bench
-    /// --only cost`). An allowed send whose code cannot be stored is answered 503 (no SMS goes
-    /// out; its cooldown runs). Other decisions, and purposes without codes, pass through.
+    /// After the plain `SET NX` allowed a send (`Cooldowns.reservePlainly`), stores its code by
+    /// a command of its own, `SET … NX PX … GET` (`same`: a live code is sent again) or `SET …
+    /// PX …`: a script doing both costs Redis more (8.6 µs against 4.8 µs for the SET,
+    /// `deploy/dev/bench --only cost`). A code not stored is a 503 (no SMS; the cooldown runs).
+    /// Other decisions, and purposes without codes, pass through.
     func store(
         _ outcome: Result<Decision, GateError>, policy: CompiledPolicy, number: String, now: Int64, cipher: CountdownTokenCipher,
         completion: @escaping (Result<Decision, GateError>) -> Void
