@@ -34,8 +34,7 @@ extension GateWorker {
         context.store.run(call, completion: completion)
     }
 
-    /// Reads how long the number's own limits (its cooldown, `max sends`) refuse the next
-    /// send, without consuming anything.
+    /// How long the number's own limits (its cooldown, `max sends`) refuse the next send; consumes nothing.
     public func peek(
         _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<CooldownStatus, GateError>) -> Void
     ) {

@@ -1,8 +1,7 @@
 import RedisClient
 
-/// One counted limit a send must fit in: a region's or the total budget
-/// (`country_max_sends`, `max_sends_total`) or a limit written as data (`SendLimit`): the
-/// budget, the reason a full one gives, whether it only observes, and its keys.
+/// One counted limit a send must fit in (`country_max_sends`, `max_sends_total`, a
+/// `SendLimit`): the budget, the reason a full one gives, whether it only observes, its keys.
 struct BudgetCheck {
     let reason: Decision.Reason
     let budget: SendBudget

@@ -33,8 +33,7 @@ struct IdempotencyRecords {
         })
     }
 
-    /// On a cluster: keeps the first answer under its `Idempotency-Key`, with the
-    /// cooldown's nonce, of which a replay makes the same countdown token again.
+    /// On a cluster: keeps the first answer, with the cooldown's nonce (a replay's same token).
     func store(_ decision: Decision, cooldownValue: String, idempotency: (key: String, fingerprint: String)?) {
         guard let idempotency else { return }
         // Kept as long as the reserve script keeps it (idempotency-keep.lua): 1 stored, 0 kept the first.
