@@ -28,7 +28,7 @@ extension Policy {
                 message: "\"locked\" cannot be observed: a send let through would end the lock that wrong codes set (observe `cooldown` and `max_sends` instead)")
         }
         if let rule = DecisionReason.allCases.first(where: { observe.contains($0) && !$0.row.observable }) {
-            throw ConfigurationError(field: prefix + "observe", message: "\"\(rule.rawValue)\" cannot be observed: it is decided in the gate's memory before any policy")
+            throw ConfigurationError(field: prefix + "observe", message: "\"\(rule.rawValue)\" cannot be observed: it is decided in the gate's memory, before the rules that can")
         }
     }
 

@@ -17,6 +17,11 @@ public protocol PolicyRule: Sendable {
     func refusal(of send: RuleInput) -> RuleRefusal?
 }
 
+extension PolicyRule {
+    /// The policy file's field (`send_hours`).
+    static var field: String { name.replacingOccurrences(of: "-", with: "_") }
+}
+
 /// What a rule that is not a counter decides from: the number's facts, the purpose, the clock.
 public struct RuleInput: Sendable {
     public let number: PhoneNumber
@@ -49,7 +54,7 @@ public enum PolicyRules {
 
     /// The kind a policy file's field names (`send_hours`), if any.
     static func kind(field: String) -> (any PolicyRule.Type)? {
-        kinds.first { $0.name.replacingOccurrences(of: "-", with: "_") == field }
+        kinds.first { $0.field == field }
     }
 
     /// The rules `policy` sets (`Policy.ruleTexts`), in the order they decide; throws

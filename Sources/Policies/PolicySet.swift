@@ -174,7 +174,7 @@ public struct PolicySet: Sendable, Equatable {
             case "code_lifetime": codes.lifetime = try DurationParser.parse(try text(), field: field)
             case "code_on_resend": codes.onResend = try IssuedCodes.parseResend(try text(), field: field)
             default:
-                let rules = PolicyRules.kinds.map { ", " + $0.name.replacingOccurrences(of: "-", with: "_") }.joined()
+                let rules = PolicyRules.kinds.map { ", " + $0.field }.joined()
                 throw ConfigurationError(field: field, message: "unknown field (known: cooldown, window, max_sends, max_refunds, ip_max_sends, ip_window, allow_regions, allow_number_types, max_failed_checks, lockout, lockout_scope, country_max_sends, max_sends_total, limits, observe, pumping_min_sends, pumping_window, pumping_min_conversion, prefix_digits, trusted_for, issue_codes, code_length, code_lifetime, code_on_resend\(rules))")
             }
         }

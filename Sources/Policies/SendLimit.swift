@@ -81,7 +81,7 @@ public struct SendLimit: Sendable, Equatable {
 
     /// Reads `NAME,per=PER,sends=N/D[,reason=R][,observe]` (`login-day,per=purpose,sends=10000/24h`).
     public static func parse(_ text: String, field: String = "limit", scope: String = "") throws(ConfigurationError) -> SendLimit {
-        var parts = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        var parts = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         guard !parts.isEmpty else { throw ConfigurationError(field: field, message: "is empty: write NAME,per=PER,sends=N/D") }
         let name = parts.removeFirst()
         var fields: [String: String] = [:]

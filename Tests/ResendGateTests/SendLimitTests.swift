@@ -18,6 +18,8 @@ struct SendLimitTests {
         #expect(limits[1].budget.shards == 1)
         #expect(try SendLimit.parseList(limits.map(\.text).joined(separator: ";")) == limits)
         #expect(try SendLimit.parseList("") == [])
+        // A blank part is skipped, never read out of range.
+        #expect(try SendLimit.parseList("login-day, ,per=purpose,, sends=20000/24h") == [limits[0]])
         for per in SendLimit.Per.allCases {
             let limit = try SendLimit.parse("x,per=\(per.rawValue),sends=9/1m")
             #expect(limit.reason == per.defaultReason && SendLimit.reasons.contains(limit.reason))

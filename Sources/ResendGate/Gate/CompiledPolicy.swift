@@ -29,11 +29,14 @@ struct CompiledPolicy {
         do { rulesInMemory = try PolicyRules.rules(of: rules) } catch { preconditionFailure("a policy that was not linted: \(error)") }
     }
 
-    /// The first refusal of the rules decided in memory, at `now` (the gate's wall clock).
-    func refusal(of request: SendRequest, now: Int64) -> Decision? {
+    /// The first refusal of the rules decided in memory; `clock` (the gate's wall clock) is
+    /// read only when the policy has such a rule.
+    func refusal(of request: SendRequest, clock: () -> Int64) -> Decision? {
+        guard !rulesInMemory.isEmpty else { return nil }
+        let now = clock()
+        let input = RuleInput(number: request.phone, purpose: request.purpose.name, nowMilliseconds: now)
         for rule in rulesInMemory {
-            guard let refusal = rule.refusal(of: RuleInput(number: request.phone, purpose: request.purpose.name, nowMilliseconds: now))
-            else { continue }
+            guard let refusal = rule.refusal(of: input) else { continue }
             return Decision(request, refusedBy: refusal.reason, wait: refusal.waitMilliseconds, now: now, next: ladderMilliseconds[0])
         }
         return nil

@@ -32,7 +32,7 @@ public struct Decision: Sendable, Equatable {
     /// Rules in observe mode that would have refused this send (`Policy.observe`), which
     /// was decided as if they were off.
     public internal(set) var observed: [Reason]
-    /// The quota of the full send budget (`country_limit`, `global_limit`) or, for
+    /// The quota of the full counted limit (a budget, a limit written as data) or, for
     /// `too_many_requests`, the requests an address may make in the period; else nil.
     public let budgetLimit: Int?
     /// The code to send, for an allowed send (or its replay) of a purpose that issues codes.

@@ -122,10 +122,7 @@ public final class GateWorker {
         guard policy.rules.allowedNumberTypes.contains(request.phone.type) else {
             return completion(.failure(.numberTypeNotAllowed(request.phone.type)))
         }
-        // Rules that are not counters read the clock only when the policy has one.
-        if !policy.rulesInMemory.isEmpty, let refusal = policy.refusal(of: request, now: configuration.wallClock()) {
-            return completion(.success(refusal))
-        }
+        if let refusal = policy.refusal(of: request, clock: configuration.wallClock) { return completion(.success(refusal)) }
         guard let cipher = tokenSecret.cipher else {
             return tokenSecret.withCipher { [unowned self] result in
                 if case .failure(let error) = result { return completion(.failure(error)) }

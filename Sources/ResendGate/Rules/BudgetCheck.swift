@@ -52,8 +52,9 @@ struct BudgetCheck {
             let value: String
             switch limit.per {
             case .number: value = number
-            case .ip: guard let address else { continue }; value = address
-            case .ipNumber: guard let address else { continue }; value = String(SHA1.hexDigest(Array((address + " " + number).utf8)).prefix(20))
+            case .ip, .ipNumber:
+                guard let address else { continue }
+                value = limit.per == .ip ? address : String(SHA1.hexDigest(Array((address + " " + number).utf8)).prefix(20))
             case .region: value = phone.region
             case .callingCode: value = "+" + String(phone.countryCode)
             case .purpose: value = request.purpose.name
