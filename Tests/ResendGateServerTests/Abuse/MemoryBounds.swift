@@ -1,8 +1,8 @@
 import Foundation
 
 /// Whether the abuse tests assert RSS bounds. They hold for the builds the tests measure
-/// (`deploy/test`'s plain pass); under AddressSanitizer (`deploy/dev/test-asan` and
-/// `deploy/dev/test-leaks` set `RESENDGATE_SANITIZER`) a process's RSS is mostly shadow memory
+/// (`deploy/test`'s plain pass); under AddressSanitizer (`deploy/dev/test-asan`, also run by
+/// `deploy/dev/test-leaks`, sets `RESENDGATE_SANITIZER`) a process's RSS is mostly shadow memory
 /// and freed blocks held in quarantine, hundreds of MB that say nothing about our buffers.
 /// Those runs repeat the same attacks to look for memory errors and leaks; the plain pass
 /// asserts the bounds.
