@@ -6,10 +6,15 @@ import Testing
 @Suite("The HTTP API's JSON")
 struct JSONWriterTests {
     @Test func formatsRFC3339WithMilliseconds() {
-        #expect(ResendGateServer.RFC3339.string(millisecondsSince1970: 0) == "1970-01-01T00:00:00.000Z")
-        #expect(ResendGateServer.RFC3339.string(millisecondsSince1970: 1_796_026_145_123) == "2026-11-30T08:09:05.123Z")
-        #expect(ResendGateServer.RFC3339.string(millisecondsSince1970: 951_782_400_000) == "2000-02-29T00:00:00.000Z")
-        #expect(ResendGateServer.RFC3339.string(millisecondsSince1970: -1) == "1969-12-31T23:59:59.999Z")
+        func timestamp(_ milliseconds: Int64) -> String {
+            var json = JSONWriter()
+            json.timestamp(millisecondsSince1970: milliseconds)
+            return json.string
+        }
+        #expect(timestamp(0) == #""1970-01-01T00:00:00.000Z""#)
+        #expect(timestamp(1_796_026_145_123) == #""2026-11-30T08:09:05.123Z""#)
+        #expect(timestamp(951_782_400_000) == #""2000-02-29T00:00:00.000Z""#)
+        #expect(timestamp(-1) == #""1969-12-31T23:59:59.999Z""#)
     }
 
     @Test func decisionJSONHasTheContractShape() throws {

@@ -76,13 +76,7 @@ extension Worker {
     }
 
     /// `application/json` with or without parameters, in any case; not `+json` types, not a
-    /// form type a page could send without CORS. In bytes: Foundation's trimming is costly.
-    static func isJSON(_ contentType: String) -> Bool {
-        var contentType = contentType
-        return contentType.withUTF8 { isJSON($0) }
-    }
-
-    /// The same over the header's bytes, as the connection holds them (no String made).
+    /// form type a page could send without CORS. Over the header's bytes: no String made.
     static func isJSON(_ contentType: UnsafeBufferPointer<UInt8>) -> Bool {
         var mediaType = contentType.prefix { $0 != UInt8(ascii: ";") }
         while let first = mediaType.first, first == 0x20 || first == 0x09 { mediaType = mediaType.dropFirst() }
