@@ -24,8 +24,7 @@ extension Worker {
     /// time, so timing reveals neither a key nor which one matched.
     private func grant(_ exchange: Exchange) -> (scopes: APIScopes, caller: String)? {
         guard !shared.apiKeys.isEmpty else { return (.all, "") }
-        guard let header = exchange.request.header("Authorization") else { return nil }
-        let bytes = Array(header.utf8)
+        guard let bytes = exchange.request.withHeader("Authorization", { Array($0) }) else { return nil }
         let scheme = "Bearer ".utf8
         guard bytes.count > scheme.count, bytes.prefix(scheme.count).equalsIgnoringASCIICase(scheme) else { return nil }
         let presented = bytes[scheme.count...]
