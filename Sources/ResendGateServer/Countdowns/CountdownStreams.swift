@@ -74,11 +74,8 @@ final class CountdownStreams {
         }
         nextSerial &+= 1
         let serial = nextSerial
-        // Each stream has its own countdown id, so a client leaving never disturbs another
-        // stream of the same token, and its countdown is forgotten with it.
-        let stream = EventStream(
-            connection: connection, serial: serial, token: token, identity: identity, owner: self, center: center,
-            countdownID: CountdownID("\(token.text)#\(serial)"), deadline: measuredAt.advanced(by: remaining))
+        let deadline = measuredAt.advanced(by: remaining)
+        let stream = EventStream(connection: connection, serial: serial, token: token, identity: identity, owner: self, deadline: deadline)
         makeRoom(for: token.text)
         streams[serial] = stream
         order.append(serial)
@@ -86,7 +83,7 @@ final class CountdownStreams {
         metrics.add(.sseStreams)
         if !heartbeat.isScheduled { heartbeat.schedule(after: heartbeatInterval) }
         stream.start()
-        if stream.isOpen { releases.follow(stream, identity: identity) }
+        if stream.isOpen { releases.follow(stream) }
     }
 
     /// Called by a stream once it has ended, either way.
@@ -97,7 +94,7 @@ final class CountdownStreams {
             streamsOfToken[stream.token.text] = ofToken.isEmpty ? nil : ofToken
         }
         if order.count > 2 * streams.count + 1024 { order.removeAll { streams[$0] == nil } }
-        releases.unfollow(stream, identity: stream.identity)
+        releases.unfollow(stream)
         metrics.add(.sseStreams, -1)
         if streams.isEmpty { heartbeat.cancel() }
     }
@@ -155,15 +152,16 @@ final class EventStream {
     private var source: CountdownEventSource!
 
     fileprivate init(connection: OpaquePointer, serial: UInt64, token: CountdownToken, identity: String,
-                     owner: CountdownStreams, center: CountdownCenter, countdownID: CountdownID,
-                     deadline: CountdownInstant) {
+                     owner: CountdownStreams, deadline: CountdownInstant) {
         self.connection = connection
         self.serial = serial
         self.token = token
         self.identity = identity
         self.owner = owner
+        // A countdown id of its own: a client leaving never disturbs another stream of the
+        // same token, and its countdown is forgotten with it.
         source = CountdownEventSource(
-            center: center, countdownID: countdownID, deadline: deadline,
+            center: owner.center, countdownID: CountdownID("\(token.text)#\(serial)"), deadline: deadline,
             send: { [unowned self] frame, final in self.write(frame, final: final) }, finish: { [unowned self] in self.end() })
     }
 
