@@ -54,10 +54,8 @@ struct RouteContext {
 
     /// The number and purpose (the default one when nil) a request names, as the gate reads them.
     func target(phone: String, region: String?, purpose: String?) throws(APIError) -> (PhoneNumber, Purpose) {
-        do throws(GateError) {
-            return (try gate.phone(phone, region: region), try gate.purpose(purpose ?? Purpose.default.name))
-        } catch {
-            throw APIError(error)
+        try APIError.answering { () throws(GateError) in
+            (try gate.phone(phone, region: region), try gate.purpose(purpose ?? Purpose.default.name))
         }
     }
 
