@@ -159,8 +159,7 @@ final class Worker {
         // (perhaps on another worker) must find it counted.
         finish(exchange, status: status)
         let queued = HTTPResponder.send(
-            exchange.request, status: status, headers: responseHeaders, body: body,
-            contentType: status == 204 ? nil : contentType, close: close)
+            exchange.request, status: status, headers: responseHeaders, body: body, contentType: contentType, close: close)
         if queued { metrics.add(.answersQueued) }
     }
 
