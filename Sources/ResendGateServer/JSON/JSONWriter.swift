@@ -18,7 +18,6 @@ public struct JSONWriter {
 
     public mutating func beginObject() { open(UInt8(ascii: "{")) }
     public mutating func endObject() { close(UInt8(ascii: "}")) }
-    /// Starts an array (of objects or values, each written as usual).
     public mutating func beginArray() { open(UInt8(ascii: "[")) }
     public mutating func endArray() { close(UInt8(ascii: "]")) }
 
@@ -64,13 +63,13 @@ public struct JSONWriter {
         let tenThousandths = fraction.isFinite && fraction > 0 ? Int64((fraction * 10_000).rounded()) : 0
         bytes.appendDecimal(UInt64(tenThousandths / 10_000))
         var rest = tenThousandths % 10_000
-        if rest > 0 {
-            bytes.append(UInt8(ascii: "."))
-            var digits = 4
-            while rest % 10 == 0 { rest /= 10; digits -= 1 }
-            let text = String(rest)
-            bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits - text.utf8.count))
-            bytes.append(contentsOf: text.utf8)
+        if rest > 0 { bytes.append(UInt8(ascii: ".")) }
+        // The four decimals up to the last that is not 0.
+        var divisor: Int64 = 1000
+        while rest > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
         }
     }
 
