@@ -26,9 +26,7 @@ final class CountdownStreams {
     /// A comment line this often keeps proxies from closing a quiet stream.
     let heartbeatInterval: Duration
 
-    let clock: any CountdownClock = SystemCountdownClock()
     let center: CountdownCenter
-    private let scheduler: LoopCountdownScheduler
     private let metrics: WorkerMetrics
     private var streams: [UInt64: EventStream] = [:]
     /// Open streams oldest first (serials; those of ended streams are skipped lazily).
@@ -46,8 +44,8 @@ final class CountdownStreams {
         releases = CountdownReleases(gate: gate, metrics: metrics)
         self.heartbeatInterval = heartbeatInterval
         self.metrics = metrics
-        scheduler = LoopCountdownScheduler(loop: loop, clock: clock)
-        center = CountdownCenter(clock: clock, scheduler: scheduler)
+        let clock = SystemCountdownClock()
+        center = CountdownCenter(clock: clock, scheduler: LoopCountdownScheduler(loop: loop, clock: clock))
         heartbeat = EventTimer(loop: loop) { [unowned self] in self.beat() }
     }
 

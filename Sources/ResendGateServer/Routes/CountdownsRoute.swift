@@ -8,7 +8,7 @@ enum CountdownsRoute {
         guard let token = CountdownToken(validating: c.parameter) else { return c.respond(.countdownNotFound) }
         c.gate.countdown(token) { result in
             let streams = c.worker.countdownStreams!
-            let arrived = streams.clock.now
+            let arrived = streams.center.clock.now
             switch result {
             case .success(let reading?) where stream:
                 streams.open(
