@@ -126,7 +126,7 @@ final class Worker {
         case 413: .bodyTooLarge("the body may be at most \(configuration.maxBodyBytes) bytes")
         default: .badRequest(message)
         }
-        respond(begin(request), error: error, headers: [("Connection", "close")])
+        respond(begin(request), error: error)  // the framing closes the connection after it
     }
 
     private func begin(_ request: HTTPRequest) -> Exchange {
@@ -145,21 +145,17 @@ final class Worker {
         respond(exchange, status: status, headers: headers, body: json.bytes)
     }
 
-    /// Sends `body`; a `Connection: close` among `headers` closes the connection after it.
+    /// Sends `body`, and records the request.
     func respond(_ exchange: Exchange, status: Int, headers: [(String, String)] = [], body: [UInt8],
                  contentType: String = "application/json; charset=utf-8") {
         responseHeaders.removeAll()
-        var close = false
-        for (name, value) in headers {
-            if name == "Connection" { close = close || value == "close" } else { responseHeaders.add(name, value) }
-        }
+        for (name, value) in headers { responseHeaders.add(name, value) }
         // The id ties a response to its log line, so it is sent when that line is written.
         if log.enabled(.info) { responseHeaders.add("X-Request-Id", String(exchange.id, radix: 16)) }
         // Recorded before the answer leaves: a client that has it and then asks /metrics
         // (perhaps on another worker) must find it counted.
         finish(exchange, status: status)
-        let queued = HTTPResponder.send(
-            exchange.request, status: status, headers: responseHeaders, body: body, contentType: contentType, close: close)
+        let queued = HTTPResponder.send(exchange.request, status: status, headers: responseHeaders, body: body, contentType: contentType)
         if queued { metrics.add(.answersQueued) }
     }
 

@@ -28,12 +28,11 @@ enum HTTPResponder {
     /// Sends the answer (its head alone to a HEAD; no body nor `Content-Type` with a 204) and
     /// ends the request: the connection is the caller's no more. True when the socket did not
     /// take it whole (the rest is written as the client reads).
-    static func send(_ request: HTTPRequest, status: Int, headers: ResponseHeaders, body: [UInt8],
-                     contentType: String, close: Bool) -> Bool {
+    static func send(_ request: HTTPRequest, status: Int, headers: ResponseHeaders, body: [UInt8], contentType: String) -> Bool {
         let result = headers.bytes.withUnsafeBufferPointer { extra in
             body.withUnsafeBufferPointer { body in
                 rg_http_respond(request.connection, Int32(status), reason(status), extra.baseAddress, extra.count, contentType,
-                                body.baseAddress, body.count, request.method == .head ? 1 : 0, close ? 1 : 0)
+                                body.baseAddress, body.count, request.method == .head ? 1 : 0, 0)
             }
         }
         return result == 0  // 1: written whole, -1: gone
