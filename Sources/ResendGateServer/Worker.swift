@@ -20,7 +20,7 @@ final class Worker {
     /// Reused for every request: the body bytes, the JSON being written, the answer's headers.
     var bodyBuffer: [UInt8] = []
     var json = JSONWriter()
-    private var responseHeaders = ResponseHeaders()
+    fileprivate var responseHeaders = ResponseHeaders()
     private var nextRequestID: UInt64
     private(set) var inFlight = 0
     let checksHost: Bool
@@ -126,7 +126,7 @@ final class Worker {
         case 413: .bodyTooLarge("the body may be at most \(configuration.maxBodyBytes) bytes")
         default: .badRequest(message)
         }
-        respond(begin(request), error: error)  // the framing closes the connection after it
+        begin(request).respond(error)  // the framing closes the connection after it
     }
 
     private func begin(_ request: HTTPRequest) -> Exchange {
@@ -135,32 +135,8 @@ final class Worker {
         inFlight += 1
         metrics.add(.inFlight)
         let (path, query) = request.target
-        return Exchange(request: request, started: started, id: nextRequestID, method: request.method, path: path, query: query)
-    }
-
-    /// Sends a JSON body written by `write`, and records the request.
-    func respond(_ exchange: Exchange, status: Int, headers: [(String, String)] = [], write: (inout JSONWriter) -> Void) {
-        json.reset()
-        write(&json)
-        respond(exchange, status: status, headers: headers, body: json.bytes)
-    }
-
-    /// Sends `body`, and records the request.
-    func respond(_ exchange: Exchange, status: Int, headers: [(String, String)] = [], body: [UInt8],
-                 contentType: String = "application/json; charset=utf-8") {
-        responseHeaders.removeAll()
-        for (name, value) in headers { responseHeaders.add(name, value) }
-        // The id ties a response to its log line, so it is sent when that line is written.
-        if log.enabled(.info) { responseHeaders.add("X-Request-Id", String(exchange.id, radix: 16)) }
-        // Recorded before the answer leaves: a client that has it and then asks /metrics
-        // (perhaps on another worker) must find it counted.
-        finish(exchange, status: status)
-        let queued = HTTPResponder.send(exchange.request, status: status, headers: responseHeaders, body: body, contentType: contentType)
-        if queued { metrics.add(.answersQueued) }
-    }
-
-    func respond(_ exchange: Exchange, error: APIError, headers: [(String, String)] = []) {
-        respond(exchange, status: error.status, headers: headers) { error.writeJSON(to: &$0) }
+        return Exchange(
+            worker: self, request: request, started: started, id: nextRequestID, method: request.method, path: path, query: query)
     }
 
     /// Records an answered request; a streamed one (SSE) is recorded once its head is sent.
@@ -173,12 +149,44 @@ final class Worker {
     }
 }
 
-/// One request on its way through a worker, its method and target read once.
+/// One request on its way through a worker, its method and target read once; a handler's
+/// once the router let it through (a POST's body is in `worker.bodyBuffer`).
 struct Exchange {
+    unowned let worker: Worker
     let request: HTTPRequest
     let started: ContinuousClock.Instant
     let id: UInt64
     let method: HTTPRequest.Method
     let path: Substring
     let query: Substring?
+    /// The caller identity the request's idempotency keys are scoped to (`SendRequest.caller`).
+    var caller = ""
+    /// The path's `{parameter}` segment as sent (percent-encoded); "" on a path without one.
+    var parameter: Substring = ""
+
+    var gate: GateWorker { worker.gate }
+
+    /// Sends a JSON body written by `write`, and records the request.
+    func respond(status: Int, headers: [(String, String)] = [], write: (inout JSONWriter) -> Void) {
+        worker.json.reset()
+        write(&worker.json)
+        respond(status: status, headers: headers, body: worker.json.bytes)
+    }
+
+    /// Sends `body`, and records the request.
+    func respond(status: Int, headers: [(String, String)] = [], body: [UInt8], contentType: String = "application/json; charset=utf-8") {
+        worker.responseHeaders.removeAll()
+        for (name, value) in headers { worker.responseHeaders.add(name, value) }
+        // The id ties a response to its log line, so it is sent when that line is written.
+        if worker.log.enabled(.info) { worker.responseHeaders.add("X-Request-Id", String(id, radix: 16)) }
+        // Recorded before the answer leaves: a client that has it and then asks /metrics
+        // (perhaps on another worker) must find it counted.
+        worker.finish(self, status: status)
+        let queued = HTTPResponder.send(request, status: status, headers: worker.responseHeaders, body: body, contentType: contentType)
+        if queued { worker.metrics.add(.answersQueued) }
+    }
+
+    func respond(_ error: APIError, headers: [(String, String)] = []) {
+        respond(status: error.status, headers: headers) { error.writeJSON(to: &$0) }
+    }
 }

@@ -7,11 +7,11 @@ extension Worker {
     func authorize(_ exchange: Exchange, _ access: Route.Access) -> String? {
         guard case .key(let scope) = access else { return "" }
         guard let grant = grant(exchange) else {
-            respond(exchange, error: .unauthorized, headers: Self.challenge)
+            exchange.respond(.unauthorized, headers: Self.challenge)
             return nil
         }
         guard grant.scopes.contains(scope) else {
-            respond(exchange, error: .forbidden(scope))
+            exchange.respond(.forbidden(scope))
             return nil
         }
         return grant.caller

@@ -1,27 +1,8 @@
 import GateRuntime
 import ResendGate
 
-/// What a handler is given once the router let its request through (a POST's body is in
-/// `worker.bodyBuffer`).
-struct RouteContext {
-    unowned let worker: Worker
-    let exchange: Exchange
-    /// The caller identity the request's idempotency keys are scoped to (`SendRequest.caller`).
-    let caller: String
-    /// The path's `{parameter}` segment as sent (percent-encoded); "" on a path without one.
-    let parameter: Substring
-
-    var gate: GateWorker { worker.gate }
-
-    /// Answers with a JSON body written by `write`.
-    func respond(status: Int, headers: [(String, String)] = [], write: (inout JSONWriter) -> Void) {
-        worker.respond(exchange, status: status, headers: headers, write: write)
-    }
-
-    func respond(_ error: APIError, headers: [(String, String)] = []) {
-        worker.respond(exchange, error: error, headers: headers)
-    }
-
+/// What handlers share: reading a request, answering a gate error.
+extension Exchange {
     /// What `read` makes of the request, or nil once its error is answered.
     func decoded<T>(_ read: () throws(APIError) -> T) -> T? {
         do { return try read() } catch { respond(error); return nil }
