@@ -4,6 +4,8 @@ import GateRuntime
 public struct JSONWriter {
     public private(set) var bytes: [UInt8]
     private var needsComma = false
+    /// The writer's bytes as a string (for the command line and tests).
+    public var string: String { String(decoding: bytes, as: UTF8.self) }
 
     public init(reservingCapacity capacity: Int = 512) {
         bytes = []
@@ -43,7 +45,27 @@ public struct JSONWriter {
 
     public mutating func value(_ text: String) {
         separate()
-        appendQuoted(text)
+        bytes.append(UInt8(ascii: "\""))
+        // Most values (numbers, purposes, tokens, times, reasons) need no escape: copied whole.
+        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F {
+                return false
+            }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if copied == true { return bytes.append(UInt8(ascii: "\"")) }
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), byte])
+            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20, 0x7F: bytes.append(contentsOf: "\\u00\(CollectionOfOne(byte).lowercaseHex)".utf8)
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
     }
 
     public mutating func value(_ number: Int64) {
@@ -95,33 +117,4 @@ public struct JSONWriter {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
         needsComma = true
     }
-
-    private mutating func appendQuoted(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        // Most values (numbers, purposes, tokens, times, reasons) need no escape: copied whole.
-        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 in
-            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F {
-                return false
-            }
-            bytes.append(contentsOf: utf8)
-            return true
-        }
-        if copied == true { return bytes.append(UInt8(ascii: "\"")) }
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), byte])
-            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20, 0x7F: bytes.append(contentsOf: "\\u00\(CollectionOfOne(byte).lowercaseHex)".utf8)
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
-}
-
-extension JSONWriter {
-    /// The writer's bytes as a string (for the command line and tests).
-    public var string: String { String(decoding: bytes, as: UTF8.self) }
 }
