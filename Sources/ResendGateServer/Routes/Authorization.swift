@@ -7,7 +7,7 @@ extension Worker {
     func authorize(_ exchange: Exchange, _ access: Route.Access) -> String? {
         guard case .key(let scope) = access else { return "" }
         guard let grant = grant(exchange) else {
-            exchange.respond(.unauthorized, headers: Self.challenge)
+            exchange.respond(.unauthorized, headers: [("WWW-Authenticate", "Bearer realm=\"resendgate\"")])
             return nil
         }
         guard grant.scopes.contains(scope) else {
@@ -16,8 +16,6 @@ extension Worker {
         }
         return grant.caller
     }
-
-    private static let challenge = [("WWW-Authenticate", "Bearer realm=\"resendgate\"")]
 
     /// Every scope when no keys are configured; else those of the request's `Authorization:
     /// Bearer <key>`, nil for none or an unknown one. Every key is compared, in constant

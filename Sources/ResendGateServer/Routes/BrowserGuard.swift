@@ -17,14 +17,10 @@ extension Worker {
             return .misdirected
         }
         if exchange.method != .get && exchange.method != .head,
-           exchange.request.withHeader("Origin", { isAllowedOrigin($0) }) == false {
+           exchange.request.withHeader("Origin", { origin in allowedOrigins.contains { origin.equalsIgnoringASCIICase($0) } }) == false {
             return .foreignOrigin
         }
         return nil
-    }
-
-    private func isAllowedOrigin(_ origin: UnsafeBufferPointer<UInt8>) -> Bool {
-        allowedOrigins.contains { origin.equalsIgnoringASCIICase($0) }
     }
 
     /// `localhost`, `127.0.0.1` or `[::1]`, in any case, with or without `:port`.
