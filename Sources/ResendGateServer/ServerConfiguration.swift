@@ -55,7 +55,8 @@ public struct ServerConfiguration: Sendable {
         logLevel: LogLevel = ServerConfiguration.defaultLogLevel, drainTimeout: Duration = ServerConfiguration.defaultDrainTimeout,
         onStoreFailure: StoreFailureMode = ServerConfiguration.defaultOnStoreFailure, allowOrigins: [String]? = nil
     ) throws(ConfigurationError) {
-        for (field, value, range) in [("port", port, Self.portRange), ("workers", workers, Self.workersRange)] where !range.contains(value) {
+        let ranges = [("port", port, Self.portRange), ("workers", workers, Self.workersRange)]
+        for (field, value, range) in ranges where !range.contains(value) {
             throw ConfigurationError(field: field, message: "must be \(range)")
         }
         guard connectionMemoryBytes >= 1 << 20 else {
@@ -119,20 +120,13 @@ public struct ServerConfiguration: Sendable {
     public static func normalisedOrigin(_ text: String) -> String? {
         var rest = Substring(text.lowercased())
         if rest.hasSuffix("/") { rest = rest.dropLast() }
-        let scheme: String
-        if rest.hasPrefix("http://") { scheme = "http" } else if rest.hasPrefix("https://") { scheme = "https" } else { return nil }
+        guard let scheme = ["http", "https"].first(where: { rest.hasPrefix("\($0)://") }) else { return nil }
         rest = rest.dropFirst(scheme.count + 3)
-        var host = rest
-        var port: Substring = ""
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else { return nil }
-            host = rest[...close]
-            port = rest[rest.index(after: close)...]
-        } else if let colon = rest.firstIndex(of: ":") {
-            host = rest[..<colon]
-            port = rest[colon...]
-        }
-        // A name or IPv4 address, or an IPv6 address in brackets.
+        // A name or IPv4 address, or an IPv6 address in brackets; then `:port` or nothing.
+        let hostEnd = rest.hasPrefix("[") ? rest.firstIndex(of: "]").map(rest.index(after:)) : rest.firstIndex(of: ":") ?? rest.endIndex
+        guard let hostEnd else { return nil }
+        let host = rest[..<hostEnd]
+        var port = rest[hostEnd...]
         let bracketed = host.hasPrefix("[")
         let inner = bracketed ? host.dropFirst().dropLast() : host
         guard !inner.isEmpty, inner.allSatisfy({ character in
