@@ -22,7 +22,6 @@ final class Worker {
     var json = JSONWriter()
     fileprivate var responseHeaders = ResponseHeaders()
     private var nextRequestID: UInt64
-    private(set) var inFlight = 0
     let checksHost: Bool
     /// The origins whose pages may send mutating requests, lower-case; set by `start`.
     private(set) var allowedOrigins: [[UInt8]] = []
@@ -82,6 +81,7 @@ final class Worker {
         // An answer the socket did not take whole is written on later loop passes:
         // closing before then would cut it.
         let unwritten = connections?.isBusy ?? false
+        let inFlight = metrics.value(.inFlight)
         guard (inFlight == 0 && !unwritten) || ContinuousClock.now >= drainDeadline else {
             return drainTimer.schedule(after: .milliseconds(10))
         }
@@ -132,7 +132,6 @@ final class Worker {
     private func begin(_ request: HTTPRequest) -> Exchange {
         let started = ContinuousClock.now
         nextRequestID &+= 1
-        inFlight += 1
         metrics.add(.inFlight)
         let (path, query) = request.target
         return Exchange(
@@ -142,7 +141,6 @@ final class Worker {
     /// Records an answered request; a streamed one (SSE) is recorded once its head is sent.
     func finish(_ exchange: Exchange, status: Int) {
         let elapsed = ContinuousClock.now - exchange.started
-        inFlight -= 1
         metrics.add(.inFlight, -1)
         metrics.observe(latency: elapsed, status: status)
         log.request(method: exchange.method.rawValue, path: exchange.path, status: status, duration: elapsed, id: exchange.id)
