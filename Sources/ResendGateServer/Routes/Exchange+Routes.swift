@@ -1,4 +1,3 @@
-import GateRuntime
 import ResendGate
 
 /// What handlers share: reading a request, answering a gate error.
@@ -8,24 +7,12 @@ extension Exchange {
         do { return try read() } catch { respond(error); return nil }
     }
 
-    /// The POST body's members (the router read it). Not a JSON object: 400 `invalid_json`.
-    func fields() throws(APIError) -> JSONFields {
-        do {
-            return try JSONFields(parsing: worker.bodyBuffer)
-        } catch {
-            switch error {
-            case .notAnObject: throw APIError.invalidJSON("the body must be a JSON object")
-            case .malformed(let reason): throw APIError.invalidJSON("the body is not valid JSON: \(reason)")
-            }
-        }
-    }
-
     /// A POST body's number and purpose as the gate reads them, and what `read` takes from
     /// it; nil once an error is answered. Checked in the order phone, purpose, region,
     /// `read`'s, then the number.
     func numberBody<T>(_ read: (JSONFields) throws(APIError) -> T) -> (PhoneNumber, Purpose, T)? {
         decoded { () throws(APIError) in
-            let fields = try fields()
+            let fields = try JSONFields(parsing: worker.bodyBuffer)
             let phone = try fields.string("phone", required: true)!, purpose = try fields.string("purpose")
             let region = try fields.string("region"), other = try read(fields)
             let (number, purposeValue) = try target(phone: phone, region: region, purpose: purpose)
@@ -47,20 +34,5 @@ extension Exchange {
         let policy = gate.configuration.policies.policy(for: purpose)
         let quota = error.kind == .locked ? policy.maxFailedChecks : policy.maxRefunds
         respond(APIError(error), headers: WaitEncoding.headers(error.retryAfterMilliseconds ?? 0, limit: error.code, quota: quota))
-    }
-}
-
-extension JSONFields {
-    /// The member `name` as a string; nil when absent or null, unless `required`.
-    func string(_ name: String, required: Bool = false) throws(APIError) -> String? {
-        let found: Value?
-        do { found = try value(name) } catch { throw APIError.invalidJSON("the member \"\(name)\" appears twice") }
-        switch found {
-        case .string(let text)?: return text
-        case nil, .null?:
-            if required { throw .missingField("the body needs \"\(name)\"") }
-            return nil
-        default: throw .invalidField("\"\(name)\" must be a string")
-        }
     }
 }
