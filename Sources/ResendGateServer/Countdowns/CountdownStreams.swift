@@ -23,7 +23,6 @@ final class CountdownStreams {
     /// Streams of the worker: half its connection cap, so a `/healthz` still gets in.
     let maxStreams: Int
 
-    /// A comment line this often keeps proxies from closing a quiet stream.
     let heartbeatInterval: Duration
 
     let center: CountdownCenter
@@ -49,18 +48,17 @@ final class CountdownStreams {
         heartbeat = EventTimer(loop: loop) { [unowned self] in self.beat() }
     }
 
-    /// Answers `request` with 200 `text/event-stream` and streams the countdown of `token`:
-    /// `remaining` as measured at `measuredAt` (Redis's reply), its first tick written before
-    /// this returns. A release publishing `identity` (its cooldown key's value) ends it.
-    func open(_ request: HTTPRequest, token: CountdownToken, identity: String, remaining: Duration,
-              measuredAt: CountdownInstant, requestID: UInt64) {
+    /// Answers `exchange` with 200 `text/event-stream` and streams the countdown of `token`:
+    /// what `reading` has left as measured at `measuredAt` (Redis's reply), its first tick
+    /// written before this returns. A release publishing its cooldown's identity ends it.
+    func open(_ exchange: Exchange, token: CountdownToken, reading: CountdownReading, measuredAt: CountdownInstant) {
         var headers = ResponseHeaders(capacity: 128)
         headers.add("Cache-Control", "no-store")
         headers.add("X-Accel-Buffering", "no")
-        headers.add("X-Request-Id", String(requestID, radix: 16))
+        headers.add("X-Request-Id", String(exchange.id, radix: 16))
         // One stream per connection: after `done` it closes (EventSource reconnects), so no
         // keep-alive connection outlives its stream. A client that reset it meanwhile gets none.
-        let connection = request.connection
+        let connection = exchange.request.connection
         guard HTTPResponder.startStream(connection, status: 200, headers: headers, contentType: "text/event-stream; charset=utf-8") else {
             return
         }
@@ -72,8 +70,9 @@ final class CountdownStreams {
         }
         nextSerial &+= 1
         let serial = nextSerial
-        let deadline = measuredAt.advanced(by: remaining)
-        let stream = EventStream(connection: connection, serial: serial, token: token, identity: identity, owner: self, deadline: deadline)
+        let deadline = measuredAt.advanced(by: .milliseconds(reading.retryAfterMilliseconds))
+        let stream = EventStream(
+            connection: connection, serial: serial, token: token, identity: reading.cooldownIdentity, owner: self, deadline: deadline)
         makeRoom(for: token.text)
         streams[serial] = stream
         order.append(serial)
@@ -160,7 +159,8 @@ final class EventStream {
         // same token, and its countdown is forgotten with it.
         source = CountdownEventSource(
             center: owner.center, countdownID: CountdownID("\(token.text)#\(serial)"), deadline: deadline,
-            send: { [unowned self] frame, final in self.write(frame, final: final) }, finish: { [unowned self] in self.end() })
+            send: { [unowned self] frame, final in self.write(frame, final: final) },
+            finish: { [unowned self] in self.letGo { rg_http_end_stream($0) } })  // after `done`: the connection then closes
     }
 
     fileprivate func start() {
@@ -196,11 +196,6 @@ final class EventStream {
         write(CountdownEventSource.shutdown, final: true)
         source.cancel()
         letGo(release)
-    }
-
-    /// After `done`: ends the response; the connection then closes (`Connection: close`).
-    private func end() {
-        letGo { rg_http_end_stream($0) }
     }
 
     /// The client went away (or timed out, or the server is closing).

@@ -11,9 +11,7 @@ enum CountdownsRoute {
             let arrived = streams.center.clock.now
             switch result {
             case .success(let reading?) where stream:
-                streams.open(
-                    c.request, token: token, identity: reading.cooldownIdentity, remaining: .milliseconds(reading.retryAfterMilliseconds),
-                    measuredAt: arrived, requestID: c.id)
+                streams.open(c, token: token, reading: reading, measuredAt: arrived)
                 c.worker.finish(c, status: 200)
             case .success(let reading?):
                 c.respond(status: 200, headers: [("Cache-Control", "no-store")]) { reading.writeJSON(to: &$0) }
