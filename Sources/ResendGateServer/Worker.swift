@@ -33,10 +33,7 @@ final class Worker {
     private var memoryTrim = MemoryTrim()
 
     /// `requestLimiter`: the server's one count of `--ip-max-requests`, shared by its workers.
-    init(
-        index: Int, loop: EventLoop, configuration: ServerConfiguration, gate: GateConfiguration,
-        requestLimiter: RequestLimiter?
-    ) {
+    init(index: Int, loop: EventLoop, configuration: ServerConfiguration, gate: GateConfiguration, requestLimiter: RequestLimiter?) {
         self.loop = loop
         self.configuration = configuration
         log = AccessLog(level: configuration.logLevel)
