@@ -16,7 +16,6 @@ final class Worker {
     private(set) var connections: ConnectionTracker?
     private var acceptPause: AcceptPause?
     private var memoryGuard: ConnectionMemoryGuard?
-    private(set) var port = 0
     /// Reused for every request: the body bytes, the JSON being written, the answer's headers.
     var bodyBuffer: [UInt8] = []
     var json = JSONWriter()
@@ -44,10 +43,9 @@ final class Worker {
         bodyBuffer.reserveCapacity(configuration.maxBodyBytes)
     }
 
-    /// Opens this worker's listener and starts serving. Runs on the loop.
-    func start(port: Int) throws(ConfigurationError) {
+    /// Opens this worker's listener and starts serving; returns the port it listens on. Runs on the loop.
+    func start(port: Int) throws(ConfigurationError) -> Int {
         let opened = try Listener.open(on: loop.base, host: configuration.host, port: port)
-        self.port = opened.port
         allowedOrigins = configuration.allowedOrigins(port: opened.port).map { Array($0.utf8) }
         countdownStreams = CountdownStreams(
             loop: loop, gate: gate, metrics: metrics, maxConnections: configuration.maxConnectionsPerWorker,
@@ -61,6 +59,7 @@ final class Worker {
             connections: connections, metrics: metrics, log: log)
         acceptPause = AcceptPause(loop: loop, listener: opened.listener, connections: connections, metrics: metrics, log: log)
         flushTimer.schedule(after: .milliseconds(200))
+        return opened.port
     }
 
     /// Stops accepting, ends every event stream, lets requests in flight finish until
