@@ -129,7 +129,7 @@ public final class GateWorker {
             }
         }
         let send = StepSend(request, policy: policy, cipher: cipher, number: context.number(request.phone))
-        let placed = Placement(send, context: context, steps: (idempotency, budgets, prefixGuard, ipCap))
+        let placed = Placement(send, in: self)
         guard !placed.steps.isEmpty else { return reserveNumber(send, placed, completion: completion) }
         let number: (@escaping SlotSteps.Completion) -> Void = { [unowned self] in self.reserveNumber(send, placed, completion: $0) }
         // A number's requests wait for each other, so a flood for a number in its cooldown
@@ -158,23 +158,16 @@ public final class GateWorker {
             if cooldowns.reservePlainly(request, policy: policy, cipher: send.cipher, codes: codes, completion: completion) { return }
         }
         let tokens = context.tokens
-        // The idempotency record, when it is a part of the script.
-        let fingerprint = placed.numberSlotOnly ? nil : request.idempotencyKey.map { _ in context.fingerprint(request, number: number) }
         var script = ReserveArguments(
-            keys: keys, purpose: request.purpose, number: number, nonce: tokens.next(), ipMember: placed.ipInScript.map { _ in tokens.next() },
-            ipAddress: placed.ipInScript, idempotencyKey: placed.numberSlotOnly ? nil : idempotency.recordKey(request), fingerprint: fingerprint,
-            fraudGuard: placed.fraudGuard)
+            keys: keys, send: send, placed: placed, nonce: tokens.next(), ipMember: placed.ipInScript.map { _ in tokens.next() })
         script.code = codes.argument(policy, purpose: request.purpose, number: number)
         var lua = reserveScript(request.purpose, guarded: placed.fraudGuard != nil, countingIP: placed.ipInScript != nil)
-        if placed.numberSlotOnly {
-            script.cluster = (linkedRecord: send.linkedRecord, outsideWaitMilliseconds: send.outsideWaitMilliseconds)
-            // A policy without a window names its cooldown key alone while that is safe (as a
-            // plain `SET NX` does): one key is never held up by a slot migration.
-            if let cooldownKeyOnly = reserveScripts[request.purpose.name]?.cooldownKeyOnly,
-               cooldowns.windows.plainDecisionIsSafe(for: request.purpose.name) {
-                lua = cooldownKeyOnly
-                script.cooldownKeyOnly = true
-            }
+        // A policy without a window names its cooldown key alone while that is safe (as a
+        // plain `SET NX` does): one key is never held up by a slot migration.
+        if placed.numberSlotOnly, let cooldownKeyOnly = reserveScripts[request.purpose.name]?.cooldownKeyOnly,
+           cooldowns.windows.plainDecisionIsSafe(for: request.purpose.name) {
+            lua = cooldownKeyOnly
+            script.cooldownKeyOnly = true
         }
         let fraudGuard = placed.fraudGuard
         let call = ScriptCall(script: lua, slotKey: script.slotKey, arguments: script.write, decode: { [unowned self] reply throws(GateError) in
@@ -184,7 +177,7 @@ public final class GateWorker {
                 decision = refusal
             } else {
                 let answer = try ReserveAnswer.decision(
-                    from: read?.rest ?? reply, fingerprint: fingerprint, request: request, policy: policy, number: number,
+                    from: read?.rest ?? reply, fingerprint: placed.recordInScript?.fingerprint, request: request, policy: policy, number: number,
                     cipher: send.cipher, sealer: self.context.codeSealer, offeredCode: script.code)
                 (decision, send.cooldownValue) = (answer.decision, answer.nonce)
             }

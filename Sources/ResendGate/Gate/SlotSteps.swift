@@ -81,30 +81,32 @@ enum SlotSteps {
 /// are steps of their own around it (`SlotSteps`), in that order.
 struct Placement {
     /// The steps of their own, in order (none on one Redis).
-    var steps: [any SlotStep] = []
-    /// The budgets and the pumping guard as parts of the number's script.
-    var fraudGuard: FraudGuard?
-    /// The client's address, when the number's script counts its IP cap.
-    var ipInScript: String?
-    /// The number's script names the number's keys only (the record and the IP cap are
-    /// steps), and the record is kept apart (`Refunds`).
+    private(set) var steps: [any SlotStep] = []
+    /// The number's script names the number's keys only: the rules above are steps.
     let numberSlotOnly: Bool
+    /// Parts of the number's script: the budgets and the pumping guard, the client's address
+    /// whose cap it counts, the idempotency record it keeps.
+    private(set) var fraudGuard: FraudGuard?
+    private(set) var ipInScript: String?
+    private(set) var recordInScript: (key: String, fingerprint: String)?
 
     /// Whether the rules outside the number's slot are steps of their own on `store`.
     static func apart(on store: any GateStore) -> Bool { store.isCluster }
 
-    init(_ send: StepSend, context: GateContext, steps rules: (records: IdempotencyRecords, budgets: SendBudgets, prefixGuard: PrefixGuard, ipCap: IPCap)) {
-        let request = send.request, policy = send.policy.rules
+    init(_ send: StepSend, in worker: GateWorker) {
+        let request = send.request, policy = send.policy.rules, context = worker.context
         numberSlotOnly = Self.apart(on: context.store)
         let ip = policy.ipMaxSends != nil ? context.addressKeyText(request) : nil
-        guard numberSlotOnly else {
+        let record = worker.idempotency.recordKey(request)
+        if numberSlotOnly {
+            if record != nil { steps.append(worker.idempotency) }
+            if policy.hasBudgets { steps.append(worker.budgets) }
+            if policy.pumping.isOn { steps.append(worker.prefixGuard) }
+            if ip != nil { steps.append(worker.ipCap) }
+        } else {
             if policy.hasBudgets || policy.pumping.isOn { fraudGuard = FraudGuard(request, policy: policy, context: context) }
             ipInScript = ip
-            return
+            recordInScript = record.map { ($0, context.fingerprint(request, number: send.number)) }
         }
-        if request.idempotencyKey != nil { steps.append(rules.records) }
-        if policy.hasBudgets { steps.append(rules.budgets) }
-        if policy.pumping.isOn { steps.append(rules.prefixGuard) }
-        if ip != nil { steps.append(rules.ipCap) }
     }
 }
