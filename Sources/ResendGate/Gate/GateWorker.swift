@@ -131,16 +131,12 @@ public final class GateWorker {
         let send = StepSend(request, policy: policy, cipher: cipher, number: context.number(request.phone))
         let placed = Placement(send, in: self)
         guard !placed.steps.isEmpty else { return reserveNumber(send, placed, completion: completion) }
-        let number: (@escaping SlotSteps.Completion) -> Void = { [unowned self] in self.reserveNumber(send, placed, completion: $0) }
-        // A number's requests wait for each other, so a flood for a number in its cooldown
-        // holds at most one share of a budget or a prefix at a time.
-        guard placed.steps.contains(where: \.sharedAcrossNumbers) else {
-            return SlotSteps.run(placed.steps[...], send, number: number, completion: completion)
-        }
-        sameNumber.run(request.purpose.name + " " + send.number) { done in
-            SlotSteps.run(placed.steps[...], send, number: number) { outcome in
+        // A number's requests wait for each other when a step holds shares other numbers
+        // count, so a flood for a number in its cooldown holds one share at a time.
+        sameNumber.run(request.purpose.name + " " + send.number, if: placed.steps.contains(where: \.sharedAcrossNumbers)) { done in
+            SlotSteps.run(placed.steps[...], send, number: { [unowned self] in self.reserveNumber(send, placed, completion: $0) }) {
                 done()
-                completion(outcome)
+                completion($0)
             }
         }
     }

@@ -58,12 +58,8 @@ enum SlotSteps {
     ) {
         guard let step = steps.first else { return number(completion) }
         step.take(send) { taken in
-            let share: SlotShare
-            switch taken {
-            case .success(let value): share = value
-            case .failure(let error): return completion(.failure(error))
-            }
-            if let answer = share.answer { return completion(.success(answer)) }
+            // A failure, or the step's answer: the send goes no further.
+            guard case .success(let share) = taken, share.answer == nil else { return completion(taken.map { $0.answer! }) }
             run(steps.dropFirst(), send, number: number) { outcome in
                 if (try? outcome.get())?.isNewSend != true { share.giveBack?() }
                 let adjusted = outcome.map { $0.waiting(atLeast: $0.allowed ? share.waitAfter : 0).observing(share.observed) }

@@ -26,11 +26,7 @@ final class PrefixGuard: SlotStep {
         let purpose = send.request.purpose, rules = send.policy.rules.pumping
         let prefix = PrefixKey(send.request.phone, digits: rules.prefixDigits)
         step("take", purpose: purpose, prefix: prefix, rules: rules) { [unowned self] result in
-            let step: PumpingStep
-            switch result {
-            case .success(let value): step = value
-            case .failure(let error): return completion(.failure(error))
-            }
+            guard case .success(let step) = result else { return completion(result.map { _ in SlotShare() }) }
             guard step.figures.blocked else {
                 return completion(.success(SlotShare(giveBack: {
                     self.step("give", purpose: purpose, prefix: prefix, rules: rules, field: step.countedField) { _ in }
