@@ -133,7 +133,7 @@ public final class GateWorker {
         guard !placed.steps.isEmpty else { return reserveNumber(send, placed, completion: completion) }
         // A number's requests wait for each other when a step holds shares other numbers
         // count, so a flood for a number in its cooldown holds one share at a time.
-        sameNumber.run(request.purpose.name + " " + send.number, if: placed.steps.contains(where: \.sharedAcrossNumbers)) { done in
+        sameNumber.run(request.purpose.name + " " + send.number, if: placed.sharesAcrossNumbers) { done in
             SlotSteps.run(placed.steps[...], send, number: { [unowned self] in self.reserveNumber(send, placed, completion: $0) }) {
                 done()
                 completion($0)
@@ -157,14 +157,8 @@ public final class GateWorker {
         var script = ReserveArguments(
             keys: keys, send: send, placed: placed, nonce: tokens.next(), ipMember: placed.ipInScript.map { _ in tokens.next() })
         script.code = codes.argument(policy, purpose: request.purpose, number: number)
-        var lua = reserveScript(request.purpose, guarded: placed.fraudGuard != nil, countingIP: placed.ipInScript != nil)
-        // A policy without a window names its cooldown key alone while that is safe (as a
-        // plain `SET NX` does): one key is never held up by a slot migration.
-        if placed.numberSlotOnly, let cooldownKeyOnly = reserveScripts[request.purpose.name]?.cooldownKeyOnly,
-           cooldowns.windows.plainDecisionIsSafe(for: request.purpose.name) {
-            lua = cooldownKeyOnly
-            script.cooldownKeyOnly = true
-        }
+        let lua: RedisScript
+        (lua, script.cooldownKeyOnly) = reserveScript(request.purpose, placed)
         let fraudGuard = placed.fraudGuard
         let call = ScriptCall(script: lua, slotKey: script.slotKey, arguments: script.write, decode: { [unowned self] reply throws(GateError) in
             let read = try fraudGuard?.read(reply, request: request, policy: policy)
@@ -173,8 +167,8 @@ public final class GateWorker {
                 decision = refusal
             } else {
                 let answer = try ReserveAnswer.decision(
-                    from: read?.rest ?? reply, fingerprint: placed.recordInScript?.fingerprint, request: request, policy: policy, number: number,
-                    cipher: send.cipher, sealer: self.context.codeSealer, offeredCode: script.code)
+                    from: read?.rest ?? reply, fingerprint: placed.recordInScript?.fingerprint, request: request, policy: policy,
+                    number: number, cipher: send.cipher, sealer: self.context.codeSealer, offeredCode: script.code)
                 (decision, send.cooldownValue) = (answer.decision, answer.nonce)
             }
             if read?.register == true, let prefix = fraudGuard?.prefix {
@@ -187,12 +181,17 @@ public final class GateWorker {
         }
     }
 
-    /// The purpose's reserve script; with a window, one that keeps the cooldown there once
-    /// that is safe.
-    func reserveScript(_ purpose: Purpose, guarded: Bool = false, countingIP: Bool) -> RedisScript {
+    /// The purpose's reserve script with the rules `placed` puts in it; with a window, one
+    /// that keeps the cooldown there once that is safe. Where the script names the number's
+    /// keys only, a policy without a window names its cooldown key alone while that is safe
+    /// (as a plain `SET NX` does): one key is never held up by a slot migration.
+    private func reserveScript(_ purpose: Purpose, _ placed: Placement) -> (RedisScript, cooldownKeyOnly: Bool) {
         guard let scripts = reserveScripts[purpose.name] else { preconditionFailure("no reserve script for a configured purpose") }
+        if placed.numberSlotOnly, let keyOnly = scripts.cooldownKeyOnly, cooldowns.windows.plainDecisionIsSafe(for: purpose.name) {
+            return (keyOnly, true)
+        }
         let inWindow = cooldowns.windows.keepsCooldownsInWindows()
-        return scripts.script(guarded: guarded, countingIP: countingIP, cooldownInWindow: inWindow)
+        return (scripts.script(guarded: placed.fraudGuard != nil, countingIP: placed.ipInScript != nil, cooldownInWindow: inWindow), false)
     }
 
     /// Records the outcome of a code the back end checked (`Lockout`); `codes_issued` for a

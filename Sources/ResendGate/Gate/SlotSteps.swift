@@ -2,9 +2,6 @@
 /// script: the idempotency record, the send budgets, the pumping guard, the per-IP cap on a
 /// Redis Cluster (`Placement` decides; on one Redis they are parts of that script).
 protocol SlotStep {
-    /// Its shares count other numbers' sends too (a budget, a prefix): a number's sends then
-    /// take their steps one at a time (`SameNumberQueue`).
-    var sharedAcrossNumbers: Bool { get }
     /// Before the number decides, in the rule's own slot: the send's answer (a refusal, a
     /// replay: the number is not asked), or the share taken and how to unwind it.
     func take(_ send: StepSend, completion: @escaping (Result<SlotShare, GateError>) -> Void)
@@ -85,6 +82,9 @@ struct Placement {
     private(set) var fraudGuard: FraudGuard?
     private(set) var ipInScript: String?
     private(set) var recordInScript: (key: String, fingerprint: String)?
+    /// A step holds shares other numbers' sends count (a budget, a prefix): a number's sends
+    /// take their steps one at a time (`SameNumberQueue`).
+    private(set) var sharesAcrossNumbers = false
 
     /// Whether the rules outside the number's slot are steps of their own on `store`.
     static func apart(on store: any GateStore) -> Bool { store.isCluster }
@@ -98,6 +98,7 @@ struct Placement {
             if record != nil { steps.append(worker.idempotency) }
             if policy.hasBudgets { steps.append(worker.budgets) }
             if policy.pumping.isOn { steps.append(worker.prefixGuard) }
+            sharesAcrossNumbers = policy.hasBudgets || policy.pumping.isOn
             if ip != nil { steps.append(worker.ipCap) }
         } else {
             if policy.hasBudgets || policy.pumping.isOn { fraudGuard = FraudGuard(request, policy: policy, context: context) }

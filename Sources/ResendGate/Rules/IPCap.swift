@@ -8,8 +8,6 @@ struct IPCap: SlotStep {
     /// The longest IP window of the purposes that cap IPs: how long an IP's set is kept.
     let longestWindowMilliseconds: Int64
 
-    var sharedAcrossNumbers: Bool { false }
-
     init(context: GateContext) {
         self.context = context
         longestWindowMilliseconds = Self.longestWindow(of: context.compiled)
@@ -37,7 +35,8 @@ struct IPCap: SlotStep {
         }, decode: { reply throws(GateError) -> SlotShare in
             let (taken, wait) = try reply.integerPair()
             // Taken: the send that fills an enforced cap waits for the IP too.
-            if taken == 1 { return SlotShare(giveBack: { context.giveBack(member: member, of: key) }, waitAfter: watched ? 0 : Int64(wait)) }
+            let giveBack = { context.giveBack(member: member, of: key) }
+            if taken == 1 { return SlotShare(giveBack: giveBack, waitAfter: watched ? 0 : Int64(wait)) }
             if watched { return SlotShare(observed: [.ipLimit]) }
             send.outsideWaitMilliseconds = max(1, Int64(wait))
             return SlotShare()

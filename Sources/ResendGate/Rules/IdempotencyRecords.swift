@@ -6,8 +6,6 @@ import RedisClient
 struct IdempotencyRecords: SlotStep {
     let context: GateContext
 
-    var sharedAcrossNumbers: Bool { false }
-
     /// The record's key of a request with an `Idempotency-Key`.
     func recordKey(_ request: SendRequest) -> String? {
         request.idempotencyKey.map { context.keys.idempotencyRecord(idempotencyKey: $0, caller: request.caller) }

@@ -20,8 +20,6 @@ final class PrefixGuard: SlotStep {
         registry = PrefixRegistry(context: context)
     }
 
-    var sharedAcrossNumbers: Bool { true }
-
     func take(_ send: StepSend, completion: @escaping (Result<SlotShare, GateError>) -> Void) {
         let purpose = send.request.purpose, rules = send.policy.rules.pumping
         let prefix = PrefixKey(send.request.phone, digits: rules.prefixDigits)

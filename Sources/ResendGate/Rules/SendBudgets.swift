@@ -17,8 +17,6 @@ final class SendBudgets: SlotStep {
 
     init(context: GateContext) { self.context = context }
 
-    var sharedAcrossNumbers: Bool { true }
-
     func take(_ send: StepSend, completion: @escaping (Result<SlotShare, GateError>) -> Void) {
         let checks = BudgetCheck.checks(for: send.request, policy: send.policy.rules, context: context)
         walk(Walk(checks: checks, member: context.tokens.next())) { [unowned self] result in
