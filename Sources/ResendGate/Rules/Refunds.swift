@@ -15,9 +15,9 @@ final class Refunds {
     /// so the event streams following it end on every gate (`follow`).
     ///
     /// Where the record lives in a slot of its own (a Redis Cluster: `Placement`), the script
-    /// returns its name and a second step deletes it before the answer. Between the two a replay may still get the
-    /// refunded "allowed"; a send whose record was not yet stored when the refund ran (a
-    /// cluster writes it after the number's script) keeps its record.
+    /// returns its name and a second step deletes it before the answer. Between the two a
+    /// replay may still get the refunded "allowed"; a send whose record was not yet stored
+    /// when the refund ran (a cluster writes it after the number's script) keeps its record.
     func release(
         _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<Bool, GateError>) -> Void
     ) {
