@@ -2,69 +2,41 @@ import RedisClient
 
 /// The SMS-pumping guard on a Redis Cluster (`pumping.lua`; on one Redis: `FraudGuard`). A
 /// prefix's counts live in a slot of their own (`rg:pump:{purpose:+447911}`), so the guard
-/// takes steps around the number's own decision:
+/// is a step of its own (`SlotStep`), `take` on the prefix's slot: it judges the prefix and,
+/// when it is not blocked, counts the send at once (so concurrent sends see each other),
+/// given back (`give`, not awaited) unless the number allowed a new send. A blocked prefix
+/// refuses with `suspected_pumping`, but a number trusted within `trustedFor` (its
+/// `trusted` key, read only then) decides as usual, its allowed send counted (`force`); an
+/// observed guard lets the send on as a trusted one's, with `suspected_pumping` observed.
 ///
-/// 1. `take` on the prefix's slot: judge the prefix and, when it is not blocked, count the
-///    send at once (so concurrent sends see each other);
-/// 2. not blocked: the number decides (`next`); unless it allowed a new send, the count is
-///    given back (`give`, not awaited);
-/// 3. blocked: a replay is answered from its record; a number trusted within `trustedFor`
-///    (its `trusted` key, read only then) decides as usual, its allowed send counted
-///    (`force`); any other is refused with `suspected_pumping`, or, observed, goes on as a
-///    trusted one's with `suspected_pumping` in `observed`.
-///
-/// A purpose whose guard is off takes none of these steps. A `verified` outcome counts in
-/// the prefix too (`countVerified`); a blocked prefix goes into `PrefixRegistry`.
-final class PrefixGuard {
+/// A `verified` outcome counts in the prefix too (`countVerified`); a blocked prefix goes
+/// into `PrefixRegistry`.
+final class PrefixGuard: SlotStep {
     private let context: GateContext
-    private let idempotency: IdempotencyRecords
     let registry: PrefixRegistry
 
-    init(context: GateContext, idempotency: IdempotencyRecords) {
+    init(context: GateContext) {
         self.context = context
-        self.idempotency = idempotency
         registry = PrefixRegistry(context: context)
     }
 
-    /// Steps 1-3 around `next`, the number's own step.
-    func reserve(
-        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, next: @escaping NextStep,
-        completion: @escaping (Result<Decision, GateError>) -> Void
-    ) {
-        let rules = policy.rules.pumping
-        let prefix = PrefixKey(request.phone, digits: rules.prefixDigits)
-        step("take", purpose: request.purpose, prefix: prefix, rules: rules) { [unowned self] result in
-            let step: PumpingStep
-            switch result {
-            case .success(let value): step = value
-            case .failure(let error): return completion(.failure(error))
-            }
+    func take(_ send: StepSend, completion: @escaping (Result<SlotShare, GateError>) -> Void) {
+        let purpose = send.request.purpose, rules = send.policy.rules.pumping
+        let prefix = PrefixKey(send.request.phone, digits: rules.prefixDigits)
+        step("take", purpose: purpose, prefix: prefix, rules: rules) { [unowned self] result in
+            guard case .success(let step) = result else { return completion(result.map { _ in SlotShare() }) }
             guard step.figures.blocked else {
-                return next { outcome in
-                    if (try? outcome.get())?.isNewSend != true {
-                        self.step("give", purpose: request.purpose, prefix: prefix, rules: rules, field: step.countedField) { _ in }
-                    }
-                    completion(outcome)
-                }
+                return completion(.success(SlotShare(giveBack: {
+                    self.step("give", purpose: purpose, prefix: prefix, rules: rules, field: step.countedField) { _ in }
+                })))
             }
-            // A replay of an answer given before the prefix was blocked is that answer.
-            self.idempotency.storedAnswer(request, policy: policy, cipher: cipher) { stored in
-                if let stored { return completion(stored) }
-                self.refusal(step.figures, request: request, policy: policy) { verdict in
-                    switch verdict {
-                    case .failure(let error): completion(.failure(error))
-                    case .success(let refusal?) where !policy.rules.observes(.suspectedPumping): completion(.success(refusal))
-                    // Trusted, or observed (the refusal reported): the number decides, and an
-                    // allowed send counts in the prefix all the same.
-                    case .success(let refusal):
-                        next { outcome in
-                            if (try? outcome.get())?.isNewSend == true {
-                                self.step("force", purpose: request.purpose, prefix: prefix, rules: rules) { _ in }
-                            }
-                            completion(outcome.map { $0.observing(refusal == nil ? [] : [.suspectedPumping]) })
-                        }
-                    }
-                }
+            self.refusal(step.figures, request: send.request, policy: send.policy) { verdict in
+                completion(verdict.map { refusal in
+                    if let refusal, !send.policy.rules.observes(.suspectedPumping) { return SlotShare(answer: refusal) }
+                    return SlotShare(observed: refusal == nil ? [] : [.suspectedPumping], then: { decision in
+                        if decision.isNewSend { self.step("force", purpose: purpose, prefix: prefix, rules: rules) { _ in } }
+                    })
+                })
             }
         }
     }
