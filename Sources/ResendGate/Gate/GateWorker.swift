@@ -123,10 +123,8 @@ public final class GateWorker {
         }
         if let refusal = policy.refusal(of: request, clock: configuration.wallClock) { return completion(.success(refusal)) }
         guard let cipher = tokenSecret.cipher else {
-            return tokenSecret.withCipher { [unowned self] result in
-                if case .failure(let error) = result { return completion(.failure(error)) }
-                self.reserveAdmitted(request, policy: policy, completion: completion)
-            }
+            let again = { [unowned self] in self.reserveAdmitted(request, policy: policy, completion: completion) }
+            return tokenSecret.retry(again, failing: completion)
         }
         let send = StepSend(request, policy: policy, cipher: cipher, number: context.number(request.phone))
         let placed = Placement(send, in: self)
