@@ -35,8 +35,7 @@ extension GateWorker {
     public func peek(
         _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<CooldownStatus, GateError>) -> Void
     ) {
-        let policy: CompiledPolicy
-        do { policy = try context.policy(for: purpose) } catch { return completion(.failure(error)) }
+        guard let policy = context.policy(for: purpose, else: completion) else { return }
         let firstStep = policy.ladderMilliseconds[0]
         let call = ScriptCall(
             GateScripts.peek, keys: context.keys, purpose: purpose, number: context.number(phone),

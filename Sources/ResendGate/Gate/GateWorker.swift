@@ -97,8 +97,7 @@ public final class GateWorker {
     /// lives in other slots takes steps of its own around it (`Placement`, `SlotSteps`).
     /// Checked first, in memory: the request limit, test numbers, regions and number types.
     public func reserve(_ request: SendRequest, completion: @escaping (Result<Decision, GateError>) -> Void) {
-        let policy: CompiledPolicy
-        do { policy = try context.policy(for: request.purpose) } catch { return completion(.failure(error)) }
+        guard let policy = context.policy(for: request.purpose, else: completion) else { return }
         // Every request with a client address counts, whatever decides it.
         if let limiter = requestLimiter, let address = request.clientAddress, let wait = limiter.admit(address.text) {
             return completion(.success(.tooManyRequests(request, policy, wait: wait, quota: configuration.ipMaxRequests?.count)))
@@ -198,7 +197,7 @@ public final class GateWorker {
         _ phone: PhoneNumber, purpose: Purpose, outcome: VerificationOutcome,
         completion: @escaping (Result<VerificationResult, GateError>) -> Void
     ) {
-        if (try? context.policy(for: purpose))?.rules.codes != nil { return completion(.failure(.codesIssued)) }
+        if context.compiled[purpose.name]?.rules.codes != nil { return completion(.failure(.codesIssued)) }
         lockout.verify(phone, purpose: purpose, outcome: outcome, completion: completion)
     }
 

@@ -85,8 +85,7 @@ struct IssuedCodeRule {
     func check(
         _ phone: PhoneNumber, purpose: Purpose, code: String, completion: @escaping (Result<CodeCheck, GateError>) -> Void
     ) {
-        let policy: CompiledPolicy
-        do { policy = try context.policy(for: purpose) } catch { return completion(.failure(error)) }
+        guard let policy = context.policy(for: purpose, else: completion) else { return }
         guard policy.rules.codes != nil, let sealer = context.codeSealer else { return completion(.failure(.codesNotIssued)) }
         let limit = policy.rules.maxFailedChecks
         guard IssuedCodes.isWellFormed(Substring(code)) else {

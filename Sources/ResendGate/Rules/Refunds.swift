@@ -21,8 +21,7 @@ final class Refunds {
     func release(
         _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<Bool, GateError>) -> Void
     ) {
-        let policy: CompiledPolicy
-        do { policy = try context.policy(for: purpose) } catch { return completion(.failure(error)) }
+        guard let policy = context.policy(for: purpose, else: completion) else { return }
         let maxRefunds = policy.rules.maxRefunds
         guard maxRefunds > 0 else { return completion(.failure(.refundsDisabled)) }
         let store = context.store
