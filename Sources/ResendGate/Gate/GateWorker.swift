@@ -164,8 +164,8 @@ public final class GateWorker {
                 decision = refusal
             } else {
                 let answer = try ReserveAnswer.decision(
-                    from: read?.rest ?? reply, fingerprint: placed.recordInScript?.fingerprint, request: request, policy: policy,
-                    number: number, cipher: send.cipher, sealer: self.context.codeSealer, offeredCode: script.code)
+                    from: read?.rest ?? reply, fingerprint: placed.recordInScript?.fingerprint, send: send,
+                    sealer: self.context.codeSealer, offeredCode: script.code)
                 (decision, send.cooldownValue) = (answer.decision, answer.nonce)
             }
             if read?.register == true, let prefix = fraudGuard?.prefix {

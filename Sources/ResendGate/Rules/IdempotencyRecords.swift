@@ -18,15 +18,14 @@ struct IdempotencyRecords: SlotStep {
     /// voids it) and stored once the number answered (`store`).
     func take(_ send: StepSend, completion: @escaping (Result<SlotShare, GateError>) -> Void) {
         guard let recordKey = recordKey(send.request) else { return completion(.success(SlotShare())) }
-        let request = send.request, context = context
-        let fingerprint = context.fingerprint(request, number: send.number)
+        let context = context, fingerprint = context.fingerprint(send.request, number: send.number)
         context.store.send(slotKey: recordKey, { $0.append("GET", recordKey) }, completion: { result in
             guard case .success(.null) = result else {
                 return completion(GateContext.decode(result) { reply throws(GateError) in
                     guard case .bulk(let record) = reply else { throw GateContext.unexpected(reply) }
                     return try SlotShare(answer: ReserveAnswer.decision(
-                        ReserveAnswer.stored(record, fingerprint: fingerprint), replayed: true, request: request, policy: send.policy,
-                        number: send.number, cipher: send.cipher, sealer: context.codeSealer, offeredCode: nil))
+                        ReserveAnswer.stored(record, fingerprint: fingerprint), replayed: true, send: send, sealer: context.codeSealer,
+                        offeredCode: nil))
                 })
             }
             send.linkedRecord = recordKey
