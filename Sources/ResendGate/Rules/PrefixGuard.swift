@@ -104,21 +104,6 @@ final class PrefixGuard: SlotStep {
     }
 }
 
-extension PumpingStep {
-    /// `pumping.lua`'s reply.
-    init(_ reply: RedisReply, purpose: Purpose, prefix: PrefixKey) throws(GateError) {
-        guard case .array(let items) = reply, items.count == 8, let blocked = items[0].integer, let sends = items[1].integer,
-              let verified = items[2].integer, let wait = items[3].integer, let since = items[4].integer,
-              let now = items[5].integer, let register = items[6].integer
-        else { throw GateContext.unexpected(reply) }
-        let figures = PrefixFigures(
-            purpose: purpose, prefix: prefix, blocked: blocked == 1, sends: sends, verifications: verified,
-            retryAfterMilliseconds: Int64(wait), blockedSinceMilliseconds: since > 0 ? Int64(since) : nil,
-            serverTimeMilliseconds: Int64(now))
-        self.init(figures: figures, register: register == 1, countedField: items[7].string ?? "")
-    }
-}
-
 /// What one call of `pumping.lua` found and did.
 struct PumpingStep {
     let figures: PrefixFigures
@@ -126,4 +111,18 @@ struct PumpingStep {
     let register: Bool
     /// The field the send was counted in ("" when it was not), for a `give`.
     let countedField: String
+
+    /// `pumping.lua`'s reply.
+    init(_ reply: RedisReply, purpose: Purpose, prefix: PrefixKey) throws(GateError) {
+        guard case .array(let items) = reply, items.count == 8, let blocked = items[0].integer, let sends = items[1].integer,
+              let verified = items[2].integer, let wait = items[3].integer, let since = items[4].integer,
+              let now = items[5].integer, let register = items[6].integer
+        else { throw GateContext.unexpected(reply) }
+        figures = PrefixFigures(
+            purpose: purpose, prefix: prefix, blocked: blocked == 1, sends: sends, verifications: verified,
+            retryAfterMilliseconds: Int64(wait), blockedSinceMilliseconds: since > 0 ? Int64(since) : nil,
+            serverTimeMilliseconds: Int64(now))
+        self.register = register == 1
+        countedField = items[7].string ?? ""
+    }
 }
