@@ -66,7 +66,7 @@ public final class GateWorker {
         cooldowns = Cooldowns(loop: loop, context: context)
         refunds = Refunds(context: context)
         idempotency = IdempotencyRecords(context: context)
-        ipCap = IPCap(context: context)
+        ipCap = IPCap(context: context, longestWindowMilliseconds: longestIPWindow)
         budgets = SendBudgets(context: context)
         prefixGuard = PrefixGuard(context: context)
         lockout = Lockout(context: context, prefixGuard: prefixGuard)

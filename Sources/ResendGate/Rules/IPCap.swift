@@ -5,13 +5,8 @@ import RedisClient
 /// it; on a Cluster it is a step of its own (`SlotStep`).
 struct IPCap: SlotStep {
     let context: GateContext
-    /// The longest IP window of the purposes that cap IPs: how long an IP's set is kept.
+    /// How long an IP's set is kept: `longestWindow(of:)` the gate's policies.
     let longestWindowMilliseconds: Int64
-
-    init(context: GateContext) {
-        self.context = context
-        longestWindowMilliseconds = Self.longestWindow(of: context.compiled)
-    }
 
     /// The longest IP window of `policies` that cap IPs (0: none does).
     static func longestWindow(of policies: [String: CompiledPolicy]) -> Int64 {
