@@ -12,14 +12,12 @@ import RedisClient
 /// find the budget full (a number holds at most one at a time: `SameNumberQueue`). They
 /// never let more sends through than the budget: each shard admits at most its allowance,
 /// and the allowances add up to it.
-final class SendBudgets: SlotStep {
-    private let context: GateContext
-
-    init(context: GateContext) { self.context = context }
+struct SendBudgets: SlotStep {
+    let context: GateContext
 
     func take(_ send: StepSend, completion: @escaping (Result<SlotShare, GateError>) -> Void) {
         let checks = BudgetCheck.checks(for: send.request, policy: send.policy.rules, context: context)
-        walk(Walk(checks: checks, member: context.tokens.next())) { [unowned self] result in
+        walk(Walk(checks: checks, member: context.tokens.next())) { result in
             completion(result.map { walk in
                 guard case let (check, wait, now)? = walk.full else {
                     return SlotShare(giveBack: { self.giveBack(walk) }, observed: walk.observed)
@@ -72,12 +70,9 @@ final class SendBudgets: SlotStep {
         let member = walk.member
         // `{1, 0, now}`: taken there; `{0, wait, now}`: full for a while.
         let call = ScriptCall(script: GateScripts.budgetTake, slotKey: key, arguments: { args in
-            args.append(1)
-            args.append(key)
+            args.append(1, key)
             args.appendRedisNow()
-            args.append(member.text)
-            args.append(Int(budget.window.wholeMilliseconds))
-            args.append(budget.allowance(ofShard: shard))
+            args.append(member.text, Int(budget.window.wholeMilliseconds), budget.allowance(ofShard: shard))
         }, decode: { reply throws(GateError) in
             guard case .array(let items) = reply, items.count == 3, let taken = items[0].integer,
                   let wait = items[1].integer, let now = items[2].integer,
@@ -85,7 +80,7 @@ final class SendBudgets: SlotStep {
             else { throw GateContext.unexpected(reply) }
             return (taken: taken == 1, wait: Int64(wait), now: Int64(now))
         })
-        context.store.run(call) { [unowned self] step in
+        context.store.run(call) { step in
             switch step {
             case .success((true, _, _)):
                 walk.taken.append((check, shard))
