@@ -100,7 +100,8 @@ public final class GateWorker {
         guard let policy = context.policy(for: request.purpose, else: completion) else { return }
         // Every request with a client address counts, whatever decides it.
         if let limiter = requestLimiter, let address = request.clientAddress, let wait = limiter.admit(address.text) {
-            return completion(.success(.tooManyRequests(request, policy, wait: wait, quota: configuration.ipMaxRequests?.count)))
+            let now = Decision.wallClockMilliseconds(), quota = configuration.ipMaxRequests?.count
+            return completion(.success(policy.refusal(request, by: .tooManyRequests, wait: wait, now: now, quota: quota)))
         }
         reserveAdmitted(request, policy: policy, completion: completion)
     }

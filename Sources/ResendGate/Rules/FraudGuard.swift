@@ -51,16 +51,7 @@ struct FraudGuard {
         let observed = observedText.split(separator: ",").compactMap { Decision.Reason(rawValue: String($0)) }
         let refusal = which > 0
             ? checks[which - 1].refusal(request, wait: Int64(wait), now: Int64(now), observed: observed)
-            : Decision.suspectedPumping(request, policy: policy, wait: Int64(wait), now: Int64(now), observed: observed)
+            : policy.refusal(request, by: .suspectedPumping, wait: Int64(wait), now: Int64(now), observed: observed)
         return (refusal, reply, register == 1)
-    }
-}
-
-extension Decision {
-    /// The pumping guard's refusal of a send to a blocked prefix, for `wait` ms more.
-    static func suspectedPumping(
-        _ request: SendRequest, policy: CompiledPolicy, wait: Int64, now: Int64, observed: [Reason] = []
-    ) -> Decision {
-        Decision(request, refusedBy: .suspectedPumping, wait: max(1, wait), now: now, next: policy.ladderMilliseconds[0], observed: observed)
     }
 }

@@ -57,8 +57,8 @@ final class PrefixGuard: SlotStep {
             completion(GateContext.decode(result) { reply throws(GateError) -> Decision? in
                 guard let count = reply.integer else { throw GateContext.unexpected(reply) }
                 if count > 0 { return nil }
-                return Decision.suspectedPumping(
-                    request, policy: policy, wait: figures.retryAfterMilliseconds, now: figures.serverTimeMilliseconds)
+                return policy.refusal(
+                    request, by: .suspectedPumping, wait: figures.retryAfterMilliseconds, now: figures.serverTimeMilliseconds)
             })
         })
     }
