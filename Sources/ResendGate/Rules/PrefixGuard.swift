@@ -23,18 +23,18 @@ final class PrefixGuard: SlotStep {
     func take(_ send: StepSend, completion: @escaping (Result<SlotShare, GateError>) -> Void) {
         let purpose = send.request.purpose, rules = send.policy.rules.pumping
         let prefix = PrefixKey(send.request.phone, digits: rules.prefixDigits)
-        step("take", purpose: purpose, prefix: prefix, rules: rules) { [unowned self] result in
+        registry.step("take", purpose: purpose, prefix: prefix, rules: rules) { [unowned self] result in
             guard case .success(let step) = result else { return completion(result.map { _ in SlotShare() }) }
             guard step.figures.blocked else {
                 return completion(.success(SlotShare(giveBack: {
-                    self.step("give", purpose: purpose, prefix: prefix, rules: rules, field: step.countedField) { _ in }
+                    self.registry.step("give", purpose: purpose, prefix: prefix, rules: rules, field: step.countedField) { _ in }
                 })))
             }
             self.refusal(step.figures, request: send.request, policy: send.policy) { verdict in
                 completion(verdict.map { refusal in
                     if let refusal, !send.policy.rules.observes(.suspectedPumping) { return SlotShare(answer: refusal) }
                     return SlotShare(observed: refusal == nil ? [] : [.suspectedPumping], then: { decision in
-                        if decision.isNewSend { self.step("force", purpose: purpose, prefix: prefix, rules: rules) { _ in } }
+                        if decision.isNewSend { self.registry.step("force", purpose: purpose, prefix: prefix, rules: rules) { _ in } }
                     })
                 })
             }
@@ -65,38 +65,9 @@ final class PrefixGuard: SlotStep {
 
     /// Counts a `verified` outcome in the prefix before answering, so a later send sees it.
     func countVerified(_ phone: PhoneNumber, purpose: Purpose, rules: PumpingGuard, completion: @escaping (Result<Void, GateError>) -> Void) {
-        step("verified", purpose: purpose, prefix: PrefixKey(phone, digits: rules.prefixDigits), rules: rules) { counted in
+        registry.step("verified", purpose: purpose, prefix: PrefixKey(phone, digits: rules.prefixDigits), rules: rules) { counted in
             completion(counted.map { _ in () })
         }
-    }
-
-    /// One call of `pumping.lua`; a prefix it finds due is put in the registry.
-    private func step(
-        _ mode: String, purpose: Purpose, prefix: PrefixKey, rules: PumpingGuard, field: String = "",
-        completion: @escaping (Result<PumpingStep, GateError>) -> Void
-    ) {
-        Self.step(mode, context: context, purpose: purpose, prefix: prefix, rules: rules, field: field) { [unowned self] step in
-            if case .success(let value) = step, value.register {
-                self.registry.register(purpose: purpose, prefix: prefix, now: value.figures.serverTimeMilliseconds)
-            }
-            completion(step)
-        }
-    }
-
-    /// One call of `pumping.lua` on the prefix's slot, its reply read.
-    static func step(
-        _ mode: String, context: GateContext, purpose: Purpose, prefix: PrefixKey, rules: PumpingGuard, field: String = "",
-        completion: @escaping (Result<PumpingStep, GateError>) -> Void
-    ) {
-        let keys = context.keys
-        let call = ScriptCall(script: GateScripts.pumping, slotKey: keys.prefixSlotKey(purpose: purpose, prefix: prefix), arguments: { args in
-            args.append(1)
-            keys.appendPumping(purpose: purpose, prefix: prefix, to: &args)
-            args.append(mode, Int(rules.window.wholeMilliseconds), Int(rules.bucketMilliseconds), rules.minSends ?? 1)
-            args.append(rules.minConversionPartsPerMillion, field)
-            args.appendRedisNow()
-        }, decode: { reply throws(GateError) in try PumpingStep(reply, purpose: purpose, prefix: prefix) })
-        context.store.run(call, completion: completion)
     }
 }
 

@@ -63,7 +63,7 @@ final class PrefixRegistry {
             var found: [PrefixFigures] = []
             var failure: GateError?
             for (purpose, prefix, rules) in members {
-                PrefixGuard.step("read", context: self.context, purpose: purpose, prefix: prefix, rules: rules) { step in
+                self.step("read", purpose: purpose, prefix: prefix, rules: rules) { step in
                     switch step {
                     case .success(let read) where read.figures.blocked: found.append(read.figures)
                     case .success: break
@@ -76,6 +76,28 @@ final class PrefixRegistry {
                 }
             }
         })
+    }
+
+    /// One call of `pumping.lua` on the prefix's slot (the guard's steps, the listing's
+    /// reads), its reply read; a prefix it finds due is put in the registry.
+    func step(
+        _ mode: String, purpose: Purpose, prefix: PrefixKey, rules: PumpingGuard, field: String = "",
+        completion: @escaping (Result<PumpingStep, GateError>) -> Void
+    ) {
+        let keys = context.keys
+        let call = ScriptCall(script: GateScripts.pumping, slotKey: keys.prefixSlotKey(purpose: purpose, prefix: prefix), arguments: { args in
+            args.append(1)
+            keys.appendPumping(purpose: purpose, prefix: prefix, to: &args)
+            args.append(mode, Int(rules.window.wholeMilliseconds), Int(rules.bucketMilliseconds), rules.minSends ?? 1)
+            args.append(rules.minConversionPartsPerMillion, field)
+            args.appendRedisNow()
+        }, decode: { reply throws(GateError) in try PumpingStep(reply, purpose: purpose, prefix: prefix) })
+        context.store.run(call) { [unowned self] step in
+            if case .success(let value) = step, value.register {
+                self.register(purpose: purpose, prefix: prefix, now: value.figures.serverTimeMilliseconds)
+            }
+            completion(step)
+        }
     }
 
     /// A registry member of a purpose whose guard is on, with that guard; nil otherwise.
