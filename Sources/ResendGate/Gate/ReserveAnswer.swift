@@ -13,6 +13,9 @@ struct ReserveAnswer {
     let nextMilliseconds: Int64
     /// Redis's clock when it decided, in ms since 1970.
     let nowMilliseconds: Int64
+    /// The nonce field as the answer held it, code and all: what an idempotency record
+    /// written apart must hold, so its replay carries the code.
+    let nonceField: Substring
     /// The cooldown's nonce the answer's token names ("" : none).
     let nonce: Substring
     /// An allowed send's code record (`CodeRecord`), after a `#` in the nonce field; or nil.
@@ -71,14 +74,10 @@ struct ReserveAnswer {
         self.sends = sends
         nextMilliseconds = next
         nowMilliseconds = now
-        let field = fields[6]
-        if let mark = field.firstIndex(of: "#") {
-            nonce = field[..<mark]
-            code = field[field.index(after: mark)...]
-        } else {
-            nonce = field
-            code = nil
-        }
+        let field = fields[6], mark = field.firstIndex(of: "#")
+        nonceField = field
+        nonce = field[..<(mark ?? field.endIndex)]
+        code = mark.map { field[field.index(after: $0)...] }
         self.observed = observed.split(separator: ",").compactMap { Decision.Reason(rawValue: String($0)) }
     }
 
@@ -111,13 +110,6 @@ struct ReserveAnswer {
         guard case .answer(let answer) = ReserveAnswer.record(String(decoding: record, as: UTF8.self), fingerprint: fingerprint)
         else { throw .idempotencyKeyReused }
         return answer
-    }
-
-    /// The nonce field as the answer held it, code and all: what an idempotency record
-    /// written apart must hold, so its replay carries the code.
-    var nonceField: Substring {
-        guard let code else { return nonce }
-        return Substring(nonce + "#" + code)
     }
 
     /// A reserve answer as the request's decision: its token seals the nonce; an allowed send's
