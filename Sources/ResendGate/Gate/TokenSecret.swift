@@ -6,13 +6,10 @@ import RedisClient
 /// atomically or reads it. Calls wait for that reply (bounded); if Redis cannot answer they
 /// fail as store unavailable, and the next call asks again.
 final class TokenSecret {
-    /// At most this many calls wait for the secret; more fail at once.
-    static let maximumWaiting = 65_536
-
     /// Known once given or read.
     private(set) var cipher: CountdownTokenCipher?
     private let reading = SharedRead<CountdownTokenCipher>(
-        limit: maximumWaiting, overflow: .storeUnavailable("too many calls waiting for the token secret from Redis"))
+        limit: 65_536, overflow: .storeUnavailable("too many calls waiting for the token secret from Redis"))
     private let store: any GateStore
     private let key: String
 

@@ -33,10 +33,9 @@ final class PrefixRegistry {
         let key = context.keys.blockedPrefixes
         let member = Self.member(purpose: purpose, prefix: prefix)
         let oldest = now - longestWindowMilliseconds
-        let capacity = Self.capacity
         store.send(slotKey: key, { $0.append("ZADD", key, Int(now), member) }, completion: { _ in })
         store.send(slotKey: key, { $0.append("ZREMRANGEBYSCORE", key, "-inf", "(" + String(oldest)) }, completion: { _ in })
-        store.send(slotKey: key, { $0.append("ZREMRANGEBYRANK", key, 0, -(capacity + 1)) }, completion: { _ in })
+        store.send(slotKey: key, { $0.append("ZREMRANGEBYRANK", key, 0, -(Self.capacity + 1)) }, completion: { _ in })
     }
 
     /// The prefixes blocked now, sorted by purpose and prefix: each member read again (one
