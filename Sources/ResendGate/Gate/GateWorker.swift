@@ -179,10 +179,8 @@ public final class GateWorker {
         }
     }
 
-    /// The purpose's reserve script with the rules `placed` puts in it; with a window, one
-    /// that keeps the cooldown there once that is safe. Where the script names the number's
-    /// keys only, a policy without a window names its cooldown key alone while that is safe
-    /// (as a plain `SET NX` does): one key is never held up by a slot migration.
+    /// The purpose's reserve script with the rules `placed` puts in it, keeping the cooldown in
+    /// the window once that is safe; or, while safe, `ReserveScripts.cooldownKeyOnly`.
     private func reserveScript(_ purpose: Purpose, _ placed: Placement) -> (RedisScript, cooldownKeyOnly: Bool) {
         guard let scripts = reserveScripts[purpose.name] else { preconditionFailure("no reserve script for a configured purpose") }
         if placed.numberSlotOnly, let keyOnly = scripts.cooldownKeyOnly, cooldowns.windows.plainDecisionIsSafe(for: purpose.name) {

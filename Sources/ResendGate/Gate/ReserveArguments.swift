@@ -4,8 +4,7 @@ import RedisClient
 /// `ReserveScripts`), with the rules `placed` puts in it. On one Redis, keys the call does
 /// not use (the IP's set, the idempotency record) name a never-written key in the number's
 /// slot, so the budgets' keys keep their places. On a cluster the call names only the
-/// number's keys it reads: a never-written one would draw `TRYAGAIN` all through a
-/// migration (`ReserveScripts.cooldownKeyOnly`).
+/// number's keys it reads (why: `ReserveScripts.cooldownKeyOnly`).
 struct ReserveArguments {
     let keys: GateKeys
     let send: StepSend

@@ -42,8 +42,7 @@ final class PrefixGuard: SlotStep {
     }
 
     /// The one place that decides the guard's refusal of a send to a blocked prefix
-    /// (`suspected_pumping` until it is free); nil for a number that verified within
-    /// `trustedFor` (its `trusted` key, read only here: nothing while no prefix is blocked).
+    /// (`suspected_pumping` until it is free); nil for a trusted number (see above).
     private func refusal(
         _ figures: PrefixFigures, request: SendRequest, policy: CompiledPolicy,
         completion: @escaping (Result<Decision?, GateError>) -> Void
