@@ -29,8 +29,7 @@ struct ReserveScripts {
                         cooldownInWindow: inWindow && hasWindow,
                         idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
                         longestIPWindowMilliseconds: longestIPWindowMilliseconds)
-                    if let script = made[source] { return script }
-                    let script = RedisScript(source)
+                    let script = made[source] ?? RedisScript(source)
                     made[source] = script
                     return script
                 }
