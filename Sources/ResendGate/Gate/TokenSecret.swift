@@ -9,7 +9,7 @@ final class TokenSecret {
     /// Known once given or read.
     private(set) var cipher: CountdownTokenCipher?
     private let reading = SharedRead<CountdownTokenCipher>(
-        limit: 65_536, overflow: .storeUnavailable("too many calls waiting for the token secret from Redis"))
+        overflow: .storeUnavailable("too many calls waiting for the token secret from Redis"))
     private let store: any GateStore
     private let key: String
 

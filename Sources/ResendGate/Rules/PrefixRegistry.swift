@@ -11,7 +11,7 @@ final class PrefixRegistry {
 
     private let context: GateContext
     /// The listing being read, shared by the callers meanwhile.
-    private let listing = SharedRead<[PrefixFigures]>(limit: 65_536, overflow: .storeUnavailable("too many listings waiting"))
+    private let listing = SharedRead<[PrefixFigures]>(overflow: .storeUnavailable("too many listings waiting"))
     /// The longest pumping window of the purposes whose guard is on.
     private let longestWindowMilliseconds: Int64
 
