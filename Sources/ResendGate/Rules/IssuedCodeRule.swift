@@ -33,9 +33,7 @@ struct IssuedCodeRule {
         else { return completion(outcome) }
         let life = codes.lifetime.wholeMilliseconds
         let record = CodeRecord.text(argument: argument, expiresAtMilliseconds: now + life)
-        let purpose = decision.purpose
-        let keys = context.keys
-        let store = context.store
+        let purpose = decision.purpose, keys = context.keys, store = context.store
         let slotKey = keys.slotKey(purpose: purpose, number: number)
         let finish = { (text: String) in
             guard let issued = sealer.issued(Substring(text), purpose: purpose, number: number, offered: argument, cipher: cipher)
