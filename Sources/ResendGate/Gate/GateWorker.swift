@@ -12,7 +12,6 @@ public final class GateWorker {
     public let parser: PhoneNumberParser
     /// How this gate's Redis keys are spelled (under `configuration.keyPrefix`).
     public var keys: GateKeys { context.keys }
-    /// What the rules share: the store, the keys, the policies.
     let context: GateContext
     /// Seals and opens countdown tokens, once the deployment's secret is known.
     let tokenSecret: TokenSecret
@@ -30,7 +29,6 @@ public final class GateWorker {
     let codes: IssuedCodeRule
     /// Counts `ipMaxRequests` before Redis (shared by a server's workers); nil without it.
     let requestLimiter: RequestLimiter?
-    /// A number's sends with steps whose shares other numbers count (budgets, pumping guard), one at a time.
     let sameNumber = SameNumberQueue()
 
     /// The most prefixes the registry of blocked prefixes keeps and the listing returns.
@@ -50,7 +48,7 @@ public final class GateWorker {
         let fallback = CompiledPolicy(configuration.policies.fallback)
         var compiled = configuration.policies.purposes.mapValues(CompiledPolicy.init)
         for name in configuration.policies.configuredPurposes where compiled[name] == nil { compiled[name] = fallback }
-        let longestIPWindow = IPCap.longestWindow(of: compiled)
+        let longestIPWindow = compiled.values.filter { $0.rules.ipMaxSends != nil }.map(\.ipWindowMilliseconds).max() ?? 0
         reserveScripts = compiled.mapValues {
             ReserveScripts(
                 policy: $0, idempotencyLifetimeMilliseconds: configuration.idempotencyLifetime.wholeMilliseconds,

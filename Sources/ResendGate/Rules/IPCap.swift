@@ -5,13 +5,8 @@ import RedisClient
 /// it; on a Cluster it is a step of its own (`SlotStep`).
 struct IPCap: SlotStep {
     let context: GateContext
-    /// How long an IP's set is kept: `longestWindow(of:)` the gate's policies.
+    /// How long an IP's set is kept: the longest IP window of the policies that cap IPs (0: none does).
     let longestWindowMilliseconds: Int64
-
-    /// The longest IP window of `policies` that cap IPs (0: none does).
-    static func longestWindow(of policies: [String: CompiledPolicy]) -> Int64 {
-        policies.values.filter { $0.rules.ipMaxSends != nil }.map(\.ipWindowMilliseconds).max() ?? 0
-    }
 
     /// Takes a share of the IP's cap on its slot (`ip-take.lua`) under a member of its own,
     /// not the send's nonce, so the IP's set cannot be joined to the number's keys. A full
