@@ -83,8 +83,8 @@ final class PrefixRegistry {
         _ mode: String, purpose: Purpose, prefix: PrefixKey, rules: PumpingGuard, field: String = "",
         completion: @escaping (Result<PumpingStep, GateError>) -> Void
     ) {
-        let keys = context.keys
-        let call = ScriptCall(script: GateScripts.pumping, slotKey: keys.prefixSlotKey(purpose: purpose, prefix: prefix), arguments: { args in
+        let keys = context.keys, slotKey = keys.prefixSlotKey(purpose: purpose, prefix: prefix)
+        let call = ScriptCall(script: GateScripts.pumping, slotKey: slotKey, arguments: { args in
             args.append(1)
             keys.appendPumping(purpose: purpose, prefix: prefix, to: &args)
             args.append(mode, Int(rules.window.wholeMilliseconds), Int(rules.bucketMilliseconds), rules.minSends ?? 1)
