@@ -25,9 +25,12 @@ public struct Decision: Hashable, Sendable {
         public static let suspectedPumping = Reason(rawValue: "suspected_pumping")
         /// The client's address made too many send requests, allowed or not (`--ip-max-requests`).
         public static let tooManyRequests = Reason(rawValue: "too_many_requests")
+        /// Sends are refused outside the purpose's sending hours (`--send-hours`) until they begin.
+        public static let outsideSendHours = Reason(rawValue: "outside_send_hours")
         /// Every reason this kit names, in the server's order (a test holds it to the server's).
         public static let known: [Reason] = [
             .cooldown, .maxSends, .ipLimit, .locked, .countryLimit, .globalLimit, .suspectedPumping, .tooManyRequests,
+            .outsideSendHours,
         ]
         /// The API's word.
         public var description: String { rawValue }

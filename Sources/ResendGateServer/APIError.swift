@@ -46,6 +46,11 @@ struct APIError: Error, Equatable {
         attemptsLeft = error.attemptsLeft
     }
 
+    /// What `body` returns; a gate error it throws, as the API answers it.
+    static func answering<T>(_ body: () throws(GateError) -> T) throws(APIError) -> T {
+        do { return try body() } catch { throw APIError(error) }
+    }
+
     /// The codes only HTTP has.
     static func invalidJSON(_ message: String) -> APIError { APIError("invalid_json", 400, message) }
     static func missingField(_ message: String) -> APIError { APIError("missing_field", 400, message) }
@@ -55,6 +60,8 @@ struct APIError: Error, Equatable {
     static func misdirectedRequest(_ message: String) -> APIError { APIError("misdirected_request", 421, message) }
     static func headerTooLarge(_ message: String) -> APIError { APIError("header_too_large", 431, message) }
     static func notFound(message: String) -> APIError { APIError("not_found", 404, message) }
+    static func notFound(_ path: Substring) -> APIError { .notFound(message: "no route for \(path.prefix(200))") }
+    static func methodNotAllowed(_ allowed: String) -> APIError { APIError("method_not_allowed", 405, "this route accepts \(allowed)") }
     /// The gate's codes that HTTP gives for its own reasons too (a path, a query, an origin, `/readyz`).
     static func invalidPhone(_ message: String) -> APIError { APIError(.invalidPhone, message) }
     static func invalidField(_ message: String) -> APIError { APIError(.invalidField, message) }
@@ -66,14 +73,6 @@ struct APIError: Error, Equatable {
     static func forbidden(_ scope: APIScopes) -> APIError {
         let name = APIScopes.names.first { $0.scope == scope }?.name ?? "another"
         return .forbidden("this API key may not do this: it needs the \(name) scope, which the gate's API key list gives it")
-    }
-
-    static func notFound(_ path: Substring) -> APIError {
-        .notFound(message: "no route for \(path.prefix(200))")
-    }
-
-    static func methodNotAllowed(_ allowed: String) -> APIError {
-        APIError("method_not_allowed", 405, "this route accepts \(allowed)")
     }
 
     static let unauthorized = APIError("unauthorized", 401, "a valid API key is required: Authorization: Bearer <key>")

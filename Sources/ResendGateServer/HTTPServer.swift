@@ -46,8 +46,7 @@ public final class HTTPServer: Sendable {
             do {
                 port = try loop.submitAndWait { [port] () throws(ConfigurationError) -> Int in
                     job.value.shared = shared
-                    try job.value.start(port: port)
-                    return job.value.port
+                    return try job.value.start(port: port)
                 }
             } catch {
                 Self.drain(workers, loops, until: .now)  // what started: closed at once

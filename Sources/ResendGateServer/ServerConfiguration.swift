@@ -31,7 +31,7 @@ public struct ServerConfiguration: Sendable {
     public var allowOrigins: [String]?
     /// How often an event stream gets a `: heartbeat` line, so proxies keep it open. No
     /// option: tests shorten it.
-    public var streamHeartbeatInterval: Duration = ServerConfiguration.defaultStreamHeartbeatInterval
+    public var streamHeartbeatInterval: Duration = .seconds(15)
 
     /// Loopback: without API keys nothing else is allowed.
     public static let defaultHost = "127.0.0.1"
@@ -40,29 +40,24 @@ public struct ServerConfiguration: Sendable {
     /// One event loop per core.
     public static let defaultWorkers = ProcessInfo.processInfo.activeProcessorCount
     public static let workersRange = 1...256
-    public static let defaultMaxBodyBytes = 16 * 1024
-    public static let defaultMaxHeaderBytes = 8 * 1024
     public static let defaultConnectionTimeout: Duration = .seconds(10)
     public static let defaultLogLevel = LogLevel.info
     public static let defaultDrainTimeout: Duration = .seconds(5)
     /// Closed: never allow a send Redis did not record.
     public static let defaultOnStoreFailure = StoreFailureMode.closed
-    public static let defaultStreamHeartbeatInterval: Duration = .seconds(15)
 
     public init(
         host: String = ServerConfiguration.defaultHost, port: Int = ServerConfiguration.defaultPort,
         workers: Int = ServerConfiguration.defaultWorkers, apiKeys: [APIKey] = [], insecureNoAuth: Bool = false,
-        maxBodyBytes: Int = ServerConfiguration.defaultMaxBodyBytes, maxHeaderBytes: Int = ServerConfiguration.defaultMaxHeaderBytes,
+        maxBodyBytes: Int = 16 * 1024, maxHeaderBytes: Int = 8 * 1024,
         connectionTimeout: Duration = ServerConfiguration.defaultConnectionTimeout, maxConnectionsPerWorker: Int? = nil,
         connectionMemoryBytes: Int = ConnectionMemoryBudget.defaultTotal,
         logLevel: LogLevel = ServerConfiguration.defaultLogLevel, drainTimeout: Duration = ServerConfiguration.defaultDrainTimeout,
         onStoreFailure: StoreFailureMode = ServerConfiguration.defaultOnStoreFailure, allowOrigins: [String]? = nil
     ) throws(ConfigurationError) {
-        guard Self.portRange.contains(port) else {
-            throw ConfigurationError(field: "port", message: "must be \(Self.portRange.lowerBound)...\(Self.portRange.upperBound)")
-        }
-        guard Self.workersRange.contains(workers) else {
-            throw ConfigurationError(field: "workers", message: "must be \(Self.workersRange.lowerBound)...\(Self.workersRange.upperBound)")
+        let ranges = [("port", port, Self.portRange), ("workers", workers, Self.workersRange)]
+        for (field, value, range) in ranges where !range.contains(value) {
+            throw ConfigurationError(field: field, message: "must be \(range)")
         }
         guard connectionMemoryBytes >= 1 << 20 else {
             throw ConfigurationError(field: "max-connection-memory", message: "must be at least 1 (MiB)")
@@ -125,20 +120,13 @@ public struct ServerConfiguration: Sendable {
     public static func normalisedOrigin(_ text: String) -> String? {
         var rest = Substring(text.lowercased())
         if rest.hasSuffix("/") { rest = rest.dropLast() }
-        let scheme: String
-        if rest.hasPrefix("http://") { scheme = "http" } else if rest.hasPrefix("https://") { scheme = "https" } else { return nil }
+        guard let scheme = ["http", "https"].first(where: { rest.hasPrefix("\($0)://") }) else { return nil }
         rest = rest.dropFirst(scheme.count + 3)
-        var host = rest
-        var port: Substring = ""
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else { return nil }
-            host = rest[...close]
-            port = rest[rest.index(after: close)...]
-        } else if let colon = rest.firstIndex(of: ":") {
-            host = rest[..<colon]
-            port = rest[colon...]
-        }
-        // A name or IPv4 address, or an IPv6 address in brackets.
+        // A name or IPv4 address, or an IPv6 address in brackets; then `:port` or nothing.
+        let hostEnd = rest.hasPrefix("[") ? rest.firstIndex(of: "]").map(rest.index(after:)) : rest.firstIndex(of: ":") ?? rest.endIndex
+        guard let hostEnd else { return nil }
+        let host = rest[..<hostEnd]
+        var port = rest[hostEnd...]
         let bracketed = host.hasPrefix("[")
         let inner = bracketed ? host.dropFirst().dropLast() : host
         guard !inner.isEmpty, inner.allSatisfy({ character in

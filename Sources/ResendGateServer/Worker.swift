@@ -16,13 +16,11 @@ final class Worker {
     private(set) var connections: ConnectionTracker?
     private var acceptPause: AcceptPause?
     private var memoryGuard: ConnectionMemoryGuard?
-    private(set) var port = 0
     /// Reused for every request: the body bytes, the JSON being written, the answer's headers.
     var bodyBuffer: [UInt8] = []
     var json = JSONWriter()
-    private var responseHeaders = ResponseHeaders()
+    fileprivate var responseHeaders = ResponseHeaders()
     private var nextRequestID: UInt64
-    private(set) var inFlight = 0
     let checksHost: Bool
     /// The origins whose pages may send mutating requests, lower-case; set by `start`.
     private(set) var allowedOrigins: [[UInt8]] = []
@@ -34,10 +32,7 @@ final class Worker {
     private var memoryTrim = MemoryTrim()
 
     /// `requestLimiter`: the server's one count of `--ip-max-requests`, shared by its workers.
-    init(
-        index: Int, loop: EventLoop, configuration: ServerConfiguration, gate: GateConfiguration,
-        requestLimiter: RequestLimiter?
-    ) {
+    init(index: Int, loop: EventLoop, configuration: ServerConfiguration, gate: GateConfiguration, requestLimiter: RequestLimiter?) {
         self.loop = loop
         self.configuration = configuration
         log = AccessLog(level: configuration.logLevel)
@@ -48,10 +43,9 @@ final class Worker {
         bodyBuffer.reserveCapacity(configuration.maxBodyBytes)
     }
 
-    /// Opens this worker's listener and starts serving. Runs on the loop.
-    func start(port: Int) throws(ConfigurationError) {
+    /// Opens this worker's listener and starts serving; returns the port it listens on. Runs on the loop.
+    func start(port: Int) throws(ConfigurationError) -> Int {
         let opened = try Listener.open(on: loop.base, host: configuration.host, port: port)
-        self.port = opened.port
         allowedOrigins = configuration.allowedOrigins(port: opened.port).map { Array($0.utf8) }
         countdownStreams = CountdownStreams(
             loop: loop, gate: gate, metrics: metrics, maxConnections: configuration.maxConnectionsPerWorker,
@@ -65,6 +59,7 @@ final class Worker {
             connections: connections, metrics: metrics, log: log)
         acceptPause = AcceptPause(loop: loop, listener: opened.listener, connections: connections, metrics: metrics, log: log)
         flushTimer.schedule(after: .milliseconds(200))
+        return opened.port
     }
 
     /// Stops accepting, ends every event stream, lets requests in flight finish until
@@ -82,6 +77,7 @@ final class Worker {
         // An answer the socket did not take whole is written on later loop passes:
         // closing before then would cut it.
         let unwritten = connections?.isBusy ?? false
+        let inFlight = metrics.value(.inFlight)
         guard (inFlight == 0 && !unwritten) || ContinuousClock.now >= drainDeadline else {
             return drainTimer.schedule(after: .milliseconds(10))
         }
@@ -126,64 +122,65 @@ final class Worker {
         case 413: .bodyTooLarge("the body may be at most \(configuration.maxBodyBytes) bytes")
         default: .badRequest(message)
         }
-        respond(begin(request), error: error, headers: [("Connection", "close")])
+        begin(request).respond(error)  // the framing closes the connection after it
     }
 
     private func begin(_ request: HTTPRequest) -> Exchange {
         let started = ContinuousClock.now
         nextRequestID &+= 1
-        inFlight += 1
         metrics.add(.inFlight)
         let (path, query) = request.target
-        return Exchange(request: request, started: started, id: nextRequestID, method: request.method, path: path, query: query)
-    }
-
-    /// Sends a JSON body written by `write`, and records the request.
-    func respond(_ exchange: Exchange, status: Int, headers: [(String, String)] = [], write: (inout JSONWriter) -> Void) {
-        json.reset()
-        write(&json)
-        respond(exchange, status: status, headers: headers, body: json.bytes)
-    }
-
-    /// Sends `body`; a `Connection: close` among `headers` closes the connection after it.
-    func respond(_ exchange: Exchange, status: Int, headers: [(String, String)] = [], body: [UInt8],
-                 contentType: String = "application/json; charset=utf-8") {
-        responseHeaders.removeAll()
-        var close = false
-        for (name, value) in headers {
-            if name == "Connection" { close = close || value == "close" } else { responseHeaders.add(name, value) }
-        }
-        // The id ties a response to its log line, so it is sent when that line is written.
-        if log.enabled(.info) { responseHeaders.add("X-Request-Id", String(exchange.id, radix: 16)) }
-        // Recorded before the answer leaves: a client that has it and then asks /metrics
-        // (perhaps on another worker) must find it counted.
-        finish(exchange, status: status)
-        let queued = HTTPResponder.send(
-            exchange.request, status: status, headers: responseHeaders, body: body,
-            contentType: status == 204 ? nil : contentType, close: close)
-        if queued { metrics.add(.answersQueued) }
-    }
-
-    func respond(_ exchange: Exchange, error: APIError, headers: [(String, String)] = []) {
-        respond(exchange, status: error.status, headers: headers) { error.writeJSON(to: &$0) }
+        return Exchange(
+            worker: self, request: request, started: started, id: nextRequestID, method: request.method, path: path, query: query)
     }
 
     /// Records an answered request; a streamed one (SSE) is recorded once its head is sent.
     func finish(_ exchange: Exchange, status: Int) {
         let elapsed = ContinuousClock.now - exchange.started
-        inFlight -= 1
         metrics.add(.inFlight, -1)
         metrics.observe(latency: elapsed, status: status)
         log.request(method: exchange.method.rawValue, path: exchange.path, status: status, duration: elapsed, id: exchange.id)
     }
 }
 
-/// One request on its way through a worker, its method and target read once.
+/// One request on its way through a worker, its method and target read once; a handler's
+/// once the router let it through (a POST's body is in `worker.bodyBuffer`).
 struct Exchange {
+    unowned let worker: Worker
     let request: HTTPRequest
     let started: ContinuousClock.Instant
     let id: UInt64
     let method: HTTPRequest.Method
     let path: Substring
     let query: Substring?
+    /// The caller identity the request's idempotency keys are scoped to (`SendRequest.caller`).
+    var caller = ""
+    /// The path's `{parameter}` segment as sent (percent-encoded); "" on a path without one.
+    var parameter: Substring = ""
+
+    var gate: GateWorker { worker.gate }
+
+    /// Sends a JSON body written by `write`, and records the request.
+    func respond(status: Int, headers: [(String, String)] = [], write: (inout JSONWriter) -> Void) {
+        worker.json.reset()
+        write(&worker.json)
+        respond(status: status, headers: headers, body: worker.json.bytes)
+    }
+
+    /// Sends `body`, and records the request.
+    func respond(status: Int, headers: [(String, String)] = [], body: [UInt8], contentType: String = "application/json; charset=utf-8") {
+        worker.responseHeaders.removeAll()
+        for (name, value) in headers { worker.responseHeaders.add(name, value) }
+        // The id ties a response to its log line, so it is sent when that line is written.
+        if worker.log.enabled(.info) { worker.responseHeaders.add("X-Request-Id", String(id, radix: 16)) }
+        // Recorded before the answer leaves: a client that has it and then asks /metrics
+        // (perhaps on another worker) must find it counted.
+        worker.finish(self, status: status)
+        let queued = HTTPResponder.send(request, status: status, headers: worker.responseHeaders, body: body, contentType: contentType)
+        if queued { worker.metrics.add(.answersQueued) }
+    }
+
+    func respond(_ error: APIError, headers: [(String, String)] = []) {
+        respond(status: error.status, headers: headers) { error.writeJSON(to: &$0) }
+    }
 }

@@ -37,3 +37,27 @@ extension RedisTestClient {
         return (kind, room.isEmpty ? nil : room)
     }
 }
+
+/// An issued code's record as the scripts read it (code-split.lua).
+public struct ScriptsCodeRecord: Equatable, Sendable {
+    public let identity: String, expiry: Int64, state: String, wrongChecks: Int?, digest: String, keyID: String, tail: String
+}
+
+extension RedisTestClient {
+    /// What the scripts make of an issued code's record, asked of this Redis: the fields
+    /// code-split.lua reads from `value`, and the record code-make.lua makes of `making`.
+    public func scriptsCodeRecord(
+        reading value: String, making: (identity: String, expiry: Int64, state: String, tail: String)
+    ) throws -> (read: ScriptsCodeRecord, made: String) {
+        let script = GateScripts.source([GateScripts.withParts(EmbeddedFiles.codeRecord)])
+        let reply = try command("EVAL", script, "0", value, making.identity, String(making.expiry), making.state, making.tail)
+        guard case .array(let items) = reply, items.count == 8, let identity = items[0].string, let expiry = items[1].integer,
+              let state = items[2].string, let wrong = items[3].integer, let digest = items[4].string,
+              let keyID = items[5].string, let tail = items[6].string, let made = items[7].string
+        else { throw TestSupportError.protocolViolation.with("code-record.lua answered \(reply)") }
+        let read = ScriptsCodeRecord(
+            identity: identity, expiry: Int64(expiry), state: state, wrongChecks: wrong < 0 ? nil : wrong, digest: digest,
+            keyID: keyID, tail: tail)
+        return (read, made)
+    }
+}

@@ -38,4 +38,21 @@ extension GateClusterTests {
         let refused = try await strict.reserve(phone: numbers[11], clientIP: "203.0.113.7")
         #expect(!refused.allowed && refused.reason == .ipLimit && refused.observed.isEmpty)
     }
+
+    /// The record, stored once every step unwound, holds what the budgets' step observed:
+    /// a replay says it too, as on one Redis (`GateBudgetTests`).
+    @Test func aReplayOnAClusterCarriesWhatAnObservedBudgetSaw() async throws {
+        let cluster = try RedisCluster()
+        defer { cluster.stop() }
+        var policy = Policy(ladder: [.seconds(60)])
+        policy.countryMaxSends = ["CN": SendBudget(limit: 1, window: .seconds(3600))]
+        policy.observe = [.countryLimit]
+        let gate = try await Self.servedGate(cluster: cluster, policy: policy)
+        let numbers = Self.spreadNumbers(2)
+        #expect(try await gate.reserve(phone: numbers[0]).observed.isEmpty)
+        let first = try await gate.reserve(phone: numbers[1], idempotencyKey: "order-7")
+        #expect(first.allowed && first.observed == [.countryLimit], "\(first)")
+        let replay = try await gate.reserve(phone: numbers[1], idempotencyKey: "order-7")
+        #expect(replay.replayed && replay.allowed && replay.observed == [.countryLimit], "\(replay)")
+    }
 }

@@ -28,6 +28,6 @@ struct JSONFieldsTests {
         Array(#"{"phone":"\ud800"}"#.utf8),                  // lone surrogate
     ])
     func malformedStringsAreRefused(body: [UInt8]) {
-        #expect(throws: JSONFields.Failure.self) { try JSONFields(parsing: body) }
+        #expect(throws: APIError.self) { try JSONFields(parsing: body) }
     }
 }

@@ -55,9 +55,10 @@ struct ReserveAnswerTests {
     func aRefusalIsNeverAllowedWhateverItsReason(text: String) throws {
         let answer = try #require(ReserveAnswer(answer: text))
         let request = SendRequest(phone: try PhoneNumber(parsing: "+8613800138000"), purpose: .default)
-        let decision = try ReserveAnswer.decision(
-            answer, replayed: true, request: request, policy: CompiledPolicy(Policy()), number: "+8613800138000",
-            cipher: CountdownTokenCipher(secret: Array("secret of these tests".utf8)), sealer: nil, offeredCode: nil)
+        let send = StepSend(
+            request, policy: CompiledPolicy(Policy()), cipher: CountdownTokenCipher(secret: Array("secret of these tests".utf8)),
+            number: "+8613800138000")
+        let decision = try ReserveAnswer.decision(answer, replayed: true, send: send, sealer: nil, offeredCode: nil)
         #expect(!decision.allowed && decision.reason == .cooldown && decision.retryAfterMilliseconds == 5_000)
     }
 

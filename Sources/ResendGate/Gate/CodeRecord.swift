@@ -1,9 +1,10 @@
-/// What a number's code key holds (written by `code-issue.lua` and `text`, read by the Lua
-/// scripts too): the code's identity (16 characters), its expiry (12 hex digits of ms since
-/// 1970, Redis's clock), its state (`00`-`99`: wrong checks so far; `uu` used, `vv` voided,
-/// `xx` locked), its digest (`CodeSealer`), the code secret's identifier, then the sealed
-/// code (2 hex digits a digit). No space, so it rides in a reserve answer's nonce field
-/// after a `#` (`ReserveAnswer`). A layout test holds the Lua reading to this one.
+/// What a number's code key holds (in Lua read by the part `code-split.lua` and made by
+/// `code-make.lua`, in every script that touches a code): the code's identity (16
+/// characters), its expiry (12 hex digits of ms since 1970, Redis's clock), its state
+/// (`00`-`99`: wrong checks so far; `uu` used, `vv` voided, `xx` locked), its digest
+/// (`CodeSealer`), the code secret's identifier, then the sealed code (2 hex digits a
+/// digit). No space, so it rides in a reserve answer's nonce field after a `#`
+/// (`ReserveAnswer`). `CodeRecordLayoutTests` holds the Lua parts to this type.
 struct CodeRecord: Equatable {
     let identity: Substring
     let expiresAtMilliseconds: Int64

@@ -36,9 +36,18 @@ struct CompiledPolicy {
         let now = clock()
         let input = RuleInput(number: request.phone, purpose: request.purpose.name, nowMilliseconds: now)
         for rule in rulesInMemory {
-            guard let refusal = rule.refusal(of: input) else { continue }
-            return Decision(request, refusedBy: refusal.reason, wait: refusal.waitMilliseconds, now: now, next: ladderMilliseconds[0])
+            guard let found = rule.refusal(of: input) else { continue }
+            return refusal(request, by: found.reason, wait: found.waitMilliseconds, now: now)
         }
         return nil
+    }
+
+    /// A refusal decided outside the number's script (in memory, or a step of its own), for at
+    /// least 1 ms: the next send's cooldown is the policy's first. `quota`: `budgetLimit`.
+    func refusal(
+        _ request: SendRequest, by reason: Decision.Reason, wait: Int64, now: Int64, observed: [Decision.Reason] = [], quota: Int? = nil
+    ) -> Decision {
+        Decision(
+            request, refusedBy: reason, wait: max(1, wait), now: now, next: ladderMilliseconds[0], observed: observed, budgetLimit: quota)
     }
 }

@@ -23,10 +23,13 @@ final class GateContext {
         self.compiled = compiled
     }
 
-    /// The policy of a configured purpose; `invalid_purpose` for any other, so a made-up
-    /// purpose never gets limits (and Redis keys) of its own.
-    func policy(for purpose: Purpose) throws(GateError) -> CompiledPolicy {
-        guard let policy = compiled[purpose.name] else { throw .unconfiguredPurpose(purpose) }
+    /// The policy of a configured purpose; for any other nil, once `completion` got
+    /// `invalid_purpose`, so a made-up purpose never gets limits (and Redis keys) of its own.
+    func policy<T>(for purpose: Purpose, else completion: (Result<T, GateError>) -> Void) -> CompiledPolicy? {
+        guard let policy = compiled[purpose.name] else {
+            completion(.failure(.unconfiguredPurpose(purpose)))
+            return nil
+        }
         return policy
     }
 

@@ -180,16 +180,4 @@ public struct GateError: Error, Sendable, Hashable, CustomStringConvertible {
     public static func storeEvictsKeys(_ message: String) -> GateError {
         GateError(.storeEvictsKeys, "store refused: \(message)")
     }
-
-    /// Equal when every field but `phoneError` (implied by the message) is.
-    public static func == (lhs: GateError, rhs: GateError) -> Bool {
-        lhs.kind == rhs.kind && lhs.message == rhs.message && lhs.retryAfterMilliseconds == rhs.retryAfterMilliseconds
-            && lhs.attemptsLeft == rhs.attemptsLeft
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(kind)
-        hasher.combine(message)
-        hasher.combine(retryAfterMilliseconds)
-    }
 }

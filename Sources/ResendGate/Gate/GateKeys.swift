@@ -44,7 +44,7 @@ public struct GateKeys: Sendable, Hashable {
 
     /// `prefix:{purpose:number}:<key>`.
     public func key(_ key: NumberKey, purpose: Purpose, number: String) -> String {
-        text { spell(":{", purpose.name, number, suffix: "}:", name: key.rawValue, $0) }
+        text { append(key, purpose: purpose, number: number, to: &$0) }
     }
 
     /// The running cooldown of a number (`CooldownValue`), or its lock; expires when it ends.
@@ -56,25 +56,25 @@ public struct GateKeys: Sendable, Hashable {
     public func refunds(purpose: Purpose, number: String) -> String { key(.refunds, purpose: purpose, number: number) }
 
     /// The sends from one client address (`ClientAddress.text`: an IPv4 address or an IPv6 /64).
-    public func ipSends(address: String) -> String { text { spell(":ip:{", address, suffix: "}:sends", $0) } }
+    public func ipSends(address: String) -> String { text { appendIPSends(address: address, to: &$0) } }
 
     /// The record of an `Idempotency-Key` sent by `caller` ("" without API keys), named by the
     /// SHA-1 of `caller + " " + key` (of the key alone for ""): any key's text fits, and, as a
     /// key has no spaces, no two callers share a record.
     public func idempotencyRecord(idempotencyKey: String, caller: String = "") -> String {
         let scoped = caller.isEmpty ? idempotencyKey : caller + " " + idempotencyKey
-        return text { spell(":idem:{", SHA1.hexDigest(Array(scoped.utf8)), suffix: "}", $0) }
+        return text { spell(":idem:{", SHA1.hexDigest(Array(scoped.utf8)), suffix: "}", to: &$0) }
     }
 
     /// Shard `shard` of a send budget (`SendBudget`), a hash tag of its own: `scope` "" is the
     /// shared budget, else a purpose's; `kind` a region (`CN`), a calling code (`+44`) or `total`.
     public func budgetShard(scope: String, kind: String, shard: Int) -> String {
-        text { spell(":budget:{", scope.isEmpty ? "*" : scope, kind, Self.shardNames[shard], suffix: "}", $0) }
+        text { appendBudgetShard(scope: scope, kind: kind, shard: shard, to: &$0) }
     }
 
     /// Appends a budget shard's key as one argument (see `budgetShard(scope:kind:shard:)`).
     func appendBudgetShard(scope: String, kind: String, shard: Int, to args: inout RedisArguments) {
-        argument(&args) { spell(":budget:{", scope.isEmpty ? "*" : scope, kind, Self.shardNames[shard], suffix: "}", $0) }
+        spell(":budget:{", scope.isEmpty ? "*" : scope, kind, Self.shardNames[shard], suffix: "}", to: &args)
     }
 
     private static let shardNames = (0..<SendBudget.shardCount).map { String($0) }
@@ -87,12 +87,12 @@ public struct GateKeys: Sendable, Hashable {
     /// `prefix:pump:{purpose:+447911}`: a prefix's sends and verifications per bucket of
     /// the window (`pumping.lua`); its hash tag is `prefixSlotKey`.
     public func pumping(purpose: Purpose, prefix: PrefixKey) -> String {
-        text { spell(":pump:{", purpose.name, prefix.text, suffix: "}", $0) }
+        text { appendPumping(purpose: purpose, prefix: prefix, to: &$0) }
     }
 
     /// Appends `pumping(purpose:prefix:)` as one argument (built for every guarded send).
     func appendPumping(purpose: Purpose, prefix: PrefixKey, to args: inout RedisArguments) {
-        argument(&args) { spell(":pump:{", purpose.name, prefix.text, suffix: "}", $0) }
+        spell(":pump:{", purpose.name, prefix.text, suffix: "}", to: &args)
     }
 
     /// `prefix:pump:blocked`: the prefixes found blocked, by when (`purpose:+447911` members,
@@ -109,38 +109,35 @@ public struct GateKeys: Sendable, Hashable {
 
     /// Appends `key` of the number as one argument, making no String (the hot path).
     func append(_ key: NumberKey, purpose: Purpose, number: String, to args: inout RedisArguments) {
-        argument(&args) { spell(":{", purpose.name, number, suffix: "}:", name: key.rawValue, $0) }
+        spell(":{", purpose.name, number, suffix: "}:", name: key.rawValue, to: &args)
     }
 
     /// Appends the sends key of a client address as one argument (see `ipSends(address:)`).
     func appendIPSends(address: String, to args: inout RedisArguments) {
-        argument(&args) { spell(":ip:{", address, suffix: "}:sends", $0) }
+        spell(":ip:{", address, suffix: "}:sends", to: &args)
     }
 
-    /// The one spelling of every key with a hash tag, part by part: the prefix, `space` (`:{`,
-    /// `:ip:{`, ...), the tag's parts joined by `:`, `suffix` (`}`, ...) and the key's name.
+    /// The one spelling of every key with a hash tag, written as one argument part by part:
+    /// the prefix, `space` (`:{`, `:ip:{`, ...), the tag's parts joined by `:`, `suffix` (`}`,
+    /// ...) and the key's name.
     private func spell(
         _ space: String, _ first: String, _ second: String? = nil, _ third: String? = nil, suffix: String, name: String = "",
-        _ part: (String) -> Void
+        to args: inout RedisArguments
     ) {
-        part(prefix)
-        part(space)
-        part(first)
-        if let second { part(":"); part(second) }
-        if let third { part(":"); part(third) }
-        part(suffix)
-        if !name.isEmpty { part(name) }
-    }
-
-    /// A spelling written as one argument into the reused buffer, part by part.
-    private func argument(_ args: inout RedisArguments, _ spelling: ((String) -> Void) -> Void) {
-        spelling { args.appendPart($0) }
+        args.appendPart(prefix)
+        args.appendPart(space)
+        args.appendPart(first)
+        if let second { args.appendPart(":"); args.appendPart(second) }
+        if let third { args.appendPart(":"); args.appendPart(third) }
+        args.appendPart(suffix)
+        if !name.isEmpty { args.appendPart(name) }
         args.endArgument()
     }
 
-    private func text(_ spelling: ((String) -> Void) -> Void) -> String {
-        var text = ""
-        spelling { text += $0 }
-        return text
+    /// A key's text: the one argument `write` spells.
+    private func text(_ write: (inout RedisArguments) -> Void) -> String {
+        var args = RedisArguments()
+        write(&args)
+        return String(decoding: args.bytes, as: UTF8.self)
     }
 }

@@ -4,7 +4,7 @@ import RedisClient
 /// (embedded at build time by Plugins/EmbedFiles); each file starts with its KEYS, ARGV and
 /// reply. Times are Redis's own (`TIME`, `PTTL`, `RedisArguments.appendRedisNow`): the
 /// gate's clock never decides. On a cluster, keys outside the number's slot take steps of
-/// their own (GateWorker+Cluster.swift).
+/// their own (`Placement`, `SlotSteps`).
 package enum GateScripts {
     // The general decision, `reserve.lua`, is one script per policy: `ReserveScripts`.
     /// A number's wait now, never writing (`peek.lua`).

@@ -8,10 +8,7 @@ extension GateWorker {
         _ token: CountdownToken, completion: @escaping (Result<CountdownReading?, GateError>) -> Void
     ) {
         guard let cipher = tokenSecret.cipher else {
-            return tokenSecret.withCipher { [unowned self] result in
-                if case .failure(let error) = result { return completion(.failure(error)) }
-                self.countdown(token, completion: completion)
-            }
+            return tokenSecret.retry({ [unowned self] in self.countdown(token, completion: completion) }, failing: completion)
         }
         guard let contents = cipher.open(token) else { return completion(.success(nil)) }
         // An issued code's token follows the code's lifetime, in its code key.
@@ -38,8 +35,7 @@ extension GateWorker {
     public func peek(
         _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<CooldownStatus, GateError>) -> Void
     ) {
-        let policy: CompiledPolicy
-        do { policy = try context.policy(for: purpose) } catch { return completion(.failure(error)) }
+        guard let policy = context.policy(for: purpose, else: completion) else { return }
         let firstStep = policy.ladderMilliseconds[0]
         let call = ScriptCall(
             GateScripts.peek, keys: context.keys, purpose: purpose, number: context.number(phone),

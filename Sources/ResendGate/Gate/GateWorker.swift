@@ -12,7 +12,6 @@ public final class GateWorker {
     public let parser: PhoneNumberParser
     /// How this gate's Redis keys are spelled (under `configuration.keyPrefix`).
     public var keys: GateKeys { context.keys }
-    /// What the rules share: the store, the keys, the policies.
     let context: GateContext
     /// Seals and opens countdown tokens, once the deployment's secret is known.
     let tokenSecret: TokenSecret
@@ -30,7 +29,6 @@ public final class GateWorker {
     let codes: IssuedCodeRule
     /// Counts `ipMaxRequests` before Redis (shared by a server's workers); nil without it.
     let requestLimiter: RequestLimiter?
-    /// On a cluster, a number's sends with steps in other slots (budgets, pumping guard), one at a time.
     let sameNumber = SameNumberQueue()
 
     /// The most prefixes the registry of blocked prefixes keeps and the listing returns.
@@ -50,7 +48,7 @@ public final class GateWorker {
         let fallback = CompiledPolicy(configuration.policies.fallback)
         var compiled = configuration.policies.purposes.mapValues(CompiledPolicy.init)
         for name in configuration.policies.configuredPurposes where compiled[name] == nil { compiled[name] = fallback }
-        let longestIPWindow = IPCap.longestWindow(of: compiled)
+        let longestIPWindow = compiled.values.filter { $0.rules.ipMaxSends != nil }.map(\.ipWindowMilliseconds).max() ?? 0
         reserveScripts = compiled.mapValues {
             ReserveScripts(
                 policy: $0, idempotencyLifetimeMilliseconds: configuration.idempotencyLifetime.wholeMilliseconds,
@@ -66,9 +64,9 @@ public final class GateWorker {
         cooldowns = Cooldowns(loop: loop, context: context)
         refunds = Refunds(context: context)
         idempotency = IdempotencyRecords(context: context)
-        ipCap = IPCap(context: context)
-        budgets = SendBudgets(context: context, idempotency: idempotency)
-        prefixGuard = PrefixGuard(context: context, idempotency: idempotency)
+        ipCap = IPCap(context: context, longestWindowMilliseconds: longestIPWindow)
+        budgets = SendBudgets(context: context)
+        prefixGuard = PrefixGuard(context: context)
         lockout = Lockout(context: context, prefixGuard: prefixGuard)
         codes = IssuedCodeRule(context: context, prefixGuard: prefixGuard)
         self.requestLimiter = configuration.ipMaxRequests.map { requestLimiter ?? RequestLimiter(rate: $0) }
@@ -94,15 +92,14 @@ public final class GateWorker {
     /// default policy as one `SET ... NX PX ... GET` (`Cooldowns`), any other as one script
     /// call (`FraudGuard` adds budgets and the pumping guard). An allowed send starts a
     /// cooldown; a denied one carries the running cooldown's token. On a Cluster, what
-    /// lives in other slots takes steps of its own (`reserveOnCluster`, `SendBudgets`,
-    /// `PrefixGuard`). Checked first, in memory: the request limit, test numbers, regions
-    /// and number types.
+    /// lives in other slots takes steps of its own around it (`Placement`, `SlotSteps`).
+    /// Checked first, in memory: the request limit, test numbers, regions and number types.
     public func reserve(_ request: SendRequest, completion: @escaping (Result<Decision, GateError>) -> Void) {
-        let policy: CompiledPolicy
-        do { policy = try context.policy(for: request.purpose) } catch { return completion(.failure(error)) }
+        guard let policy = context.policy(for: request.purpose, else: completion) else { return }
         // Every request with a client address counts, whatever decides it.
         if let limiter = requestLimiter, let address = request.clientAddress, let wait = limiter.admit(address.text) {
-            return completion(.success(.tooManyRequests(request, policy, wait: wait, quota: configuration.ipMaxRequests?.count)))
+            let now = Decision.wallClockMilliseconds(), quota = configuration.ipMaxRequests?.count
+            return completion(.success(policy.refusal(request, by: .tooManyRequests, wait: wait, now: now, quota: quota)))
         }
         reserveAdmitted(request, policy: policy, completion: completion)
     }
@@ -124,71 +121,51 @@ public final class GateWorker {
         }
         if let refusal = policy.refusal(of: request, clock: configuration.wallClock) { return completion(.success(refusal)) }
         guard let cipher = tokenSecret.cipher else {
-            return tokenSecret.withCipher { [unowned self] result in
-                if case .failure(let error) = result { return completion(.failure(error)) }
-                self.reserveAdmitted(request, policy: policy, completion: completion)
-            }
+            let again = { [unowned self] in self.reserveAdmitted(request, policy: policy, completion: completion) }
+            return tokenSecret.retry(again, failing: completion)
         }
-        guard policy.rules.hasBudgets || policy.rules.pumping.isOn else {
-            return reserveNumber(request, policy: policy, cipher: cipher, completion: completion)
-        }
-        // On one Redis, budgets and the guard are part of the number's script: one call.
-        if !store.isCluster {
-            let guarding = FraudGuard(request, policy: policy.rules, context: context)
-            return reserveNumber(request, policy: policy, cipher: cipher, fraudGuard: guarding, completion: completion)
-        }
-        // On a cluster they count a send in slots of their own before its number decides
-        // and give it back when it refuses; a number's requests wait for each other, so a
-        // flood for a number in its cooldown holds at most one share at a time.
-        let key = request.purpose.name + " " + context.number(request.phone)
-        sameNumber.run(key) { [unowned self] done in
-            let number: NextStep = { [unowned self] in self.reserveNumber(request, policy: policy, cipher: cipher, completion: $0) }
-            let guarded: NextStep = !policy.rules.pumping.isOn ? number : { [unowned self] in
-                self.prefixGuard.reserve(request, policy: policy, cipher: cipher, next: number, completion: $0)
-            }
-            let finish: (Result<Decision, GateError>) -> Void = { outcome in
+        let send = StepSend(request, policy: policy, cipher: cipher, number: context.number(request.phone))
+        let placed = Placement(send, in: self)
+        guard !placed.steps.isEmpty else { return reserveNumber(send, placed, completion: completion) }
+        // A number's requests wait for each other when a step holds shares other numbers
+        // count, so a flood for a number in its cooldown holds one share at a time.
+        sameNumber.run(request.purpose.name + " " + send.number, if: placed.sharesAcrossNumbers) { done in
+            SlotSteps.run(placed.steps[...], send, number: { [unowned self] in self.reserveNumber(send, placed, completion: $0) }) {
                 done()
-                completion(outcome)
+                completion($0)
             }
-            guard policy.rules.hasBudgets else { return guarded(finish) }
-            self.budgets.reserve(request, policy: policy, cipher: cipher, next: guarded, completion: finish)
         }
     }
 
-    /// The number's own step; with `fraudGuard` (one Redis) the budgets and the pumping
-    /// guard decide in it too.
-    func reserveNumber(
-        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, fraudGuard: FraudGuard? = nil,
-        completion: @escaping (Result<Decision, GateError>) -> Void
-    ) {
-        let ip = policy.rules.ipMaxSends != nil ? context.addressKeyText(request) : nil
+    /// The number's own step: its script, with the rules `placed` puts in it.
+    func reserveNumber(_ send: StepSend, _ placed: Placement, completion: @escaping (Result<Decision, GateError>) -> Void) {
+        let request = send.request, policy = send.policy, number = send.number
         // One slot: the same commands on one Redis and a cluster, unless a gate keeps this
         // purpose's cooldowns in window keys (`WindowCooldowns`): then the script.
-        if ip == nil, request.idempotencyKey == nil, fraudGuard == nil, policy.plainCooldownMilliseconds != nil {
+        if policy.rules.ipMaxSends == nil || request.clientAddress == nil, request.idempotencyKey == nil, placed.fraudGuard == nil,
+           policy.plainCooldownMilliseconds != nil {
             if !cooldowns.windows.firstReadAnswered, cooldowns.windows.waitForFirstRead({ [unowned self] in
-                self.reserveNumber(request, policy: policy, cipher: cipher, completion: completion)
+                self.reserveNumber(send, placed, completion: completion)
             }) { return }
-            if cooldowns.reservePlainly(request, policy: policy, cipher: cipher, codes: codes, completion: completion) { return }
+            if cooldowns.reservePlainly(request, policy: policy, cipher: send.cipher, codes: codes, completion: completion) { return }
         }
-        if store.isCluster { return reserveOnCluster(request, policy: policy, cipher: cipher, completion: completion) }
-        let number = context.number(request.phone)
         let tokens = context.tokens
-        let requestFingerprint = request.idempotencyKey.map { _ in context.fingerprint(request, number: number) }
         var script = ReserveArguments(
-            keys: keys, purpose: request.purpose, number: number, nonce: tokens.next(), ipMember: ip.map { _ in tokens.next() }, ipAddress: ip,
-            idempotencyKey: idempotency.recordKey(request), fingerprint: requestFingerprint, fraudGuard: fraudGuard)
+            keys: keys, send: send, placed: placed, nonce: tokens.next(), ipMember: placed.ipInScript.map { _ in tokens.next() })
         script.code = codes.argument(policy, purpose: request.purpose, number: number)
-        let lua = reserveScript(request.purpose, guarded: fraudGuard != nil, countingIP: ip != nil)
+        let lua: RedisScript
+        (lua, script.cooldownKeyOnly) = reserveScript(request.purpose, placed)
+        let fraudGuard = placed.fraudGuard
         let call = ScriptCall(script: lua, slotKey: script.slotKey, arguments: script.write, decode: { [unowned self] reply throws(GateError) in
             let read = try fraudGuard?.read(reply, request: request, policy: policy)
             let decision: Decision
             if let refusal = read?.refusal {
                 decision = refusal
             } else {
-                decision = try ReserveAnswer.decision(
-                    from: read?.rest ?? reply, fingerprint: requestFingerprint, request: request, policy: policy,
-                    number: number, cipher: cipher, sealer: self.context.codeSealer, offeredCode: script.code
-                ).decision
+                let answer = try ReserveAnswer.decision(
+                    from: read?.rest ?? reply, fingerprint: placed.recordInScript?.fingerprint, send: send,
+                    sealer: self.context.codeSealer, offeredCode: script.code)
+                (decision, send.cooldownValue) = (answer.decision, answer.nonce)
             }
             if read?.register == true, let prefix = fraudGuard?.prefix {
                 self.prefixGuard.registry.register(purpose: request.purpose, prefix: prefix, now: decision.serverTimeMilliseconds)
@@ -200,12 +177,15 @@ public final class GateWorker {
         }
     }
 
-    /// The purpose's reserve script; with a window, one that keeps the cooldown there once
-    /// that is safe.
-    func reserveScript(_ purpose: Purpose, guarded: Bool = false, countingIP: Bool) -> RedisScript {
+    /// The purpose's reserve script with the rules `placed` puts in it, keeping the cooldown in
+    /// the window once that is safe; or, while safe, `ReserveScripts.cooldownKeyOnly`.
+    private func reserveScript(_ purpose: Purpose, _ placed: Placement) -> (RedisScript, cooldownKeyOnly: Bool) {
         guard let scripts = reserveScripts[purpose.name] else { preconditionFailure("no reserve script for a configured purpose") }
+        if placed.numberSlotOnly, let keyOnly = scripts.cooldownKeyOnly, cooldowns.windows.plainDecisionIsSafe(for: purpose.name) {
+            return (keyOnly, true)
+        }
         let inWindow = cooldowns.windows.keepsCooldownsInWindows()
-        return scripts.script(guarded: guarded, countingIP: countingIP, cooldownInWindow: inWindow)
+        return (scripts.script(guarded: placed.fraudGuard != nil, countingIP: placed.ipInScript != nil, cooldownInWindow: inWindow), false)
     }
 
     /// Records the outcome of a code the back end checked (`Lockout`); `codes_issued` for a
@@ -214,7 +194,7 @@ public final class GateWorker {
         _ phone: PhoneNumber, purpose: Purpose, outcome: VerificationOutcome,
         completion: @escaping (Result<VerificationResult, GateError>) -> Void
     ) {
-        if (try? context.policy(for: purpose))?.rules.codes != nil { return completion(.failure(.codesIssued)) }
+        if context.compiled[purpose.name]?.rules.codes != nil { return completion(.failure(.codesIssued)) }
         lockout.verify(phone, purpose: purpose, outcome: outcome, completion: completion)
     }
 
@@ -252,6 +232,3 @@ public final class GateWorker {
         store.close()
     }
 }
-
-/// The rest of a send's decision after a cluster step of its own (budgets, pumping guard).
-typealias NextStep = (@escaping (Result<Decision, GateError>) -> Void) -> Void

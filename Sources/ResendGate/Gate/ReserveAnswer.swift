@@ -13,6 +13,9 @@ struct ReserveAnswer {
     let nextMilliseconds: Int64
     /// Redis's clock when it decided, in ms since 1970.
     let nowMilliseconds: Int64
+    /// The nonce field as the answer held it, code and all: what an idempotency record
+    /// written apart must hold, so its replay carries the code.
+    let nonceField: Substring
     /// The cooldown's nonce the answer's token names ("" : none).
     let nonce: Substring
     /// An allowed send's code record (`CodeRecord`), after a `#` in the nonce field; or nil.
@@ -71,14 +74,10 @@ struct ReserveAnswer {
         self.sends = sends
         nextMilliseconds = next
         nowMilliseconds = now
-        let field = fields[6]
-        if let mark = field.firstIndex(of: "#") {
-            nonce = field[..<mark]
-            code = field[field.index(after: mark)...]
-        } else {
-            nonce = field
-            code = nil
-        }
+        let field = fields[6], mark = field.firstIndex(of: "#")
+        nonceField = field
+        nonce = field[..<(mark ?? field.endIndex)]
+        code = mark.map { field[field.index(after: $0)...] }
         self.observed = observed.split(separator: ",").compactMap { Decision.Reason(rawValue: String($0)) }
     }
 
@@ -86,8 +85,7 @@ struct ReserveAnswer {
     /// the answer's text, or `{record}` when an idempotency record was already stored
     /// (replayed when it holds `fingerprint`, else the key was reused: 422).
     static func decision(
-        from reply: RedisReply, fingerprint: String?, request: SendRequest, policy: CompiledPolicy, number: String,
-        cipher: CountdownTokenCipher, sealer: CodeSealer?, offeredCode: String?
+        from reply: RedisReply, fingerprint: String?, send: StepSend, sealer: CodeSealer?, offeredCode: String?
     ) throws(GateError) -> (decision: Decision, nonce: Substring) {
         let answer: ReserveAnswer
         var replayed = false
@@ -102,9 +100,7 @@ struct ReserveAnswer {
         default:
             throw GateContext.unexpected(reply)
         }
-        let decision = try decision(
-            answer, replayed: replayed, request: request, policy: policy, number: number, cipher: cipher, sealer: sealer,
-            offeredCode: replayed ? nil : offeredCode)
+        let decision = try decision(answer, replayed: replayed, send: send, sealer: sealer, offeredCode: replayed ? nil : offeredCode)
         return (decision, answer.nonceField)
     }
 
@@ -116,23 +112,16 @@ struct ReserveAnswer {
         return answer
     }
 
-    /// The nonce field as the answer held it, code and all: what an idempotency record
-    /// written apart must hold, so its replay carries the code.
-    var nonceField: Substring {
-        guard let code else { return nonce }
-        return Substring(nonce + "#" + code)
-    }
-
     /// A reserve answer as the request's decision: its token seals the nonce; an allowed send's
     /// code is opened (`offeredCode`: the request's new one, so a live one sent instead is `resent`).
     static func decision(
-        _ answer: ReserveAnswer, replayed: Bool, request: SendRequest, policy: CompiledPolicy, number: String,
-        cipher: CountdownTokenCipher, sealer: CodeSealer?, offeredCode: String?
+        _ answer: ReserveAnswer, replayed: Bool, send: StepSend, sealer: CodeSealer?, offeredCode: String?
     ) throws(GateError) -> Decision {
+        let request = send.request, number = send.number, cipher = send.cipher
         var decision = Decision(
             request, refusedBy: answer.reason, wait: answer.waitMilliseconds, now: answer.nowMilliseconds,
             next: answer.nextMilliseconds, sendsInWindow: answer.sends,
-            sendsLeft: policy.rules.maxSends.map { max(0, $0 - answer.sends) },
+            sendsLeft: send.policy.rules.maxSends.map { max(0, $0 - answer.sends) },
             token: (CooldownValue(text: answer.nonce)?.nonce).map { cipher.seal(purpose: request.purpose, number: number, nonce: $0) },
             observed: answer.observed, replayed: replayed)
         if let code = answer.code, answer.allowed {

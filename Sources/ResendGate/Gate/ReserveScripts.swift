@@ -29,8 +29,7 @@ struct ReserveScripts {
                         cooldownInWindow: inWindow && hasWindow,
                         idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
                         longestIPWindowMilliseconds: longestIPWindowMilliseconds)
-                    if let script = made[source] { return script }
-                    let script = RedisScript(source)
+                    let script = made[source] ?? RedisScript(source)
                     made[source] = script
                     return script
                 }
@@ -149,8 +148,8 @@ struct ReserveScripts {
             .map { $0 + "\n" }.joined()
         text += "local limit, shards, window, observed, reason\n"
         let rows = BudgetCheck.rows(of: policy.rules)
-        for (index, row) in rows.enumerated() {
-            let test = row.matchesPrefix ? "string.sub(kind, 1, \(row.kind.utf8.count)) == '\(row.kind)'" : "kind == '\(row.kind)'"
+        for (index, (row, matchesPrefix)) in rows.enumerated() {
+            let test = matchesPrefix ? "string.sub(kind, 1, \(row.kind.utf8.count)) == '\(row.kind)'" : "kind == '\(row.kind)'"
             text += (index == 0 ? "if " : "elseif ") + test + " then\n"
             text += "  limit, shards, window, observed, reason = \(row.budget.limit), \(row.budget.shards), "
                 + "\(row.budget.window.wholeMilliseconds), \(row.observed), '\(row.reason.rawValue)'\n"

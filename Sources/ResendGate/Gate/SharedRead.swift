@@ -1,13 +1,12 @@
 /// One Redis read shared by every caller that asks while it is in flight: the first call
-/// starts it, later ones wait for its answer (at most `limit`; more fail at once), and the
-/// next call after it answered reads again. Confined to its worker's loop.
+/// starts it, later ones wait for its answer (at most `limit`; more fail at once with
+/// `overflow`), and the next call after it answered reads again. Confined to its worker's loop.
 final class SharedRead<Value> {
     private var waiting: [(Result<Value, GateError>) -> Void] = []
-    private let limit: Int
+    private let limit = 65_536
     private let overflow: GateError
 
-    init(limit: Int, overflow: GateError) {
-        self.limit = limit
+    init(overflow: GateError) {
         self.overflow = overflow
     }
 

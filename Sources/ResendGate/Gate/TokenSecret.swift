@@ -6,13 +6,10 @@ import RedisClient
 /// atomically or reads it. Calls wait for that reply (bounded); if Redis cannot answer they
 /// fail as store unavailable, and the next call asks again.
 final class TokenSecret {
-    /// At most this many calls wait for the secret; more fail at once.
-    static let maximumWaiting = 65_536
-
     /// Known once given or read.
     private(set) var cipher: CountdownTokenCipher?
     private let reading = SharedRead<CountdownTokenCipher>(
-        limit: maximumWaiting, overflow: .storeUnavailable("too many calls waiting for the token secret from Redis"))
+        overflow: .storeUnavailable("too many calls waiting for the token secret from Redis"))
     private let store: any GateStore
     private let key: String
 
@@ -22,10 +19,13 @@ final class TokenSecret {
         self.key = key
     }
 
-    /// Runs `body` with the cipher, at once when it is known.
-    func withCipher(_ body: @escaping (Result<CountdownTokenCipher, GateError>) -> Void) {
-        if let cipher { return body(.success(cipher)) }
-        reading.run(body) { [store, key] answer in
+    /// For a call that found no `cipher`: runs `retry` once the secret is read, or gives
+    /// `completion` the failure.
+    func retry<T>(_ retry: @escaping () -> Void, failing completion: @escaping (Result<T, GateError>) -> Void) {
+        reading.run({ read in
+            if case .failure(let error) = read { return completion(.failure(error)) }
+            retry()
+        }) { [store, key] answer in
             var fresh = [UInt8](repeating: 0, count: 32)
             fresh.withUnsafeMutableBytes { CountdownTokenSource.fill($0) }
             let candidate = fresh.lowercaseHex

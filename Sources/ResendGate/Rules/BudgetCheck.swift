@@ -10,25 +10,17 @@ struct BudgetCheck {
     let kind: String
     let observed: Bool
 
-    /// A counted limit as the reserve script tells it apart: by its kind (`CN`, `total`), or
-    /// by its start (`login-day.`) for a limit per value.
-    struct Row {
-        let kind: String
-        let matchesPrefix: Bool
-        let budget: SendBudget
-        let reason: Decision.Reason
-        let observed: Bool
-    }
-
     /// Every counted limit of `policy`, in the order they are checked: the region and
-    /// calling-code budgets, the total, then the limits written as data.
-    static func rows(of policy: Policy) -> [Row] {
+    /// calling-code budgets, the total, then the limits written as data. The reserve script
+    /// tells them apart by kind (`CN`, `total`), or by its start (`login-day.`: `matchesPrefix`)
+    /// for a limit per value.
+    static func rows(of policy: Policy) -> [(check: BudgetCheck, matchesPrefix: Bool)] {
         policy.countryMaxSends.sorted { $0.key < $1.key }.map {
-            Row(kind: $0.key, matchesPrefix: false, budget: $0.value, reason: .countryLimit, observed: policy.observes(.countryLimit))
+            (BudgetCheck(reason: .countryLimit, budget: $0.value, kind: $0.key, observed: policy.observes(.countryLimit)), false)
         } + (policy.maxSendsTotal.map {
-            [Row(kind: "total", matchesPrefix: false, budget: $0, reason: .globalLimit, observed: policy.observes(.globalLimit))]
+            [(BudgetCheck(reason: .globalLimit, budget: $0, kind: "total", observed: policy.observes(.globalLimit)), false)]
         } ?? []) + policy.limits.map {
-            Row(kind: $0.name + ".", matchesPrefix: true, budget: $0.budget, reason: $0.reason, observed: policy.observes($0))
+            (BudgetCheck(reason: $0.reason, budget: $0.budget, kind: $0.name + ".", observed: policy.observes($0)), true)
         }
     }
 

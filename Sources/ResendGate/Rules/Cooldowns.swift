@@ -47,9 +47,7 @@ final class Cooldowns {
         guard let milliseconds = policy.plainCooldownMilliseconds, windows.plainDecisionIsSafe(for: request.purpose.name) else { return false }
         let number = context.number(request.phone)
         let purpose = request.purpose
-        let context = self.context
-        let store = context.store
-        let keys = context.keys
+        let context = self.context, store = context.store, keys = context.keys
         let nonce = context.tokens.next()
         let slotKey = keys.slotKey(purpose: purpose, number: number)
         let now = Decision.wallClockMilliseconds()

@@ -30,26 +30,19 @@ struct FraudGuard {
 
     var keyCount: Int { (prefix == nil ? 0 : 2) + checks.count }
 
-    /// What the script answered, read for the guard's part.
-    struct Reply {
-        /// The guard's refusal; nil when the number's rules decided (`rest`).
-        var refusal: Decision?
-        /// The number's answer, as the reserve script without the guard gives it.
-        var rest: RedisReply
-        /// The prefix is due in the registry of blocked prefixes.
-        var register: Bool
-    }
-
-    /// `{which, wait, now, observed, register}` is the guard's refusal (which: a budget's
-    /// place, 1-based, or 0 for the pumping guard); `{answer, 1}` an answer with the prefix
-    /// due in the registry; any other reply is the number's answer as it is.
-    func read(_ reply: RedisReply, request: SendRequest, policy: CompiledPolicy) throws(GateError) -> Reply {
-        guard case .array(let items) = reply, items.count == 2 || items.count == 5 else {
-            return Reply(refusal: nil, rest: reply, register: false)
-        }
+    /// The script's reply read for the guard's part: the guard's `refusal`, else the number's
+    /// answer (`rest`, as the reserve script without the guard gives it); `register`: the
+    /// prefix is due in the registry of blocked prefixes. `{which, wait, now, observed,
+    /// register}` is the guard's refusal (which: a budget's place, 1-based, or 0 for the
+    /// pumping guard); `{answer, 1}` an answer with the prefix due in the registry; any other
+    /// reply is the number's answer as it is.
+    func read(
+        _ reply: RedisReply, request: SendRequest, policy: CompiledPolicy
+    ) throws(GateError) -> (refusal: Decision?, rest: RedisReply, register: Bool) {
+        guard case .array(let items) = reply, items.count == 2 || items.count == 5 else { return (nil, reply, false) }
         if items.count == 2 {
             guard items[1].integer == 1, prefix != nil else { throw GateContext.unexpected(reply) }
-            return Reply(refusal: nil, rest: items[0], register: true)
+            return (nil, items[0], true)
         }
         guard let which = items[0].integer, let wait = items[1].integer, let now = items[2].integer,
               let observedText = items[3].string, let register = items[4].integer,
@@ -58,16 +51,7 @@ struct FraudGuard {
         let observed = observedText.split(separator: ",").compactMap { Decision.Reason(rawValue: String($0)) }
         let refusal = which > 0
             ? checks[which - 1].refusal(request, wait: Int64(wait), now: Int64(now), observed: observed)
-            : Decision.suspectedPumping(request, policy: policy, wait: Int64(wait), now: Int64(now), observed: observed)
-        return Reply(refusal: refusal, rest: reply, register: register == 1)
-    }
-}
-
-extension Decision {
-    /// The pumping guard's refusal of a send to a blocked prefix, for `wait` ms more.
-    static func suspectedPumping(
-        _ request: SendRequest, policy: CompiledPolicy, wait: Int64, now: Int64, observed: [Reason] = []
-    ) -> Decision {
-        Decision(request, refusedBy: .suspectedPumping, wait: max(1, wait), now: now, next: policy.ladderMilliseconds[0], observed: observed)
+            : policy.refusal(request, by: .suspectedPumping, wait: Int64(wait), now: Int64(now), observed: observed)
+        return (refusal, reply, register == 1)
     }
 }

@@ -33,9 +33,7 @@ struct IssuedCodeRule {
         else { return completion(outcome) }
         let life = codes.lifetime.wholeMilliseconds
         let record = CodeRecord.text(argument: argument, expiresAtMilliseconds: now + life)
-        let purpose = decision.purpose
-        let keys = context.keys
-        let store = context.store
+        let purpose = decision.purpose, keys = context.keys, store = context.store
         let slotKey = keys.slotKey(purpose: purpose, number: number)
         let finish = { (text: String) in
             guard let issued = sealer.issued(Substring(text), purpose: purpose, number: number, offered: argument, cipher: cipher)
@@ -85,8 +83,7 @@ struct IssuedCodeRule {
     func check(
         _ phone: PhoneNumber, purpose: Purpose, code: String, completion: @escaping (Result<CodeCheck, GateError>) -> Void
     ) {
-        let policy: CompiledPolicy
-        do { policy = try context.policy(for: purpose) } catch { return completion(.failure(error)) }
+        guard let policy = context.policy(for: purpose, else: completion) else { return }
         guard policy.rules.codes != nil, let sealer = context.codeSealer else { return completion(.failure(.codesNotIssued)) }
         let limit = policy.rules.maxFailedChecks
         guard IssuedCodes.isWellFormed(Substring(code)) else {

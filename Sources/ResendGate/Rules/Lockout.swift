@@ -14,8 +14,7 @@ struct Lockout {
         _ phone: PhoneNumber, purpose: Purpose, outcome: VerificationOutcome,
         completion: @escaping (Result<VerificationResult, GateError>) -> Void
     ) {
-        let policy: CompiledPolicy
-        do { policy = try context.policy(for: purpose) } catch { return completion(.failure(error)) }
+        guard let policy = context.policy(for: purpose, else: completion) else { return }
         let limit = policy.rules.maxFailedChecks
         let pumping = policy.rules.pumping
         let trusts = outcome == .verified && pumping.isOn

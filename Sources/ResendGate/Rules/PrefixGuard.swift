@@ -2,76 +2,47 @@ import RedisClient
 
 /// The SMS-pumping guard on a Redis Cluster (`pumping.lua`; on one Redis: `FraudGuard`). A
 /// prefix's counts live in a slot of their own (`rg:pump:{purpose:+447911}`), so the guard
-/// takes steps around the number's own decision:
+/// is a step of its own (`SlotStep`), `take` on the prefix's slot: it judges the prefix and,
+/// when it is not blocked, counts the send at once (so concurrent sends see each other),
+/// given back (`give`, not awaited) unless the number allowed a new send. A blocked prefix
+/// refuses with `suspected_pumping`, but a number trusted within `trustedFor` (its
+/// `trusted` key, read only then) decides as usual, its allowed send counted (`force`); an
+/// observed guard lets the send on as a trusted one's, with `suspected_pumping` observed.
 ///
-/// 1. `take` on the prefix's slot: judge the prefix and, when it is not blocked, count the
-///    send at once (so concurrent sends see each other);
-/// 2. not blocked: the number decides (`next`); unless it allowed a new send, the count is
-///    given back (`give`, not awaited);
-/// 3. blocked: a replay is answered from its record; a number trusted within `trustedFor`
-///    (its `trusted` key, read only then) decides as usual, its allowed send counted
-///    (`force`); any other is refused with `suspected_pumping`, or, observed, goes on as a
-///    trusted one's with `suspected_pumping` in `observed`.
-///
-/// A purpose whose guard is off takes none of these steps. A `verified` outcome counts in
-/// the prefix too (`countVerified`); a blocked prefix goes into `PrefixRegistry`.
-final class PrefixGuard {
+/// A `verified` outcome counts in the prefix too (`countVerified`); a blocked prefix goes
+/// into `PrefixRegistry`.
+final class PrefixGuard: SlotStep {
     private let context: GateContext
-    private let idempotency: IdempotencyRecords
     let registry: PrefixRegistry
 
-    init(context: GateContext, idempotency: IdempotencyRecords) {
+    init(context: GateContext) {
         self.context = context
-        self.idempotency = idempotency
         registry = PrefixRegistry(context: context)
     }
 
-    /// Steps 1-3 around `next`, the number's own step.
-    func reserve(
-        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, next: @escaping NextStep,
-        completion: @escaping (Result<Decision, GateError>) -> Void
-    ) {
-        let rules = policy.rules.pumping
-        let prefix = PrefixKey(request.phone, digits: rules.prefixDigits)
-        step("take", purpose: request.purpose, prefix: prefix, rules: rules) { [unowned self] result in
-            let step: PumpingStep
-            switch result {
-            case .success(let value): step = value
-            case .failure(let error): return completion(.failure(error))
-            }
+    func take(_ send: StepSend, completion: @escaping (Result<SlotShare, GateError>) -> Void) {
+        let purpose = send.request.purpose, rules = send.policy.rules.pumping
+        let prefix = PrefixKey(send.request.phone, digits: rules.prefixDigits)
+        registry.step("take", purpose: purpose, prefix: prefix, rules: rules) { [unowned self] result in
+            guard case .success(let step) = result else { return completion(result.map { _ in SlotShare() }) }
             guard step.figures.blocked else {
-                return next { outcome in
-                    if (try? outcome.get())?.isNewSend != true {
-                        self.step("give", purpose: request.purpose, prefix: prefix, rules: rules, field: step.countedField) { _ in }
-                    }
-                    completion(outcome)
-                }
+                return completion(.success(SlotShare(giveBack: {
+                    self.registry.step("give", purpose: purpose, prefix: prefix, rules: rules, field: step.countedField) { _ in }
+                })))
             }
-            // A replay of an answer given before the prefix was blocked is that answer.
-            self.idempotency.storedAnswer(request, policy: policy, cipher: cipher) { stored in
-                if let stored { return completion(stored) }
-                self.refusal(step.figures, request: request, policy: policy) { verdict in
-                    switch verdict {
-                    case .failure(let error): completion(.failure(error))
-                    case .success(let refusal?) where !policy.rules.observes(.suspectedPumping): completion(.success(refusal))
-                    // Trusted, or observed (the refusal reported): the number decides, and an
-                    // allowed send counts in the prefix all the same.
-                    case .success(let refusal):
-                        next { outcome in
-                            if (try? outcome.get())?.isNewSend == true {
-                                self.step("force", purpose: request.purpose, prefix: prefix, rules: rules) { _ in }
-                            }
-                            completion(outcome.map { $0.observing(refusal == nil ? [] : [.suspectedPumping]) })
-                        }
-                    }
-                }
+            self.refusal(step.figures, request: send.request, policy: send.policy) { verdict in
+                completion(verdict.map { refusal in
+                    if let refusal, !send.policy.rules.observes(.suspectedPumping) { return SlotShare(answer: refusal) }
+                    return SlotShare(observed: refusal == nil ? [] : [.suspectedPumping], then: { decision in
+                        if decision.isNewSend { self.registry.step("force", purpose: purpose, prefix: prefix, rules: rules) { _ in } }
+                    })
+                })
             }
         }
     }
 
     /// The one place that decides the guard's refusal of a send to a blocked prefix
-    /// (`suspected_pumping` until it is free); nil for a number that verified within
-    /// `trustedFor` (its `trusted` key, read only here: nothing while no prefix is blocked).
+    /// (`suspected_pumping` until it is free); nil for a trusted number (see above).
     private func refusal(
         _ figures: PrefixFigures, request: SendRequest, policy: CompiledPolicy,
         completion: @escaping (Result<Decision?, GateError>) -> Void
@@ -85,65 +56,17 @@ final class PrefixGuard {
             completion(GateContext.decode(result) { reply throws(GateError) -> Decision? in
                 guard let count = reply.integer else { throw GateContext.unexpected(reply) }
                 if count > 0 { return nil }
-                return Decision.suspectedPumping(
-                    request, policy: policy, wait: figures.retryAfterMilliseconds, now: figures.serverTimeMilliseconds)
+                return policy.refusal(
+                    request, by: .suspectedPumping, wait: figures.retryAfterMilliseconds, now: figures.serverTimeMilliseconds)
             })
         })
     }
 
     /// Counts a `verified` outcome in the prefix before answering, so a later send sees it.
     func countVerified(_ phone: PhoneNumber, purpose: Purpose, rules: PumpingGuard, completion: @escaping (Result<Void, GateError>) -> Void) {
-        step("verified", purpose: purpose, prefix: PrefixKey(phone, digits: rules.prefixDigits), rules: rules) { counted in
+        registry.step("verified", purpose: purpose, prefix: PrefixKey(phone, digits: rules.prefixDigits), rules: rules) { counted in
             completion(counted.map { _ in () })
         }
-    }
-
-    /// One call of `pumping.lua`; a prefix it finds due is put in the registry.
-    private func step(
-        _ mode: String, purpose: Purpose, prefix: PrefixKey, rules: PumpingGuard, field: String = "",
-        completion: @escaping (Result<PumpingStep, GateError>) -> Void
-    ) {
-        Self.step(mode, context: context, purpose: purpose, prefix: prefix, rules: rules, field: field) { [unowned self] step in
-            if case .success(let value) = step, value.register {
-                self.registry.register(purpose: purpose, prefix: prefix, now: value.figures.serverTimeMilliseconds)
-            }
-            completion(step)
-        }
-    }
-
-    /// One call of `pumping.lua` on the prefix's slot, its reply read.
-    static func step(
-        _ mode: String, context: GateContext, purpose: Purpose, prefix: PrefixKey, rules: PumpingGuard, field: String = "",
-        completion: @escaping (Result<PumpingStep, GateError>) -> Void
-    ) {
-        let keys = context.keys
-        let call = ScriptCall(script: GateScripts.pumping, slotKey: keys.prefixSlotKey(purpose: purpose, prefix: prefix), arguments: { args in
-            args.append(1)
-            keys.appendPumping(purpose: purpose, prefix: prefix, to: &args)
-            args.append(mode)
-            args.append(Int(rules.window.wholeMilliseconds))
-            args.append(Int(rules.bucketMilliseconds))
-            args.append(rules.minSends ?? 1)
-            args.append(rules.minConversionPartsPerMillion)
-            args.append(field)
-            args.appendRedisNow()
-        }, decode: { reply throws(GateError) in try PumpingStep(reply, purpose: purpose, prefix: prefix) })
-        context.store.run(call, completion: completion)
-    }
-}
-
-extension PumpingStep {
-    /// `pumping.lua`'s reply.
-    init(_ reply: RedisReply, purpose: Purpose, prefix: PrefixKey) throws(GateError) {
-        guard case .array(let items) = reply, items.count == 8, let blocked = items[0].integer, let sends = items[1].integer,
-              let verified = items[2].integer, let wait = items[3].integer, let since = items[4].integer,
-              let now = items[5].integer, let register = items[6].integer
-        else { throw GateContext.unexpected(reply) }
-        let figures = PrefixFigures(
-            purpose: purpose, prefix: prefix, blocked: blocked == 1, sends: sends, verifications: verified,
-            retryAfterMilliseconds: Int64(wait), blockedSinceMilliseconds: since > 0 ? Int64(since) : nil,
-            serverTimeMilliseconds: Int64(now))
-        self.init(figures: figures, register: register == 1, countedField: items[7].string ?? "")
     }
 }
 
@@ -154,4 +77,18 @@ struct PumpingStep {
     let register: Bool
     /// The field the send was counted in ("" when it was not), for a `give`.
     let countedField: String
+
+    /// `pumping.lua`'s reply.
+    init(_ reply: RedisReply, purpose: Purpose, prefix: PrefixKey) throws(GateError) {
+        guard case .array(let items) = reply, items.count == 8, let blocked = items[0].integer, let sends = items[1].integer,
+              let verified = items[2].integer, let wait = items[3].integer, let since = items[4].integer,
+              let now = items[5].integer, let register = items[6].integer
+        else { throw GateContext.unexpected(reply) }
+        figures = PrefixFigures(
+            purpose: purpose, prefix: prefix, blocked: blocked == 1, sends: sends, verifications: verified,
+            retryAfterMilliseconds: Int64(wait), blockedSinceMilliseconds: since > 0 ? Int64(since) : nil,
+            serverTimeMilliseconds: Int64(now))
+        self.register = register == 1
+        countedField = items[7].string ?? ""
+    }
 }

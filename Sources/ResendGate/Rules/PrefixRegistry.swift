@@ -11,7 +11,7 @@ final class PrefixRegistry {
 
     private let context: GateContext
     /// The listing being read, shared by the callers meanwhile.
-    private let listing = SharedRead<[PrefixFigures]>(limit: 65_536, overflow: .storeUnavailable("too many listings waiting"))
+    private let listing = SharedRead<[PrefixFigures]>(overflow: .storeUnavailable("too many listings waiting"))
     /// The longest pumping window of the purposes whose guard is on.
     private let longestWindowMilliseconds: Int64
 
@@ -33,10 +33,9 @@ final class PrefixRegistry {
         let key = context.keys.blockedPrefixes
         let member = Self.member(purpose: purpose, prefix: prefix)
         let oldest = now - longestWindowMilliseconds
-        let capacity = Self.capacity
         store.send(slotKey: key, { $0.append("ZADD", key, Int(now), member) }, completion: { _ in })
         store.send(slotKey: key, { $0.append("ZREMRANGEBYSCORE", key, "-inf", "(" + String(oldest)) }, completion: { _ in })
-        store.send(slotKey: key, { $0.append("ZREMRANGEBYRANK", key, 0, -(capacity + 1)) }, completion: { _ in })
+        store.send(slotKey: key, { $0.append("ZREMRANGEBYRANK", key, 0, -(Self.capacity + 1)) }, completion: { _ in })
     }
 
     /// The prefixes blocked now, sorted by purpose and prefix: each member read again (one
@@ -63,7 +62,7 @@ final class PrefixRegistry {
             var found: [PrefixFigures] = []
             var failure: GateError?
             for (purpose, prefix, rules) in members {
-                PrefixGuard.step("read", context: self.context, purpose: purpose, prefix: prefix, rules: rules) { step in
+                self.step("read", purpose: purpose, prefix: prefix, rules: rules) { step in
                     switch step {
                     case .success(let read) where read.figures.blocked: found.append(read.figures)
                     case .success: break
@@ -76,6 +75,28 @@ final class PrefixRegistry {
                 }
             }
         })
+    }
+
+    /// One call of `pumping.lua` on the prefix's slot (the guard's steps, the listing's
+    /// reads), its reply read; a prefix it finds due is put in the registry.
+    func step(
+        _ mode: String, purpose: Purpose, prefix: PrefixKey, rules: PumpingGuard, field: String = "",
+        completion: @escaping (Result<PumpingStep, GateError>) -> Void
+    ) {
+        let keys = context.keys, slotKey = keys.prefixSlotKey(purpose: purpose, prefix: prefix)
+        let call = ScriptCall(script: GateScripts.pumping, slotKey: slotKey, arguments: { args in
+            args.append(1)
+            keys.appendPumping(purpose: purpose, prefix: prefix, to: &args)
+            args.append(mode, Int(rules.window.wholeMilliseconds), Int(rules.bucketMilliseconds), rules.minSends ?? 1)
+            args.append(rules.minConversionPartsPerMillion, field)
+            args.appendRedisNow()
+        }, decode: { reply throws(GateError) in try PumpingStep(reply, purpose: purpose, prefix: prefix) })
+        context.store.run(call) { [unowned self] step in
+            if case .success(let value) = step, value.register {
+                self.register(purpose: purpose, prefix: prefix, now: value.figures.serverTimeMilliseconds)
+            }
+            completion(step)
+        }
     }
 
     /// A registry member of a purpose whose guard is on, with that guard; nil otherwise.

@@ -14,26 +14,25 @@ final class Refunds {
     /// record is voided (a retry is decided afresh), and the cooldown's value is published
     /// so the event streams following it end on every gate (`follow`).
     ///
-    /// On a Redis Cluster the record lives in another slot: the script returns its name and
-    /// a second step deletes it before the answer. Between the two a replay may still get the
-    /// refunded "allowed"; a send whose record was not yet stored when the refund ran (a
-    /// cluster writes it after the number's script) keeps its record.
+    /// Where the record lives in a slot of its own (a Redis Cluster: `Placement`), the script
+    /// returns its name and a second step deletes it before the answer. Between the two a
+    /// replay may still get the refunded "allowed"; a send whose record was not yet stored
+    /// when the refund ran (a cluster writes it after the number's script) keeps its record.
     func release(
         _ phone: PhoneNumber, purpose: Purpose, completion: @escaping (Result<Bool, GateError>) -> Void
     ) {
-        let policy: CompiledPolicy
-        do { policy = try context.policy(for: purpose) } catch { return completion(.failure(error)) }
+        guard let policy = context.policy(for: purpose, else: completion) else { return }
         let maxRefunds = policy.rules.maxRefunds
         guard maxRefunds > 0 else { return completion(.failure(.refundsDisabled)) }
         let store = context.store
-        let onCluster = store.isCluster
+        let recordApart = Placement.apart(on: store)
         let channel = context.keys.releasedChannel
         let call = ScriptCall(
             GateScripts.release, keys: context.keys, purpose: purpose, number: context.number(phone),
             // A purpose that issues codes: the number's code, which the refund voids.
             numberKeys: policy.rules.codes != nil ? [.cooldown, .window, .refunds, .code] : [.cooldown, .window, .refunds],
             arguments: { args in
-                args.append(Int(policy.policyWindowMilliseconds), maxRefunds, onCluster ? 0 : 1, channel)
+                args.append(Int(policy.policyWindowMilliseconds), maxRefunds, recordApart ? 0 : 1, channel)
                 args.appendRedisNow()
             },
             decode: { reply throws(GateError) in
@@ -45,7 +44,7 @@ final class Refunds {
                 return (released: code == 1, record: items[2].string ?? "")
             })
         store.run(call) { outcome in
-            if case .success((true, let record)) = outcome, onCluster, !record.isEmpty {
+            if case .success((true, let record)) = outcome, recordApart, !record.isEmpty {
                 return store.send(slotKey: record, { $0.append("DEL", record) }, completion: { _ in completion(.success(true)) })
             }
             completion(outcome.map(\.released))

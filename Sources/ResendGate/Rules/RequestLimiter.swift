@@ -64,13 +64,3 @@ public final class RequestLimiter: Sendable {
         }
     }
 }
-
-extension Decision {
-    /// The refusal of a request over `--ip-max-requests`, decided in memory: the gate's
-    /// clock, no countdown token.
-    static func tooManyRequests(_ request: SendRequest, _ policy: CompiledPolicy, wait: Int64, quota: Int?) -> Decision {
-        Decision(
-            request, refusedBy: .tooManyRequests, wait: max(1, wait), now: wallClockMilliseconds(),
-            next: policy.ladderMilliseconds[0], budgetLimit: quota)
-    }
-}

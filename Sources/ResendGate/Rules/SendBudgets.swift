@@ -1,56 +1,30 @@
 import RedisClient
 
-/// Send budgets (`country_max_sends`, `max_sends_total`) on a Redis Cluster, where their
-/// keys never share the number's slot (on one Redis: `FraudGuard`), as steps around it:
+/// Send budgets (`country_max_sends`, `max_sends_total`, `--limit`) on a Redis Cluster, where
+/// their keys never share the number's slot (on one Redis: `FraudGuard`), as a step of its
+/// own (`SlotStep`): take a share of each budget that counts the send (region, calling code,
+/// total) under a nonce of its own, from the first of its shards with room
+/// (`budget-take.lua`). A full budget refuses with its reason and the wait until its first
+/// shard has room, giving back the shares taken; an observed one lets the send on, counting
+/// nothing. Every share is given back (`ZREM`) unless the number allowed a new send.
 ///
-/// 1. with an `Idempotency-Key`: a decided request is answered from its record, taking no share;
-/// 2. take a share of each budget that counts the send (region, calling code, total) under
-///    a nonce of its own, from the first of its shards with room (`budget-take.lua`). A
-///    full budget refuses with its reason and the wait until its first shard has room,
-///    giving back the shares taken; an observed one lets the send on, counting nothing;
-/// 3. decide the number;
-/// 4. give every share back (`ZREM`) unless the number allowed a new send: a budget counts
-///    allowed sends only.
-///
-/// Steps 2-4 are not one transaction: a share held while its number is decided may make a
-/// concurrent send find the budget full (a number holds at most one at a time:
-/// `SameNumberQueue`). They never let more sends through than the budget: each shard admits
-/// at most its allowance, and the allowances add up to it.
-final class SendBudgets {
-    private let context: GateContext
-    private let idempotency: IdempotencyRecords
+/// Not one transaction: a share held while its number is decided may make a concurrent send
+/// find the budget full (a number holds at most one at a time: `SameNumberQueue`). They
+/// never let more sends through than the budget: each shard admits at most its allowance,
+/// and the allowances add up to it.
+struct SendBudgets: SlotStep {
+    let context: GateContext
 
-    init(context: GateContext, idempotency: IdempotencyRecords) {
-        self.context = context
-        self.idempotency = idempotency
-    }
-
-    /// Steps 1, 2 and 4 around `next`, the rest of the decision (step 3).
-    func reserve(
-        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, next: @escaping NextStep,
-        completion: @escaping (Result<Decision, GateError>) -> Void
-    ) {
-        let checks = BudgetCheck.checks(for: request, policy: policy.rules, context: context)
-        guard !checks.isEmpty else { return next(completion) }
-        let member = context.tokens.next()
-        idempotency.storedAnswer(request, policy: policy, cipher: cipher) { [unowned self] stored in
-            if let stored { return completion(stored) }
-            self.walk(Walk(checks: checks, member: member)) { [unowned self] result in
-                switch result {
-                case .success(let walk) where walk.full == nil:
-                    next { [unowned self] outcome in
-                        let outcome = outcome.map { $0.observing(walk.observed) }
-                        if (try? outcome.get())?.isNewSend != true { self.giveBack(walk) }
-                        completion(outcome)
-                    }
-                case .success(let walk):
-                    self.giveBack(walk)
-                    let (check, wait, now) = walk.full!
-                    completion(.success(check.refusal(request, wait: wait, now: now, observed: walk.observed)))
-                case .failure(let error):
-                    completion(.failure(error))
+    func take(_ send: StepSend, completion: @escaping (Result<SlotShare, GateError>) -> Void) {
+        let checks = BudgetCheck.checks(for: send.request, policy: send.policy.rules, context: context)
+        walk(Walk(checks: checks, member: context.tokens.next())) { result in
+            completion(result.map { walk in
+                guard case let (check, wait, now)? = walk.full else {
+                    return SlotShare(giveBack: { self.giveBack(walk) }, observed: walk.observed)
                 }
-            }
+                self.giveBack(walk)
+                return SlotShare(answer: check.refusal(send.request, wait: wait, now: now, observed: walk.observed))
+            })
         }
     }
 
@@ -96,12 +70,9 @@ final class SendBudgets {
         let member = walk.member
         // `{1, 0, now}`: taken there; `{0, wait, now}`: full for a while.
         let call = ScriptCall(script: GateScripts.budgetTake, slotKey: key, arguments: { args in
-            args.append(1)
-            args.append(key)
+            args.append(1, key)
             args.appendRedisNow()
-            args.append(member.text)
-            args.append(Int(budget.window.wholeMilliseconds))
-            args.append(budget.allowance(ofShard: shard))
+            args.append(member.text, Int(budget.window.wholeMilliseconds), budget.allowance(ofShard: shard))
         }, decode: { reply throws(GateError) in
             guard case .array(let items) = reply, items.count == 3, let taken = items[0].integer,
                   let wait = items[1].integer, let now = items[2].integer,
@@ -109,7 +80,7 @@ final class SendBudgets {
             else { throw GateContext.unexpected(reply) }
             return (taken: taken == 1, wait: Int64(wait), now: Int64(now))
         })
-        context.store.run(call) { [unowned self] step in
+        context.store.run(call) { step in
             switch step {
             case .success((true, _, _)):
                 walk.taken.append((check, shard))

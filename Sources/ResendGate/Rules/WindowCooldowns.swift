@@ -91,8 +91,7 @@ final class WindowCooldowns {
     }
 
     private func announce() {
-        let key = self.key
-        let announced = self.announced
+        let key = self.key, announced = self.announced
         let sent = ContinuousClock.now
         let call = ScriptCall(script: GateScripts.windowCooldowns, slotKey: key, arguments: { args in
             args.append(1, key)

@@ -27,8 +27,9 @@ final class CountdownReleases {
         self.metrics = metrics
     }
 
-    /// Ends `stream` when `identity` is released; at once if it just was.
-    func follow(_ stream: EventStream, identity: String) {
+    /// Ends `stream` when its cooldown's identity is released; at once if it just was.
+    func follow(_ stream: EventStream) {
+        let identity = stream.identity
         if !subscribing {
             subscribing = true  // from the worker's first stream on
             gate.followReleases(
@@ -43,9 +44,9 @@ final class CountdownReleases {
         followers[identity, default: [:]][stream.serial] = stream
     }
 
-    func unfollow(_ stream: EventStream, identity: String) {
-        guard var streams = followers[identity], streams.removeValue(forKey: stream.serial) != nil else { return }
-        followers[identity] = streams.isEmpty ? nil : streams
+    func unfollow(_ stream: EventStream) {
+        guard var streams = followers[stream.identity], streams.removeValue(forKey: stream.serial) != nil else { return }
+        followers[stream.identity] = streams.isEmpty ? nil : streams
         if streams.isEmpty { metrics.add(.sseFollowedCooldowns, -1) }
     }
 

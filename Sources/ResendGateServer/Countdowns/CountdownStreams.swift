@@ -23,12 +23,9 @@ final class CountdownStreams {
     /// Streams of the worker: half its connection cap, so a `/healthz` still gets in.
     let maxStreams: Int
 
-    /// A comment line this often keeps proxies from closing a quiet stream.
     let heartbeatInterval: Duration
 
-    let clock: any CountdownClock = SystemCountdownClock()
     let center: CountdownCenter
-    private let scheduler: LoopCountdownScheduler
     private let metrics: WorkerMetrics
     private var streams: [UInt64: EventStream] = [:]
     /// Open streams oldest first (serials; those of ended streams are skipped lazily).
@@ -46,23 +43,22 @@ final class CountdownStreams {
         releases = CountdownReleases(gate: gate, metrics: metrics)
         self.heartbeatInterval = heartbeatInterval
         self.metrics = metrics
-        scheduler = LoopCountdownScheduler(loop: loop, clock: clock)
-        center = CountdownCenter(clock: clock, scheduler: scheduler)
+        let clock = SystemCountdownClock()
+        center = CountdownCenter(clock: clock, scheduler: LoopCountdownScheduler(loop: loop, clock: clock))
         heartbeat = EventTimer(loop: loop) { [unowned self] in self.beat() }
     }
 
-    /// Answers `request` with 200 `text/event-stream` and streams the countdown of `token`:
-    /// `remaining` as measured at `measuredAt` (Redis's reply), its first tick written before
-    /// this returns. A release publishing `identity` (its cooldown key's value) ends it.
-    func open(_ request: HTTPRequest, token: CountdownToken, identity: String, remaining: Duration,
-              measuredAt: CountdownInstant, requestID: UInt64) {
+    /// Answers `exchange` with 200 `text/event-stream` and streams the countdown of `token`:
+    /// what `reading` has left as measured at `measuredAt` (Redis's reply), its first tick
+    /// written before this returns. A release publishing its cooldown's identity ends it.
+    func open(_ exchange: Exchange, token: CountdownToken, reading: CountdownReading, measuredAt: CountdownInstant) {
         var headers = ResponseHeaders(capacity: 128)
         headers.add("Cache-Control", "no-store")
         headers.add("X-Accel-Buffering", "no")
-        headers.add("X-Request-Id", String(requestID, radix: 16))
+        headers.add("X-Request-Id", String(exchange.id, radix: 16))
         // One stream per connection: after `done` it closes (EventSource reconnects), so no
         // keep-alive connection outlives its stream. A client that reset it meanwhile gets none.
-        let connection = request.connection
+        let connection = exchange.request.connection
         guard HTTPResponder.startStream(connection, status: 200, headers: headers, contentType: "text/event-stream; charset=utf-8") else {
             return
         }
@@ -74,11 +70,9 @@ final class CountdownStreams {
         }
         nextSerial &+= 1
         let serial = nextSerial
-        // Each stream has its own countdown id, so a client leaving never disturbs another
-        // stream of the same token, and its countdown is forgotten with it.
+        let deadline = measuredAt.advanced(by: .milliseconds(reading.retryAfterMilliseconds))
         let stream = EventStream(
-            connection: connection, serial: serial, token: token, identity: identity, owner: self, center: center,
-            countdownID: CountdownID("\(token.text)#\(serial)"), deadline: measuredAt.advanced(by: remaining))
+            connection: connection, serial: serial, token: token, identity: reading.cooldownIdentity, owner: self, deadline: deadline)
         makeRoom(for: token.text)
         streams[serial] = stream
         order.append(serial)
@@ -86,7 +80,7 @@ final class CountdownStreams {
         metrics.add(.sseStreams)
         if !heartbeat.isScheduled { heartbeat.schedule(after: heartbeatInterval) }
         stream.start()
-        if stream.isOpen { releases.follow(stream, identity: identity) }
+        if stream.isOpen { releases.follow(stream) }
     }
 
     /// Called by a stream once it has ended, either way.
@@ -97,7 +91,7 @@ final class CountdownStreams {
             streamsOfToken[stream.token.text] = ofToken.isEmpty ? nil : ofToken
         }
         if order.count > 2 * streams.count + 1024 { order.removeAll { streams[$0] == nil } }
-        releases.unfollow(stream, identity: stream.identity)
+        releases.unfollow(stream)
         metrics.add(.sseStreams, -1)
         if streams.isEmpty { heartbeat.cancel() }
     }
@@ -155,16 +149,18 @@ final class EventStream {
     private var source: CountdownEventSource!
 
     fileprivate init(connection: OpaquePointer, serial: UInt64, token: CountdownToken, identity: String,
-                     owner: CountdownStreams, center: CountdownCenter, countdownID: CountdownID,
-                     deadline: CountdownInstant) {
+                     owner: CountdownStreams, deadline: CountdownInstant) {
         self.connection = connection
         self.serial = serial
         self.token = token
         self.identity = identity
         self.owner = owner
+        // A countdown id of its own: a client leaving never disturbs another stream of the
+        // same token, and its countdown is forgotten with it.
         source = CountdownEventSource(
-            center: center, countdownID: countdownID, deadline: deadline,
-            send: { [unowned self] frame, final in self.write(frame, final: final) }, finish: { [unowned self] in self.end() })
+            center: owner.center, countdownID: CountdownID("\(token.text)#\(serial)"), deadline: deadline,
+            send: { [unowned self] frame, final in self.write(frame, final: final) },
+            finish: { [unowned self] in self.letGo { rg_http_end_stream($0) } })  // after `done`: the connection then closes
     }
 
     fileprivate func start() {
@@ -200,11 +196,6 @@ final class EventStream {
         write(CountdownEventSource.shutdown, final: true)
         source.cancel()
         letGo(release)
-    }
-
-    /// After `done`: ends the response; the connection then closes (`Connection: close`).
-    private func end() {
-        letGo { rg_http_end_stream($0) }
     }
 
     /// The client went away (or timed out, or the server is closing).

@@ -8,9 +8,7 @@ struct HTTPRequest {
         case options = "OPTIONS", patch = "PATCH", trace = "TRACE", connect = "CONNECT", other = "OTHER"
     }
 
-    /// The connection the answer goes to.
     let connection: OpaquePointer
-    /// The framing's parse of the request.
     let parsed: UnsafePointer<rg_http_request>
 
     /// The framing's `rg_http_method`, whose values number the cases of `Method` in their order.

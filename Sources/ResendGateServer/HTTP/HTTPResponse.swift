@@ -25,19 +25,14 @@ struct ResponseHeaders {
 
 /// Sends answers on the server's connections; confined to the worker's loop.
 enum HTTPResponder {
-    /// Sends the answer (its head alone to a HEAD) and ends the request: the connection is
-    /// the caller's no more. True when the socket did not take it whole (the rest is
-    /// written as the client reads).
-    static func send(_ request: HTTPRequest, status: Int, headers: ResponseHeaders, body: [UInt8],
-                     contentType: String?, close: Bool) -> Bool {
-        let result = withReason(status) { reason in
-            headers.bytes.withUnsafeBufferPointer { extra in
-                body.withUnsafeBufferPointer { body in
-                    withContentType(contentType) { type in
-                        rg_http_respond(request.connection, Int32(status), reason, extra.baseAddress, extra.count, type,
-                                        body.baseAddress, body.count, request.method == .head ? 1 : 0, close ? 1 : 0)
-                    }
-                }
+    /// Sends the answer (its head alone to a HEAD; no body nor `Content-Type` with a 204) and
+    /// ends the request: the connection is the caller's no more. True when the socket did not
+    /// take it whole (the rest is written as the client reads).
+    static func send(_ request: HTTPRequest, status: Int, headers: ResponseHeaders, body: [UInt8], contentType: String) -> Bool {
+        let result = headers.bytes.withUnsafeBufferPointer { extra in
+            body.withUnsafeBufferPointer { body in
+                rg_http_respond(request.connection, Int32(status), reason(status), extra.baseAddress, extra.count, contentType,
+                                body.baseAddress, body.count, request.method == .head ? 1 : 0, 0)
             }
         }
         return result == 0  // 1: written whole, -1: gone
@@ -45,27 +40,14 @@ enum HTTPResponder {
 
     /// Starts a streamed answer; false when the client had gone (the connection is released).
     static func startStream(_ connection: OpaquePointer, status: Int, headers: ResponseHeaders, contentType: String) -> Bool {
-        withReason(status) { reason in
-            headers.bytes.withUnsafeBufferPointer { extra in
-                rg_http_start_stream(connection, Int32(status), reason, extra.baseAddress, extra.count, contentType) == 1
-            }
+        headers.bytes.withUnsafeBufferPointer { extra in
+            rg_http_start_stream(connection, Int32(status), reason(status), extra.baseAddress, extra.count, contentType) == 1
         }
-    }
-
-    private static func withContentType<T>(_ type: String?, _ body: (UnsafePointer<CChar>?) -> T) -> T {
-        guard let type else { return body(nil) }
-        return type.withCString { body($0) }
-    }
-
-    private static func withReason<T>(_ status: Int, _ body: (UnsafePointer<CChar>) -> T) -> T {
-        // A string literal: its UTF-8 ends with a NUL, as a C string.
-        let text = reason(status)
-        return text.utf8Start.withMemoryRebound(to: CChar.self, capacity: text.utf8CodeUnitCount + 1) { body($0) }
     }
 
     /// RFC 9110 §15's reason phrase of each status the server answers (`StatusLineTests`
     /// holds every status given to it); none for another, which RFC 9112 §4 allows.
-    static func reason(_ status: Int) -> StaticString {
+    static func reason(_ status: Int) -> String {
         switch status {
         case 200: "OK"
         case 204: "No Content"

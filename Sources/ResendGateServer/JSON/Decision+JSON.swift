@@ -1,9 +1,9 @@
 import ResendGate
 
 extension Decision {
-    /// The decision as the API and the command line print it; `countdownToken` overrides
-    /// its own. An issued code's digits only when `showingCode` (never to a browser).
-    public func writeJSON(to json: inout JSONWriter, countdownToken: String? = nil, showingCode: Bool = false) {
+    /// The decision as the API and the command line print it; an issued code's digits only
+    /// when `showingCode` (never to a browser).
+    public func writeJSON(to json: inout JSONWriter, showingCode: Bool = false) {
         json.beginObject()
         json.field("allowed", allowed)
         if let reason { json.field("reason", reason.rawValue) }
@@ -13,7 +13,7 @@ extension Decision {
         json.field("next_retry_after", nextRetryAfter)
         json.key("sends_left")
         if let sendsLeft { json.value(Int64(sendsLeft)) } else { json.null() }
-        if let token = countdownToken ?? self.countdownToken?.text { json.field("countdown_token", token) }
+        if let countdownToken { json.field("countdown_token", countdownToken.text) }
         if testNumber { json.field("test_number", true) }
         if let issuedCode {
             if showingCode { json.field("code", issuedCode.code) }

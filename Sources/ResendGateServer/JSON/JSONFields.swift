@@ -1,7 +1,8 @@
 import GateRuntime
 
 /// The top-level members of a JSON object body, read strictly (RFC 8259): bounded nesting,
-/// valid UTF-8, anything malformed refused, not guessed at. Nested values are checked, not kept.
+/// valid UTF-8, anything malformed refused (400 `invalid_json`), not guessed at. Nested
+/// values are checked, not kept.
 struct JSONFields {
     enum Value: Equatable {
         case string(String)
@@ -11,16 +12,11 @@ struct JSONFields {
         case nested
     }
 
-    enum Failure: Error, Equatable {
-        case malformed(String)
-        case notAnObject
-    }
-
     static let maximumDepth = 32
 
     private(set) var members: [(key: String, value: Value)] = []
 
-    init(parsing bytes: [UInt8]) throws(Failure) {
+    init(parsing bytes: [UInt8]) throws(APIError) {
         members.reserveCapacity(4)
         var reader = Reader(bytes: bytes)
         reader.skipWhitespace()
@@ -29,7 +25,7 @@ struct JSONFields {
             _ = try reader.value(depth: 0)
             reader.skipWhitespace()
             guard reader.atEnd else { throw .malformed("unexpected text after the JSON value") }
-            throw .notAnObject
+            throw .invalidJSON("the body must be a JSON object")
         }
         try reader.container(depth: 0, unclosed: "expected ',' or '}'") { members.append(($0, $1)) }
         reader.skipWhitespace()
@@ -37,14 +33,30 @@ struct JSONFields {
     }
 
     /// The member's value; a duplicated name counts as ambiguous and is refused.
-    func value(_ key: String) throws(Failure) -> Value? {
+    func value(_ key: String) throws(APIError) -> Value? {
         var found: Value?
         for member in members where member.key == key {
-            if found != nil { throw .malformed("the member \"\(key)\" appears twice") }
+            if found != nil { throw .invalidJSON("the member \"\(key)\" appears twice") }
             found = member.value
         }
         return found
     }
+
+    /// The member `name` as a string; nil when absent or null, unless `required`.
+    func string(_ name: String, required: Bool = false) throws(APIError) -> String? {
+        switch try value(name) {
+        case .string(let text)?: return text
+        case nil, .null?:
+            if required { throw .missingField("the body needs \"\(name)\"") }
+            return nil
+        default: throw .invalidField("\"\(name)\" must be a string")
+        }
+    }
+}
+
+extension APIError {
+    /// A body that is not valid JSON, and why.
+    static func malformed(_ reason: String) -> APIError { .invalidJSON("the body is not valid JSON: \(reason)") }
 }
 
 private struct Reader {
@@ -64,7 +76,7 @@ private struct Reader {
         while let byte = peek, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
     }
 
-    mutating func value(depth: Int) throws(JSONFields.Failure) -> JSONFields.Value {
+    mutating func value(depth: Int) throws(APIError) -> JSONFields.Value {
         guard depth <= JSONFields.maximumDepth else { throw .malformed("nested deeper than \(JSONFields.maximumDepth) levels") }
         skipWhitespace()
         guard let byte = peek else { throw .malformed("unexpected end of the body") }
@@ -81,7 +93,7 @@ private struct Reader {
         }
     }
 
-    private mutating func literal(_ word: StaticString) throws(JSONFields.Failure) {
+    private mutating func literal(_ word: StaticString) throws(APIError) {
         let length = word.utf8CodeUnitCount
         guard index + length <= bytes.count else { throw .malformed("unexpected end of the body") }
         let matches = word.withUTF8Buffer { expected in bytes[index..<(index + length)].elementsEqual(expected) }
@@ -89,7 +101,7 @@ private struct Reader {
         index += length
     }
 
-    private mutating func number() throws(JSONFields.Failure) -> Substring {
+    private mutating func number() throws(APIError) -> Substring {
         let start = index
         _ = consume(UInt8(ascii: "-"))
         guard let first = peek, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
@@ -117,7 +129,7 @@ private struct Reader {
     /// Reads the object or array at `index`, handing an object's members to `member`;
     /// `unclosed` names a missing `,` or closing bracket.
     mutating func container(depth: Int, unclosed: String = "unclosed container",
-                            _ member: (String, JSONFields.Value) -> Void = { _, _ in }) throws(JSONFields.Failure) {
+                            _ member: (String, JSONFields.Value) -> Void = { _, _ in }) throws(APIError) {
         let open = bytes[index]
         let close = open == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
         index += 1
@@ -140,7 +152,7 @@ private struct Reader {
         }
     }
 
-    mutating func string() throws(JSONFields.Failure) -> String {
+    mutating func string() throws(APIError) -> String {
         index += 1  // opening quote
         // Most strings have no escape: made from their bytes, with no buffer in between.
         let start = index
@@ -184,7 +196,7 @@ private struct Reader {
         }
     }
 
-    private mutating func hex4() throws(JSONFields.Failure) -> UInt32 {
+    private mutating func hex4() throws(APIError) -> UInt32 {
         guard index + 4 <= bytes.count else { throw .malformed("bad \\u escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {
@@ -195,7 +207,7 @@ private struct Reader {
         return value
     }
 
-    private mutating func unicodeEscape(into scalars: inout [UInt8]) throws(JSONFields.Failure) {
+    private mutating func unicodeEscape(into scalars: inout [UInt8]) throws(APIError) {
         var code = try hex4()
         if (0xD800...0xDBFF).contains(code) {
             guard consume(UInt8(ascii: "\\")), consume(UInt8(ascii: "u")) else { throw .malformed("lone surrogate in \\u escape") }

@@ -4,6 +4,8 @@ import GateRuntime
 public struct JSONWriter {
     public private(set) var bytes: [UInt8]
     private var needsComma = false
+    /// The writer's bytes as a string (for the command line and tests).
+    public var string: String { String(decoding: bytes, as: UTF8.self) }
 
     public init(reservingCapacity capacity: Int = 512) {
         bytes = []
@@ -18,7 +20,6 @@ public struct JSONWriter {
 
     public mutating func beginObject() { open(UInt8(ascii: "{")) }
     public mutating func endObject() { close(UInt8(ascii: "}")) }
-    /// Starts an array (of objects or values, each written as usual).
     public mutating func beginArray() { open(UInt8(ascii: "[")) }
     public mutating func endArray() { close(UInt8(ascii: "]")) }
 
@@ -44,7 +45,27 @@ public struct JSONWriter {
 
     public mutating func value(_ text: String) {
         separate()
-        appendQuoted(text)
+        bytes.append(UInt8(ascii: "\""))
+        // Most values (numbers, purposes, tokens, times, reasons) need no escape: copied whole.
+        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F {
+                return false
+            }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if copied == true { return bytes.append(UInt8(ascii: "\"")) }
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), byte])
+            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20, 0x7F: bytes.append(contentsOf: "\\u00\(CollectionOfOne(byte).lowercaseHex)".utf8)
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
     }
 
     public mutating func value(_ number: Int64) {
@@ -64,13 +85,13 @@ public struct JSONWriter {
         let tenThousandths = fraction.isFinite && fraction > 0 ? Int64((fraction * 10_000).rounded()) : 0
         bytes.appendDecimal(UInt64(tenThousandths / 10_000))
         var rest = tenThousandths % 10_000
-        if rest > 0 {
-            bytes.append(UInt8(ascii: "."))
-            var digits = 4
-            while rest % 10 == 0 { rest /= 10; digits -= 1 }
-            let text = String(rest)
-            bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits - text.utf8.count))
-            bytes.append(contentsOf: text.utf8)
+        if rest > 0 { bytes.append(UInt8(ascii: ".")) }
+        // The four decimals up to the last that is not 0.
+        var divisor: Int64 = 1000
+        while rest > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
         }
     }
 
@@ -96,33 +117,4 @@ public struct JSONWriter {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
         needsComma = true
     }
-
-    private mutating func appendQuoted(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        // Most values (numbers, purposes, tokens, times, reasons) need no escape: copied whole.
-        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 in
-            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F {
-                return false
-            }
-            bytes.append(contentsOf: utf8)
-            return true
-        }
-        if copied == true { return bytes.append(UInt8(ascii: "\"")) }
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), byte])
-            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20, 0x7F: bytes.append(contentsOf: "\\u00\(CollectionOfOne(byte).lowercaseHex)".utf8)
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
-    }
-}
-
-extension JSONWriter {
-    /// The writer's bytes as a string (for the command line and tests).
-    public var string: String { String(decoding: bytes, as: UTF8.self) }
 }

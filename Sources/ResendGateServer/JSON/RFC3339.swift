@@ -1,12 +1,6 @@
 /// RFC 3339 UTC timestamps with milliseconds (`2026-11-30T08:09:05.123Z`), written
 /// with integer arithmetic: no formatter, no time zone database, no allocation.
-public enum RFC3339 {
-    public static func string(millisecondsSince1970 milliseconds: Int64) -> String {
-        var bytes: [UInt8] = []
-        append(milliseconds, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
+enum RFC3339 {
     static func append(_ milliseconds: Int64, to bytes: inout [UInt8]) {
         let days = floorDivide(milliseconds, 86_400_000)
         let msOfDay = milliseconds - days * 86_400_000

@@ -7,25 +7,22 @@ extension Worker {
     func authorize(_ exchange: Exchange, _ access: Route.Access) -> String? {
         guard case .key(let scope) = access else { return "" }
         guard let grant = grant(exchange) else {
-            respond(exchange, error: .unauthorized, headers: Self.challenge)
+            exchange.respond(.unauthorized, headers: [("WWW-Authenticate", "Bearer realm=\"resendgate\"")])
             return nil
         }
         guard grant.scopes.contains(scope) else {
-            respond(exchange, error: .forbidden(scope))
+            exchange.respond(.forbidden(scope))
             return nil
         }
         return grant.caller
     }
-
-    private static let challenge = [("WWW-Authenticate", "Bearer realm=\"resendgate\"")]
 
     /// Every scope when no keys are configured; else those of the request's `Authorization:
     /// Bearer <key>`, nil for none or an unknown one. Every key is compared, in constant
     /// time, so timing reveals neither a key nor which one matched.
     private func grant(_ exchange: Exchange) -> (scopes: APIScopes, caller: String)? {
         guard !shared.apiKeys.isEmpty else { return (.all, "") }
-        guard let header = exchange.request.header("Authorization") else { return nil }
-        let bytes = Array(header.utf8)
+        guard let bytes = exchange.request.withHeader("Authorization", { Array($0) }) else { return nil }
         let scheme = "Bearer ".utf8
         guard bytes.count > scheme.count, bytes.prefix(scheme.count).equalsIgnoringASCIICase(scheme) else { return nil }
         let presented = bytes[scheme.count...]

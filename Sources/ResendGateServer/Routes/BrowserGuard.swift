@@ -14,17 +14,13 @@
 extension Worker {
     func browserRefusal(_ exchange: Exchange) -> APIError? {
         if checksHost, exchange.request.withHeader("Host", Self.isLoopbackHost) == false {
-            return .misdirected
+            return .misdirectedRequest("this gate has no API keys and answers only requests addressed to localhost, 127.0.0.1 or [::1]")
         }
         if exchange.method != .get && exchange.method != .head,
-           exchange.request.withHeader("Origin", { isAllowedOrigin($0) }) == false {
-            return .foreignOrigin
+           exchange.request.withHeader("Origin", { origin in allowedOrigins.contains { origin.equalsIgnoringASCIICase($0) } }) == false {
+            return .forbidden("requests from a web page of this origin are not accepted (it is not among the gate's allowed origins)")
         }
         return nil
-    }
-
-    private func isAllowedOrigin(_ origin: UnsafeBufferPointer<UInt8>) -> Bool {
-        allowedOrigins.contains { origin.equalsIgnoringASCIICase($0) }
     }
 
     /// `localhost`, `127.0.0.1` or `[::1]`, in any case, with or without `:port`.
@@ -38,11 +34,4 @@ extension Worker {
     }
 
     private static let loopbackNames: [[UInt8]] = [Array("localhost".utf8), Array("127.0.0.1".utf8), Array("[::1]".utf8)]
-}
-
-extension APIError {
-    static let misdirected = APIError.misdirectedRequest(
-        "this gate has no API keys and answers only requests addressed to localhost, 127.0.0.1 or [::1]")
-    static let foreignOrigin = APIError.forbidden(
-        "requests from a web page of this origin are not accepted (it is not among the gate's allowed origins)")
 }

@@ -4,7 +4,7 @@ import ResendGate
 /// `valid` once; 422 `wrong_code` with `attempts_left`; with no live code, 409
 /// `code_locked` or `code_used`, 429 `locked`, 410 `code_expired` or `code_voided`.
 enum ChecksRoute {
-    static func post(_ c: RouteContext) {
+    static func post(_ c: Exchange) {
         guard let (phone, purpose, code) = c.numberBody({ fields throws(APIError) in
             let code = try fields.string("code", required: true)!
             guard IssuedCodes.isWellFormed(Substring(code)) else { throw .invalidField("\"code\" must be 4 to 10 digits") }

@@ -5,8 +5,8 @@ import ResendGate
 /// their figures. At most `GateWorker.blockedPrefixCapacity`, written into a buffer of its
 /// own, so the worker's reused one never grows to a listing's size.
 enum PrefixesRoute {
-    static func get(_ c: RouteContext) {
-        guard let state = c.decoded({ () throws(APIError) in try PercentDecoding.queryValue("state", in: c.exchange.query) }) else { return }
+    static func get(_ c: Exchange) {
+        guard let state = c.decoded({ () throws(APIError) in try PercentDecoding.queryValue("state", in: c.query) }) else { return }
         guard state == nil || state == "blocked" else {
             return c.respond(.invalidField("state must be \"blocked\" (the only state listed)"))
         }
@@ -21,7 +21,7 @@ enum PrefixesRoute {
                 for figures in prefixes { figures.writeJSON(to: &json) }
                 json.endArray()
                 json.endObject()
-                c.worker.respond(c.exchange, status: 200, body: json.bytes)
+                c.respond(status: 200, body: json.bytes)
             case .failure(let error):
                 c.respond(APIError(error))
             }

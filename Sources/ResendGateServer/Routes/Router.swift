@@ -9,11 +9,11 @@ struct Route: Sendable {
     /// may be empty (`/v1/cooldowns/` is the handler's to refuse, as an invalid number).
     let path: String
     let access: Access
-    let handler: @Sendable (RouteContext) -> Void
+    let handler: @Sendable (Exchange) -> Void
     /// The path's text before and after its parameter; the whole path when it has none.
     private let prefix: Substring, suffix: Substring?, allowsEmpty: Bool
 
-    init(_ methods: [HTTPRequest.Method], _ path: String, _ access: Access, _ handler: @escaping @Sendable (RouteContext) -> Void) {
+    init(_ methods: [HTTPRequest.Method], _ path: String, _ access: Access, _ handler: @escaping @Sendable (Exchange) -> Void) {
         (self.methods, self.path, self.access, self.handler) = (methods, path, access, handler)
         let open = path.firstIndex(of: "{"), close = path.firstIndex(of: "}")
         prefix = path[..<(open ?? path.endIndex)]
@@ -53,7 +53,7 @@ struct Route: Sendable {
 /// API key scope and, for a POST, a JSON body read into `bodyBuffer`.
 extension Worker {
     func route(_ exchange: Exchange) {
-        if let refusal = browserRefusal(exchange) { return respond(exchange, error: refusal) }
+        if let refusal = browserRefusal(exchange) { return exchange.respond(refusal) }
         var pathIsKnown = false
         for route in Route.table {
             guard let parameter = route.match(exchange.path) else { continue }
@@ -63,26 +63,22 @@ extension Worker {
             if exchange.method == .post {
                 // No Content-Type is refused too: a page can POST a Blob without one (no-cors).
                 guard exchange.request.withHeader("Content-Type", Self.isJSON) == true else {
-                    return respond(exchange, error: .unsupportedMediaType("send the body as JSON with the header Content-Type: application/json"))
+                    return exchange.respond(.unsupportedMediaType("send the body as JSON with the header Content-Type: application/json"))
                 }
                 // A body over `maxBodyBytes` never gets here: the framing refuses it (413, `refused`).
                 exchange.request.readBody(into: &bodyBuffer)
             }
-            return route.handler(RouteContext(worker: self, exchange: exchange, caller: caller, parameter: parameter))
+            var routed = exchange
+            (routed.caller, routed.parameter) = (caller, parameter)
+            return route.handler(routed)
         }
-        guard pathIsKnown else { return respond(exchange, error: .notFound(exchange.path)) }
+        guard pathIsKnown else { return exchange.respond(.notFound(exchange.path)) }
         let allowed = Route.table.filter { $0.match(exchange.path) != nil }.flatMap(\.methods).map(\.rawValue).joined(separator: ", ")
-        respond(exchange, error: .methodNotAllowed(allowed), headers: [("Allow", allowed)])
+        exchange.respond(.methodNotAllowed(allowed), headers: [("Allow", allowed)])
     }
 
     /// `application/json` with or without parameters, in any case; not `+json` types, not a
-    /// form type a page could send without CORS. In bytes: Foundation's trimming is costly.
-    static func isJSON(_ contentType: String) -> Bool {
-        var contentType = contentType
-        return contentType.withUTF8 { isJSON($0) }
-    }
-
-    /// The same over the header's bytes, as the connection holds them (no String made).
+    /// form type a page could send without CORS. Over the header's bytes: no String made.
     static func isJSON(_ contentType: UnsafeBufferPointer<UInt8>) -> Bool {
         var mediaType = contentType.prefix { $0 != UInt8(ascii: ";") }
         while let first = mediaType.first, first == 0x20 || first == 0x09 { mediaType = mediaType.dropFirst() }

@@ -3,23 +3,17 @@ import ResendGate
 
 /// `POST /v1/sends`: reserve a send if the number's cooldown allows it.
 enum SendsRoute {
-    static func post(_ c: RouteContext) {
-        guard let send = c.decoded({ () throws(APIError) in
-            let fields = try c.fields()
-            let phone = try fields.string("phone", required: true)!
-            let purpose = try fields.string("purpose")
-            let clientIP = try fields.string("client_ip")
-            let (number, purposeValue) = try c.target(phone: phone, region: try fields.string("region"), purpose: purpose)
-            do throws(GateError) {
-                return try SendRequest(phone: number, purpose: purposeValue, caller: c.caller, clientIP: clientIP,
-                                       idempotencyKey: c.exchange.request.header("Idempotency-Key"))
-            } catch {
-                throw APIError(error)
-            }
-        }) else { return }
+    static func post(_ c: Exchange) {
+        guard let (phone, purpose, clientIP) = c.numberBody({ fields throws(APIError) in try fields.string("client_ip") }),
+              let send = c.decoded({ () throws(APIError) in
+                  try APIError.answering { () throws(GateError) in
+                      try SendRequest(phone: phone, purpose: purpose, caller: c.caller, clientIP: clientIP,
+                                      idempotencyKey: c.request.header("Idempotency-Key"))
+                  }
+              }) else { return }
         // An issued code goes to back ends only: a request with an `Origin` is a web page's,
         // and its user must get the code by SMS, never from the answer.
-        let showsCode = c.exchange.request.withHeader("Origin", { _ in true }) != true
+        let showsCode = c.request.withHeader("Origin", { _ in true }) != true
         let policies = c.gate.configuration.policies
         c.gate.reserve(send) { result in
             switch result {
@@ -47,7 +41,7 @@ enum SendsRoute {
     /// `--on-store-failure open`: allowed unrecorded (no cooldown, no cap), as the body
     /// (`"store": "unavailable"`) and a header say; `retry_after` is the policy's cooldown,
     /// for display only (the gate's clock, not Redis's).
-    private static func allowUnrecorded(_ c: RouteContext, _ send: SendRequest) {
+    private static func allowUnrecorded(_ c: Exchange, _ send: SendRequest) {
         c.worker.metrics.add(.allowedUnrecorded)
         let cooldown = c.gate.configuration.policies.policy(for: send.purpose).ladder[0]
         let milliseconds = Int64(cooldown / .milliseconds(1))

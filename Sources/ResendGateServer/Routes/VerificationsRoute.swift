@@ -4,7 +4,7 @@ import ResendGate
 /// the wrong codes; `failed` counts one, and at `max failed checks` locks the number's
 /// sends and verifications (429 `locked`, `Retry-After`) until the lockout ends.
 enum VerificationsRoute {
-    static func post(_ c: RouteContext) {
+    static func post(_ c: Exchange) {
         guard let (phone, purpose, outcome) = c.numberBody({ fields throws(APIError) in
             guard let outcome = VerificationOutcome(rawValue: try fields.string("outcome", required: true)!) else {
                 throw .invalidField("\"outcome\" must be \"verified\" or \"failed\"")

@@ -18,25 +18,27 @@
 -- for its whole lifetime, whatever the cooldown does.
 local _, now = clock(ARGV[6])
 local held = call('MGET', KEYS[1], KEYS[2])
-local value, cooldown = held[1], held[2]
+local codeRecord, cooldown = held[1], held[2]
 if cooldown and string.sub(cooldown, 1, 6) == 'locked' then return {-1, call('PTTL', KEYS[2])} end
-if not value or (tonumber(string.sub(value, 17, 28), 16) or 0) <= now then return {-4, 0} end
-local state = string.sub(value, 29, 30)
-if state == 'uu' then return {-5, 0} end
-if state == 'vv' then return {-6, 0} end
-local head, tail = string.sub(value, 1, 28), string.sub(value, 31)
-if state == 'xx' then return {-3, math.max(0, call('PTTL', KEYS[2]))} end
-if string.sub(value, 31, 46) == ARGV[1] then
-  call('SET', KEYS[1], head .. 'uu' .. tail, 'KEEPTTL')
+if not codeRecord then return {-4, 0} end
+-- include: code-split
+if codeExpiry <= now then return {-4, 0} end
+if codeState == 'uu' then return {-5, 0} end
+if codeState == 'vv' then return {-6, 0} end
+if codeState == 'xx' then return {-3, math.max(0, call('PTTL', KEYS[2]))} end
+if not codeWrong then return {-4, 0} end
+if codeDigest == ARGV[1] then
+  codeState = 'uu'
+  -- include: code-make
+  call('SET', KEYS[1], codeRecord, 'KEEPTTL')
   local trustedKey, trustedFor, guardWindow = KEYS[3], ARGV[4], ARGV[5]
   -- include: trust-mark
 end
-local failed, limit = tonumber(state) + 1, tonumber(ARGV[2])
-if failed < limit then
-  call('SET', KEYS[1], head .. string.format('%02d', failed) .. tail, 'KEEPTTL')
-  return {0, limit - failed}
-end
-call('SET', KEYS[1], head .. 'xx' .. tail, 'KEEPTTL')
+local failed, limit = codeWrong + 1, tonumber(ARGV[2])
+codeState = failed < limit and string.format('%02d', failed) or 'xx'
+-- include: code-make
+call('SET', KEYS[1], codeRecord, 'KEEPTTL')
+if failed < limit then return {0, limit - failed} end
 local left = math.max(0, call('PTTL', KEYS[2]))
 if ARGV[7] == 'code' then return {-3, left} end
 local hold = math.max(tonumber(ARGV[3]), left)

@@ -5,8 +5,10 @@
 -- code is live (neither used, voided nor locked), else {-2, now}.
 -- Nothing about the code itself leaves Redis.
 local _, now = clock(ARGV[2])
-local value = call('GET', KEYS[1])
-if not value or string.sub(value, 1, 16) ~= ARGV[1] or not tonumber(string.sub(value, 29, 30)) then return {-2, now} end
-local remaining = (tonumber(string.sub(value, 17, 28), 16) or 0) - now
+local codeRecord = call('GET', KEYS[1])
+if not codeRecord then return {-2, now} end
+-- include: code-split
+if codeIdentity ~= ARGV[1] or not codeWrong then return {-2, now} end
+local remaining = codeExpiry - now
 if remaining < 1 then return {-2, now} end
 return {remaining, now}

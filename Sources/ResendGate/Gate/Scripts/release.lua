@@ -68,10 +68,15 @@ if window then
   end
 end
 if KEYS[4] then
-  local code = call('GET', KEYS[4])
-  if code and tonumber(string.sub(code, 29, 30)) then
-    call('SET', KEYS[4], string.sub(code, 1, 28) .. 'vv' .. string.sub(code, 31), 'KEEPTTL')
-    call('PUBLISH', ARGV[4], string.sub(code, 1, 16))
+  local codeRecord = call('GET', KEYS[4])
+  if codeRecord then
+    -- include: code-split
+    if codeWrong then
+      codeState = 'vv'
+      -- include: code-make
+      call('SET', KEYS[4], codeRecord, 'KEEPTTL')
+      call('PUBLISH', ARGV[4], codeIdentity)
+    end
   end
 end
 call('ZADD', KEYS[3], now, token)
