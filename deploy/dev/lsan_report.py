@@ -15,9 +15,10 @@ import sys
 
 # Frames of our product code: the Swift modules (mangled module prefix) and the C libraries
 # they drive. The test support ($s21ResendGateTestSupport) and the tests are not product code.
-OURS = re.compile(r"#\d+ 0x[0-9a-f]+ in (\$s10ResendGate\d|\$s16ResendGateServer|\$s9Countdown\d|\$s10resendgate\d|"
-                  r"redisAsync|redisLibevent|__redis|evhttp_|event_base|bufferevent_|phonenumber_|"
-                  r"i18n::phonenumbers)")
+OURS = re.compile(r"#\d+ 0x[0-9a-f]+ in (\$s10ResendGate\d|\$s16ResendGateServer|\$s16ResendGateClient|\$s9Countdown\d|"
+                  r"\$s10resendgate\d|\$s11RedisClient\d|\$s13GateEventLoop\d|\$s11GateRuntime\d|\$s8Policies\d|"
+                  r"\$s12PhoneNumbers\d|rg_|redisAsync|redisLibevent|__redis|evhttp_|event_base|event_new|bufferevent_|"
+                  r"phonenumber_|i18n::phonenumbers)")
 
 
 def main(folder):

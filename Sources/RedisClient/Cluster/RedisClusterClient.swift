@@ -32,8 +32,11 @@ public final class RedisClusterClient {
     /// and a slow migration is asked about about 25 times a second.
     static let firstTryAgainWait: Duration = .milliseconds(5)
     static let longestTryAgainWait: Duration = .milliseconds(40)
-    /// Pending TRYAGAIN retries: each timer, kept alive until it fires, and the retry.
-    private var retries: [ObjectIdentifier: (timer: EventTimer, retry: () -> Void)] = [:]
+    /// Pending TRYAGAIN retries by number: each timer, kept alive until it fires, and the
+    /// retry. Only this table holds them (a timer's action finds its own by number), so a
+    /// fired retry frees its timer and what the retry holds.
+    private var retries: [Int: (timer: EventTimer, retry: () -> Void)] = [:]
+    private var retryCount = 0
     /// Slot re-maps go here, and each node connection's reconnects and script reloads.
     let logger: GateLogger
     /// The replicas the last map named: asked for the map after the masters.
@@ -194,12 +197,12 @@ public final class RedisClusterClient {
     }
 
     private func retryLater(after delay: Duration, _ body: @escaping () -> Void) {
-        var timer: EventTimer!
-        timer = EventTimer(loop: loop) { [unowned self] in
-            self.retries[ObjectIdentifier(timer)] = nil
-            body()
+        retryCount &+= 1
+        let number = retryCount
+        let timer = EventTimer(loop: loop) { [unowned self] in
+            self.retries.removeValue(forKey: number)?.retry()
         }
-        retries[ObjectIdentifier(timer)] = (timer, body)
+        retries[number] = (timer, body)
         timer.schedule(after: delay)
     }
 
