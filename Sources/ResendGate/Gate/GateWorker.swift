@@ -147,7 +147,7 @@ public final class GateWorker {
             if !cooldowns.windows.firstReadAnswered, cooldowns.windows.waitForFirstRead({ [unowned self] in
                 self.reserveNumber(send, placed, completion: completion)
             }) { return }
-            if cooldowns.reservePlainly(request, policy: policy, cipher: send.cipher, codes: codes, completion: completion) { return }
+            if cooldowns.reservePlainly(send, codes: codes, completion: completion) { return }
         }
         let tokens = context.tokens
         var script = ReserveArguments(

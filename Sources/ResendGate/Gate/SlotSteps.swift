@@ -93,9 +93,8 @@ struct Placement {
         let request = send.request, policy = send.policy.rules, context = worker.context
         numberSlotOnly = Self.apart(on: context.store)
         let ip = policy.ipMaxSends != nil ? context.addressKeyText(request) : nil
-        let record = worker.idempotency.recordKey(request)
         if numberSlotOnly {
-            if record != nil { steps.append(worker.idempotency) }
+            if request.idempotencyKey != nil { steps.append(worker.idempotency) }
             if policy.hasBudgets { steps.append(worker.budgets) }
             if policy.pumping.isOn { steps.append(worker.prefixGuard) }
             sharesAcrossNumbers = policy.hasBudgets || policy.pumping.isOn
@@ -103,7 +102,7 @@ struct Placement {
         } else {
             if policy.hasBudgets || policy.pumping.isOn { fraudGuard = FraudGuard(request, policy: policy, context: context) }
             ipInScript = ip
-            recordInScript = record.map { ($0, context.fingerprint(request, number: send.number)) }
+            recordInScript = worker.idempotency.recordKey(request).map { ($0, context.fingerprint(request, number: send.number)) }
         }
     }
 }

@@ -41,11 +41,10 @@ final class Cooldowns {
     /// Decides with one `SET NX` (true) when the policy is one plain cooldown and no gate
     /// keeps the purpose's cooldowns in windows; false when the reserve script must.
     func reservePlainly(
-        _ request: SendRequest, policy: CompiledPolicy, cipher: CountdownTokenCipher, codes: IssuedCodeRule,
-        completion: @escaping (Result<Decision, GateError>) -> Void
+        _ send: StepSend, codes: IssuedCodeRule, completion: @escaping (Result<Decision, GateError>) -> Void
     ) -> Bool {
+        let request = send.request, policy = send.policy, cipher = send.cipher, number = send.number
         guard let milliseconds = policy.plainCooldownMilliseconds, windows.plainDecisionIsSafe(for: request.purpose.name) else { return false }
-        let number = context.number(request.phone)
         let purpose = request.purpose
         let context = self.context, store = context.store, keys = context.keys
         let nonce = context.tokens.next()
