@@ -1,4 +1,7 @@
 import CLibevent
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Gives memory back once a crowd of connections has left: glibc returns only the free
 /// top of a heap, so after 900 connections holding 64 KiB each had closed, RSS stayed at
@@ -12,6 +15,10 @@ struct MemoryTrim {
     static let minimumHeldDrop = 2 << 20
     static let interval: Duration = .seconds(1)
 
+    /// Whether glibc's allocator serves this process: a sanitizer's replaces it, and glibc's
+    /// `malloc_trim` then walks arenas it never set up (a SEGV seen under AddressSanitizer).
+    static let glibcAllocates = dlsym(nil, "__asan_init") == nil && dlsym(nil, "__tsan_init") == nil
+
     private var peak: Int64 = 0
     private var peakHeld = 0
     private var lastTrim = ContinuousClock.now
@@ -23,7 +30,7 @@ struct MemoryTrim {
         guard peak - openConnections >= Self.minimumDrop || peakHeld - held >= Self.minimumHeldDrop else { return }
         let now = ContinuousClock.now
         guard now - lastTrim >= Self.interval else { return }
-        malloc_trim(0)
+        if Self.glibcAllocates { malloc_trim(0) }
         lastTrim = now
         peak = openConnections
         peakHeld = held
