@@ -223,9 +223,6 @@ extension ReserveScriptsTests {
             -- include: ip-count
 
             """)
-        // Every reason a counted or cooldown rule answers has its rule (the guard's include the limits written as data).
-        let answered = Set(NumberRules.all.flatMap { $0.answers })
-        #expect(answered.isSuperset(of: SendLimit.reasons + [.cooldown, .suspectedPumping]))
     }
 
     /// With one step, a number's second send waits that step again.

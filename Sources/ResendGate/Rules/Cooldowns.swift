@@ -142,7 +142,6 @@ extension Decision {
 /// allowed send's cooldown is its ladder step (`ladder-hold.lua`); its cooldown and the
 /// window's sends are written in one key (`cooldown-write.lua`).
 extension Cooldowns: NumberRule {
-    static let answers: [Decision.Reason] = [.cooldown]
     static let parts: [RuleSlot: String] = [.check: "cooldown-check", .hold: "ladder-hold", .write: "cooldown-write"]
 
     static func block(_ script: ReserveVariant) -> String {

@@ -59,7 +59,6 @@ struct FraudGuard {
 /// Its parts in the number's script; its constants go in fraud-guard.lua's own block, which
 /// `ReserveScripts` puts right after the policy block with the file's declarations.
 extension FraudGuard: NumberRule {
-    static let answers: [Decision.Reason] = [.countryLimit, .globalLimit, .suspectedPumping] + SendLimit.reasons
     static let parts: [RuleSlot: String] = [.check: "guard-check", .write: "guard-count"]
 
     /// Where KEYS' budgets begin and end (a purpose that issues codes passes its code key

@@ -39,7 +39,6 @@ struct IPCap: SlotStep {
 /// longest wait (`ip-check.lua`), the send that fills it waits for it too (`ip-hold.lua`),
 /// an allowed send joins the IP's set (`ip-count.lua`).
 extension IPCap: NumberRule {
-    static let answers: [Decision.Reason] = [.ipLimit]
     static let parts: [RuleSlot: String] = [.check: "ip-check", .answer: "ip-hold", .write: "ip-count"]
 
     static func block(_ script: ReserveVariant) -> String {

@@ -133,7 +133,6 @@ struct IssuedCodeRule {
 /// In the number's script: an allowed send's code (`code-issue.lua`: the live one again, or
 /// the gate's new one) joins its answer and is stored (`code-write.lua`). It refuses nothing.
 extension IssuedCodeRule: NumberRule {
-    static let answers: [Decision.Reason] = []
     static let parts: [RuleSlot: String] = [.answer: "code-issue", .write: "code-write"]
 
     /// The number's code key and the new code come last (`ReserveArguments`).

@@ -3,7 +3,6 @@
 /// send leaves (`max-sends-check.lua`); the send that fills it holds its cooldown until then
 /// (`max-sends-hold.lua`), so peek and tokens show the real wait.
 enum MaxSends: NumberRule {
-    static let answers: [Decision.Reason] = [.maxSends]
     static let parts: [RuleSlot: String] = [.check: "max-sends-check", .hold: "max-sends-hold"]
 
     static func block(_ script: ReserveVariant) -> String {

@@ -1,9 +1,8 @@
 /// A rule decided in the number's own script, `reserve.lua` (one Redis: with every rule of a
-/// send; a Cluster: with those keyed in the number's slot, `Placement`), one type each: the
-/// reasons it refuses with, its Lua part in each of the script's slots (`-- rules: check`),
-/// and the constants those read, as its lines of the policy block (`ReserveScripts`).
+/// send; a Cluster: with those keyed in the number's slot, `Placement`), one type each: its
+/// Lua part in each of the script's slots (`-- rules: check`), and the constants those read,
+/// as its lines of the policy block (`ReserveScripts`).
 protocol NumberRule {
-    static var answers: [Decision.Reason] { get }
     static var parts: [RuleSlot: String] { get }
     static func block(_ script: ReserveVariant) -> String
 }
