@@ -18,9 +18,9 @@ struct IdempotencyRecordLayoutTests {
         let client = try redis.client()
         var policy = Policy(ladder: [.seconds(60), .seconds(120)], maxSends: 3)
         if observing { policy.observe = [.cooldown] }
-        let source = ReserveScripts.source(
+        let source = ReserveScripts.source(ReserveVariant(
             policy: CompiledPolicy(policy), countingIP: false, cooldownInWindow: true, idempotencyLifetimeMilliseconds: 86_400_000,
-            longestIPWindowMilliseconds: 0)
+            longestIPWindowMilliseconds: 0))
         let put = GateScripts.idempotencyPut.source
         var kinds: Set<String> = []
         for call in 0..<5 {

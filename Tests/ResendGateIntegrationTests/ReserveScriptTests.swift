@@ -33,9 +33,9 @@ struct ReserveScriptTests {
         let watched = StallWatch.mark()
 
         // The default policy's reserve script, as a gate writes it; '' for now: it asks TIME.
-        let source = ReserveScripts.source(
+        let source = ReserveScripts.source(ReserveVariant(
             policy: CompiledPolicy(.default), countingIP: false, cooldownInWindow: false, idempotencyLifetimeMilliseconds: 86_400_000,
-            longestIPWindowMilliseconds: 0)
+            longestIPWindowMilliseconds: 0))
         let full = try Self.run(client, setup: setup, [[
             "EVAL", source, "4",
             Self.cooldown, gateKey(.window, "+8613800138000"), gateKey(.noIP, "+8613800138000"),

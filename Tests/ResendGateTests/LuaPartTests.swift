@@ -9,8 +9,9 @@ import Testing
 /// second line of the same kind). Names Lua and prelude.lua give every script need none.
 @Suite("Lua parts read and set what they declare")
 struct LuaPartTests {
-    /// Every file a script includes.
-    static let parts = Set(GateScripts.files.values.flatMap { includes(String(decoding: $0, as: UTF8.self)) }).sorted()
+    /// Every file a script includes, or a rule puts in reserve.lua's slots (`NumberRule.parts`).
+    static let parts = Set(
+        GateScripts.files.values.flatMap { includes(String(decoding: $0, as: UTF8.self)) } + NumberRules.all.flatMap { $0.parts.values }).sorted()
 
     /// Lua's and Redis's globals, and the prelude's locals: every script starts with it.
     static let environment = Set([
@@ -53,18 +54,18 @@ struct LuaPartTests {
         }
         for guarded in [false, true] {
             let policy = CompiledPolicy(guarded ? rules : Policy(ladder: [.seconds(60)], window: .seconds(3600), maxSends: 3))
-            let block = ReserveScripts.block(
+            let block = ReserveScripts.block(ReserveVariant(
                 policy: policy, countingIP: true, cooldownInWindow: true, idempotencyLifetimeMilliseconds: 1000,
-                longestIPWindowMilliseconds: 1000) + ReserveScripts.blockEnd
+                longestIPWindowMilliseconds: 1000)) + ReserveScripts.blockEnd
                 + (guarded ? String(decoding: GateScripts.files["fraud-guard"] ?? [], as: UTF8.self) : "local guardRegister\n")
             let reserve = String(decoding: EmbeddedFiles.reserve, as: UTF8.self)
             guard let start = reserve.range(of: ReserveScripts.blockStart), let end = reserve.range(of: ReserveScripts.blockEnd) else {
                 Issue.record("reserve.lua lost its policy block's marker lines")
                 return
             }
-            var files = GateScripts.files
-            for left in guarded ? [] : ["guard-check", "guard-count", "code-issue", "code-write"] { files[left] = [] }
-            Self.walk(String(reserve[..<start.upperBound]) + block + reserve[end.upperBound...], path: "reserve", files: files, issues: &issues)
+            let linked = ReserveScripts.withRules(
+                String(reserve[..<start.upperBound]) + block + reserve[end.upperBound...], NumberRules.of(guarded: guarded, codes: guarded))
+            Self.walk(linked, path: "reserve", issues: &issues)
         }
         #expect(issues == [])
     }

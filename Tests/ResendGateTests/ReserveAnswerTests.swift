@@ -153,13 +153,19 @@ struct ReserveScriptsTests {
         #expect(scripts.all.count == 2)
         #expect(scripts.script(guarded: false, countingIP: true, cooldownInWindow: true) == scripts.script(guarded: false, countingIP: false, cooldownInWindow: true))
         #expect(scripts.script(guarded: false, countingIP: true, cooldownInWindow: false) == scripts.script(guarded: false, countingIP: false, cooldownInWindow: false))
-        let block = ReserveScripts.block(
+        let block = ReserveScripts.block(ReserveVariant(
             policy: CompiledPolicy(rules), countingIP: false, cooldownInWindow: true, idempotencyLifetimeMilliseconds: 600_000,
-            longestIPWindowMilliseconds: 7_200_000)
-        #expect(block.contains("local window, windowLifeText, maxSends, keepSends = 3600000, '3600000', 7, 16\nlocal cooldownInWindow = true\n"))
-        #expect(block.contains("local ipMax, ipWindow, ipKeep, ipKeepText = 0, 3600000, 7200000, '8100000'\n"))
-        #expect(block.contains("local lifetime, lifetimeText, longest, steps = 600000, '600000', 3600000, 2\n"))
-        #expect(block.contains("local watchCooldown, watchMax, watchIP = false, true, false\n"))
+            longestIPWindowMilliseconds: 7_200_000))
+        // The idempotency record's lifetime, then each rule's lines (`NumberRule.block`).
+        #expect(block.hasPrefix("""
+            local lifetime, lifetimeText = 600000, '600000'
+            local window, windowLifeText, keepSends = 3600000, '3600000', 16
+            local cooldownInWindow, longest, steps = true, 3600000, 2
+            local watchCooldown = false
+
+            """))
+        #expect(block.contains("local maxSends, watchMax = 7, true\n"))
+        #expect(block.contains("local ipMax, ipWindow, ipKeep, ipKeepText, watchIP = 0, 3600000, 7200000, '8100000', false\n"))
         #expect(block.contains("return (select(i, '30000', '90000'))"))
         #expect(block.contains("local firstHold, firstHoldMs, secondHold = '30000', 30000, '90000'\n"))
     }
@@ -174,7 +180,7 @@ extension ReserveScriptsTests {
         let scripts = ReserveScripts(
             policy: CompiledPolicy(rules), idempotencyLifetimeMilliseconds: 600_000, longestIPWindowMilliseconds: 0)
         let script = scripts.script(guarded: false, countingIP: false, cooldownInWindow: true)
-        #expect(script.source.contains("local cooldownInWindow = false\n"))
+        #expect(script.source.contains("local cooldownInWindow, longest, steps = false, 60000, 1\n"))
         let alone = try #require(scripts.cooldownKeyOnly)
         #expect(Set(scripts.all) == [script, alone])
         #expect(alone.source == script.source.replacing(ReserveScripts.numberRead, with: ReserveScripts.cooldownRead))
@@ -186,11 +192,47 @@ extension ReserveScriptsTests {
         #expect(windowed.cooldownKeyOnly == nil)
     }
 
+    /// Each rule's parts go in reserve.lua's slots, in `NumberRules.all`'s order, indented as
+    /// the slot; a script without the budgets' guard or codes has none of theirs.
+    @Test func theRulesPartsGoInTheirSlotsInTheListsOrder() {
+        let text = "a\n\n  -- rules: check\n-- rules: hold\n-- rules: write\n"
+        #expect(ReserveScripts.withRules(text, NumberRules.all) == """
+            a
+
+              -- include: cooldown-check
+              -- include: max-sends-check
+              -- include: ip-check
+              -- include: guard-check
+            -- include: ladder-hold
+            -- include: max-sends-hold
+            -- include: cooldown-write
+            -- include: ip-count
+            -- include: guard-count
+            -- include: code-write
+
+            """)
+        #expect(ReserveScripts.withRules(text, NumberRules.of(guarded: false, codes: false)) == """
+            a
+
+              -- include: cooldown-check
+              -- include: max-sends-check
+              -- include: ip-check
+            -- include: ladder-hold
+            -- include: max-sends-hold
+            -- include: cooldown-write
+            -- include: ip-count
+
+            """)
+        // Every reason a counted or cooldown rule answers has its rule (the guard's include the limits written as data).
+        let answered = Set(NumberRules.all.flatMap { $0.answers })
+        #expect(answered.isSuperset(of: SendLimit.reasons + [.cooldown, .suspectedPumping]))
+    }
+
     /// With one step, a number's second send waits that step again.
     @Test func aOneStepLadderHoldsItsStepAfterTheFirstSendToo() {
-        let block = ReserveScripts.block(
+        let block = ReserveScripts.block(ReserveVariant(
             policy: CompiledPolicy(Policy(ladder: [.seconds(60)], window: .seconds(3600), maxSends: 3)), countingIP: false,
-            cooldownInWindow: true, idempotencyLifetimeMilliseconds: 600_000, longestIPWindowMilliseconds: 0)
+            cooldownInWindow: true, idempotencyLifetimeMilliseconds: 600_000, longestIPWindowMilliseconds: 0))
         #expect(block.contains("local firstHold, firstHoldMs, secondHold = '60000', 60000, '60000'\n"))
     }
 }

@@ -21,14 +21,15 @@ struct ReserveScripts {
         let hasWindow = policy.windowMilliseconds > 0
         let hasGuard = policy.rules.hasBudgets || policy.rules.pumping.isOn
         var made: [String: RedisScript] = [:]
+        let base = ReserveVariant(
+            policy: policy, countingIP: false, cooldownInWindow: false, idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
+            longestIPWindowMilliseconds: longestIPWindowMilliseconds)
         scripts = [false, true].map { guarded in
             [false, true].map { countingIP in
                 [false, true].map { inWindow in
-                    let source = Self.source(
-                        policy: policy, guarded: guarded && hasGuard, countingIP: countingIP && capsIP,
-                        cooldownInWindow: inWindow && hasWindow,
-                        idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
-                        longestIPWindowMilliseconds: longestIPWindowMilliseconds)
+                    var variant = base
+                    (variant.countingIP, variant.cooldownInWindow) = (countingIP && capsIP, inWindow && hasWindow)
+                    let source = Self.source(variant, guarded: guarded && hasGuard)
                     let script = made[source] ?? RedisScript(source)
                     made[source] = script
                     return script
@@ -38,10 +39,7 @@ struct ReserveScripts {
         if hasWindow {
             cooldownKeyOnly = nil
         } else {
-            let source = Self.source(
-                policy: policy, countingIP: false, cooldownInWindow: false,
-                idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
-                longestIPWindowMilliseconds: longestIPWindowMilliseconds)
+            let source = Self.source(base)
             guard source.contains(Self.numberRead) else { preconditionFailure("reserve.lua lost its read of the number's keys") }
             cooldownKeyOnly = RedisScript(source.replacing(Self.numberRead, with: Self.cooldownRead))
         }
@@ -69,27 +67,40 @@ struct ReserveScripts {
     /// makes a script per purpose and variant): `[guarded][codes]`.
     private static let linked = [false, true].map { g in [false, true].map { linked(guarded: g, codes: $0, files: GateScripts.files) } }
 
-    /// reserve.lua from `files` with its parts put in; guarded, the budgets are left as a line to replace.
+    /// reserve.lua from `files` with its rules' parts put in; guarded, the budgets are left as a line to replace.
     private static func linked(guarded: Bool, codes: Bool, files: [String: [UInt8]]) -> String {
         var parts = files
-        for left in (guarded ? [] : ["guard-check", "guard-count"]) + (codes ? [] : ["code-issue", "code-write"]) { parts[left] = [] }
+        let rules = NumberRules.of(guarded: guarded, codes: codes)
+        // A rule left out puts in nothing, also where a reserve.lua from before the slots includes its part by name.
+        for left in NumberRules.all where !rules.contains(where: { $0 == left }) { for part in left.parts.values { parts[part] = [] } }
         if guarded { parts["budget-policy"] = Array(budgetPolicyLine.utf8) }
-        return String(decoding: GateScripts.withParts(files["reserve"] ?? [], parts: parts), as: UTF8.self)
+        let reserve = withRules(String(decoding: files["reserve"] ?? [], as: UTF8.self), rules)
+        return String(decoding: GateScripts.withParts(Array(reserve.utf8), parts: parts), as: UTF8.self)
     }
+
+    /// `text` with each line `-- rules: SLOT` replaced by an include line of each rule's part
+    /// in that slot, in the rules' order (indented as the slot's line).
+    static func withRules(_ text: String, _ rules: [any NumberRule.Type]) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).flatMap { line in
+            let indent = line.prefix { $0 == " " }
+            guard line.dropFirst(indent.count).hasPrefix(slotMarker) else { return [String(line)] }
+            guard let slot = RuleSlot(rawValue: String(line.dropFirst(indent.count + slotMarker.count))) else {
+                preconditionFailure("reserve.lua names no slot in \(line)")
+            }
+            return rules.compactMap { $0.parts[slot].map { indent + "-- include: " + $0 } }
+        }.joined(separator: "\n")
+    }
+
+    private static let slotMarker = "-- rules: "
 
     /// `prelude.lua`, then `reserve.lua` with `policy`'s block; guarded, with fraud-guard.lua
     /// (its block too) and the guard's parts, with the policy's budgets.
-    static func source(
-        policy: CompiledPolicy, guarded: Bool = false, countingIP: Bool, cooldownInWindow: Bool,
-        idempotencyLifetimeMilliseconds: Int64, longestIPWindowMilliseconds: Int64
-    ) -> String {
-        let block = Self.block(
-            policy: policy, countingIP: countingIP, cooldownInWindow: cooldownInWindow,
-            idempotencyLifetimeMilliseconds: idempotencyLifetimeMilliseconds,
-            longestIPWindowMilliseconds: longestIPWindowMilliseconds) + (guarded ? "" : "local guardRegister\n")
+    static func source(_ script: ReserveVariant, guarded: Bool = false) -> String {
+        let policy = script.policy
+        let block = Self.block(script) + (guarded ? "" : "local guardRegister\n"), guardBlock = FraudGuard.block(script)
         guard let text = assemble(
             linked[guarded ? 1 : 0][policy.rules.codes == nil ? 0 : 1], block: { _ in block },
-            guardFile: guarded ? EmbeddedFiles.fraudGuard : nil, guardBlock: { _ in guardBlock(policy) }, budgets: budgetPolicy(policy))
+            guardFile: guarded ? EmbeddedFiles.fraudGuard : nil, guardBlock: { _ in guardBlock }, budgets: budgetPolicy(policy))
         else { preconditionFailure("reserve.lua or fraud-guard.lua lost a policy block's marker lines, or guard-check.lua its budgets") }
         return GateScripts.source([]) + "\n" + text
     }
@@ -129,18 +140,6 @@ struct ReserveScripts {
     static let guardBlockStart = "-- guard policy (ReserveScripts writes this block for each purpose with either)\n"
     static let guardBlockEnd = "-- end of guard policy\n"
 
-    /// The constants of `fraud-guard.lua`: where KEYS' budgets begin, and the pumping guard's.
-    static func guardBlock(_ policy: CompiledPolicy) -> String {
-        let pumping = policy.rules.pumping
-        return """
-            local firstBudgetKey = \(pumping.isOn ? 7 : 5)
-            local pumpOn, pumpObserved = \(pumping.isOn), \(policy.rules.observes(.suspectedPumping))
-            local pumpWindow, pumpBucket = \(pumping.window.wholeMilliseconds), \(pumping.bucketMilliseconds)
-            local pumpMinSends, pumpPPM = \(pumping.minSends ?? 1), \(pumping.minConversionPartsPerMillion)
-
-            """
-    }
-
     /// `budget-policy.lua` for `policy`: its comment, then a test per counted limit (`BudgetCheck.rows`).
     static func budgetPolicy(_ policy: CompiledPolicy) -> String {
         let file = String(decoding: EmbeddedFiles.budgetPolicy, as: UTF8.self)
@@ -158,44 +157,11 @@ struct ReserveScripts {
         return text
     }
 
-    /// The block's Lua: whole numbers as Lua numbers, and as text where a command takes them.
-    static func block(
-        policy: CompiledPolicy, countingIP: Bool, cooldownInWindow: Bool, idempotencyLifetimeMilliseconds: Int64,
-        longestIPWindowMilliseconds: Int64
-    ) -> String {
-        let ladder = policy.ladderMilliseconds
-        let window = policy.windowMilliseconds
-        let maxSends = policy.rules.maxSends ?? 0
-        let ipMax = countingIP ? policy.rules.ipMaxSends ?? 0 : 0
-        let ipWindow = policy.ipWindowMilliseconds
-        // The IP's set is shared by every purpose that caps IPs: kept by the longest window of any.
-        let ipKeep = max(ipWindow, longestIPWindowMilliseconds)
-        let longest = policy.longestHoldMilliseconds
-        let keepSends = max(maxSends, ladder.count, 16)
-        let lifetime = idempotencyLifetimeMilliseconds
-        let steps = ladder.map { "'\($0)'" }.joined(separator: ", ")
-        // A number's first send and the step after it, the most frequent, without a call of `step`.
-        let first = ladder.first ?? 0
-        let second = ladder.dropFirst().first ?? first
-        let codes = policy.rules.codes
-        return """
-            local window, windowLifeText, maxSends, keepSends = \(window), '\(longest)', \(maxSends), \(keepSends)
-            local cooldownInWindow = \(cooldownInWindow)
-            local ipMax, ipWindow, ipKeep, ipKeepText = \(ipMax), \(ipWindow), \(ipKeep), '\(ipKeep + ipKeep / 8)'
-            local lifetime, lifetimeText, longest, steps = \(lifetime), '\(lifetime)', \(longest), \(ladder.count)
-            local watchCooldown, watchMax, watchIP = \(policy.rules.observes(.cooldown)), \(policy.rules.observes(.maxSends)), \(policy.rules.observes(.ipLimit))
-            local function step(i) return (select(i, \(steps))) end
-            local firstHold, firstHoldMs, secondHold = '\(first)', \(first), '\(second)'
-            local codeKeys = \(codes == nil ? 0 : 1)
-
-            """ + (codes.map { codes in
-                // The number's code key and the new code come last (`ReserveArguments`).
-                let life = codes.lifetime.wholeMilliseconds
-                return """
-                    local codeKey, codeArg, codeLife, codeLifeText = KEYS[#KEYS], ARGV[#ARGV], \(life), '\(life)'
-                    local codeSame = \(codes.onResend == .same)
-
-                    """
-            } ?? "")
+    /// The policy block: the idempotency record's lifetime, then each rule's lines (the
+    /// budgets' and pumping guard's go in fraud-guard.lua's block).
+    static func block(_ script: ReserveVariant) -> String {
+        let lifetime = script.idempotencyLifetimeMilliseconds
+        return "local lifetime, lifetimeText = \(lifetime), '\(lifetime)'\n"
+            + NumberRules.of(guarded: false, codes: script.policy.rules.codes != nil).map { $0.block(script) }.joined()
     }
 }

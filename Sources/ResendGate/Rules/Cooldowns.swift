@@ -136,3 +136,26 @@ extension Decision {
         return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 }
+
+/// In the number's script: a running cooldown or lock refuses (`cooldown-check.lua`); an
+/// allowed send's cooldown is its ladder step (`ladder-hold.lua`); its cooldown and the
+/// window's sends are written in one key (`cooldown-write.lua`).
+extension Cooldowns: NumberRule {
+    static let answers: [Decision.Reason] = [.cooldown]
+    static let parts: [RuleSlot: String] = [.check: "cooldown-check", .hold: "ladder-hold", .write: "cooldown-write"]
+
+    static func block(_ script: ReserveVariant) -> String {
+        let policy = script.policy, ladder = policy.ladderMilliseconds
+        let keepSends = max(policy.rules.maxSends ?? 0, ladder.count, 16)
+        // A number's first send and the step after it, the most frequent, without a call of `step`.
+        let first = ladder.first ?? 0, second = ladder.dropFirst().first ?? first
+        return """
+            local window, windowLifeText, keepSends = \(policy.windowMilliseconds), '\(policy.longestHoldMilliseconds)', \(keepSends)
+            local cooldownInWindow, longest, steps = \(script.cooldownInWindow), \(policy.longestHoldMilliseconds), \(ladder.count)
+            local watchCooldown = \(policy.rules.observes(.cooldown))
+            local function step(i) return (select(i, \(ladder.map { "'\($0)'" }.joined(separator: ", ")))) end
+            local firstHold, firstHoldMs, secondHold = '\(first)', \(first), '\(second)'
+
+            """
+    }
+}

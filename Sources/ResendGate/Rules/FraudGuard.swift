@@ -55,3 +55,23 @@ struct FraudGuard {
         return (refusal, reply, register == 1)
     }
 }
+
+/// Its parts in the number's script; its constants go in fraud-guard.lua's own block, which
+/// `ReserveScripts` puts right after the policy block with the file's declarations.
+extension FraudGuard: NumberRule {
+    static let answers: [Decision.Reason] = [.countryLimit, .globalLimit, .suspectedPumping] + SendLimit.reasons
+    static let parts: [RuleSlot: String] = [.check: "guard-check", .write: "guard-count"]
+
+    /// Where KEYS' budgets begin and end (a purpose that issues codes passes its code key
+    /// after them), and the pumping guard's figures (each budget's: `ReserveScripts.budgetPolicy`).
+    static func block(_ script: ReserveVariant) -> String {
+        let rules = script.policy.rules, pumping = rules.pumping
+        return """
+            local firstBudgetKey, codeKeys = \(pumping.isOn ? 7 : 5), \(rules.codes == nil ? 0 : 1)
+            local pumpOn, pumpObserved = \(pumping.isOn), \(rules.observes(.suspectedPumping))
+            local pumpWindow, pumpBucket = \(pumping.window.wholeMilliseconds), \(pumping.bucketMilliseconds)
+            local pumpMinSends, pumpPPM = \(pumping.minSends ?? 1), \(pumping.minConversionPartsPerMillion)
+
+            """
+    }
+}

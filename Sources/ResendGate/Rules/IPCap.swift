@@ -34,3 +34,19 @@ struct IPCap: SlotStep {
         context.store.run(call, completion: completion)
     }
 }
+
+/// On one Redis the cap is decided in the number's script: a full cap refuses with the
+/// longest wait (`ip-check.lua`), the send that fills it waits for it too (`ip-hold.lua`),
+/// an allowed send joins the IP's set (`ip-count.lua`).
+extension IPCap: NumberRule {
+    static let answers: [Decision.Reason] = [.ipLimit]
+    static let parts: [RuleSlot: String] = [.check: "ip-check", .answer: "ip-hold", .write: "ip-count"]
+
+    static func block(_ script: ReserveVariant) -> String {
+        let policy = script.policy, window = policy.ipWindowMilliseconds
+        // The IP's set is shared by every purpose that caps IPs: kept by the longest window of any.
+        let keep = max(window, script.longestIPWindowMilliseconds)
+        let cap = script.countingIP ? policy.rules.ipMaxSends ?? 0 : 0
+        return "local ipMax, ipWindow, ipKeep, ipKeepText, watchIP = \(cap), \(window), \(keep), '\(keep + keep / 8)', \(policy.rules.observes(.ipLimit))\n"
+    }
+}

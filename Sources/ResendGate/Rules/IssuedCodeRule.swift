@@ -129,3 +129,21 @@ struct IssuedCodeRule {
         }
     }
 }
+
+/// In the number's script: an allowed send's code (`code-issue.lua`: the live one again, or
+/// the gate's new one) joins its answer and is stored (`code-write.lua`). It refuses nothing.
+extension IssuedCodeRule: NumberRule {
+    static let answers: [Decision.Reason] = []
+    static let parts: [RuleSlot: String] = [.answer: "code-issue", .write: "code-write"]
+
+    /// The number's code key and the new code come last (`ReserveArguments`).
+    static func block(_ script: ReserveVariant) -> String {
+        guard let codes = script.policy.rules.codes else { return "" }
+        let life = codes.lifetime.wholeMilliseconds
+        return """
+            local codeKey, codeArg, codeLife, codeLifeText = KEYS[#KEYS], ARGV[#ARGV], \(life), '\(life)'
+            local codeSame = \(codes.onResend == .same)
+
+            """
+    }
+}

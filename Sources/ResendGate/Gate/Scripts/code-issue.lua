@@ -1,11 +1,11 @@
--- reads: allowed, codeArg, codeKey, codeLife, codeSame, now
+-- reads: codeArg, codeKey, codeLife, codeSame, now
 -- sets: codeText, codeWrite
 -- The issued code of an allowed send (`IssuedCodes`), a part of reserve.lua put in only
--- for a purpose that issues codes, after the send is decided and before its answer is made.
+-- for a purpose that issues codes, in an allowed send's `answer` slot, before its answer is made.
 -- Its script declares `codeKey` (the number's code key), `codeArg` (the gate's new code: its
 -- identity, a nonce of its own, then its digest and its seal: `CodeRecord`),
 -- `codeLife`/`codeLifeText` (the code's lifetime in ms) and `codeSame` (a resend sends the
--- live code again), and `allowed` and `now`. Sets `codeText`, the code's record as the key
+-- live code again) and `now`. Sets `codeText`, the code's record as the key
 -- keeps it and the answer carries it, and `codeWrite` (code-write.lua stores it).
 --
 -- The record's layout is code-split.lua's (read) and code-make.lua's (made); `CodeRecord`
@@ -17,18 +17,16 @@
 -- and whose secret is the gate's (one sealed under a secret since changed could not be
 -- sent): with `codeSame`, an allowed send answers it again (same identity, expiry and
 -- count); else, or with none live, the gate's new one.
-if allowed then
-  local codeRecord = codeSame and call('GET', codeKey)
-  local live = false
-  if codeRecord then
-    -- include: code-split
-    live = codeWrong and codeExpiry > now + codeLife / 10 and codeKeyID == string.sub(codeArg, 33, 36)
-  end
-  if live then
-    codeText = codeRecord
-  else
-    local codeIdentity, codeExpiry, codeState, codeTail = string.sub(codeArg, 1, 16), now + codeLife, '00', string.sub(codeArg, 17)
-    -- include: code-make
-    codeText, codeWrite = codeRecord, true
-  end
+local codeRecord = codeSame and call('GET', codeKey)
+local live = false
+if codeRecord then
+  -- include: code-split
+  live = codeWrong and codeExpiry > now + codeLife / 10 and codeKeyID == string.sub(codeArg, 33, 36)
+end
+if live then
+  codeText = codeRecord
+else
+  local codeIdentity, codeExpiry, codeState, codeTail = string.sub(codeArg, 1, 16), now + codeLife, '00', string.sub(codeArg, 17)
+  -- include: code-make
+  codeText, codeWrite = codeRecord, true
 end

@@ -16,7 +16,7 @@
 -- buckets, 10 000 000 sends before it judges, 10 % conversion), which `deploy/dev/script-cost
 -- --script reserve-guarded` measures.
 -- guard policy (ReserveScripts writes this block for each purpose with either)
-local firstBudgetKey = 7
+local firstBudgetKey, codeKeys = 7, 0
 local pumpOn, pumpObserved = true, false
 local pumpWindow, pumpBucket = 3600000, 360000
 local pumpMinSends, pumpPPM = 10000000, 100000

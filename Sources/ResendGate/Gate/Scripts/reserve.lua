@@ -65,14 +65,14 @@
 -- The window keeps the last `max(max sends, ladder steps, 16)` sends, all any rule reads.
 
 -- policy (ReserveScripts writes this block for each purpose)
-local window, windowLifeText, maxSends, keepSends = 86400000, '86400000', 5, 16
-local cooldownInWindow = true
-local ipMax, ipWindow, ipKeep, ipKeepText = 100000, 3600000, 3600000, '4050000'
-local lifetime, lifetimeText, longest, steps = 86400000, '86400000', 86400000, 3
-local watchCooldown, watchMax, watchIP = false, false, false
+local lifetime, lifetimeText = 86400000, '86400000'
+local window, windowLifeText, keepSends = 86400000, '86400000', 16
+local cooldownInWindow, longest, steps = true, 86400000, 3
+local watchCooldown = false
 local function step(i) return (select(i, '60000', '120000', '300000')) end
 local firstHold, firstHoldMs, secondHold = '60000', 60000, '120000'
-local codeKeys = 0
+local maxSends, watchMax = 5, false
+local ipMax, ipWindow, ipKeep, ipKeepText, watchIP = 100000, 3600000, 3600000, '4050000', false
 local guardRegister
 -- end of policy
 
@@ -84,23 +84,22 @@ local held = call('MGET', KEYS[1], KEYS[2])
 local list = held[2]
 -- include: window-read
 local reason, wait = '', 0
--- include: cooldown-check
--- include: max-sends-check
--- include: ip-check
--- Budgets and the SMS-pumping guard (guard-check.lua, in a policy with either on one Redis;
--- else nothing) may refuse here, whatever the number's rules say.
--- include: guard-check
+-- The rules' checks (`NumberRule`, in `NumberRules.all`'s order): the cooldown, max sends,
+-- the IP's cap; the budgets and SMS-pumping guard (in a policy with either on one Redis),
+-- which refuse whatever the number's rules say.
+-- rules: check
 -- An allowed send's hold, as the text PX takes (`hold`, most often a ladder step as it
--- came) and in ms (`holdMs`).
+-- came) and in ms (`holdMs`); its code (a purpose that issues codes: `codeText`, carried
+-- after the nonce and a '#' in the answer; `codeWrite`: it is new, to store).
 local allowed, token, hold, holdMs, ipMember = reason == '', '', nil, 0, nil
+local codeText, codeWrite = '', false
 if allowed then
   token = ARGV[2]
   -- The IP's member, when the gate gave one, follows the nonce: a nonce of its own.
   if #token > 16 then token, ipMember = string.sub(token, 1, 16), string.sub(token, 17, 32) end
-  -- include: ladder-hold
-  -- include: max-sends-hold
+  -- rules: hold
   wait = holdMs
-  -- include: ip-hold
+  -- rules: answer
 elseif locked then
   -- Wrong codes locked the number (verify.lua): the lock is the reason, whatever else
   -- refuses, and the wait at least the lock's.
@@ -122,10 +121,6 @@ else
   sendsText = sends < 10 and string.sub('0123456789', sends + 1, sends + 1) or string.format('%d', sends)
   nextText = step(sends < steps and sends + 1 or steps)
 end
--- A purpose that issues codes: the allowed send's code (code-issue.lua; '' for others),
--- after the nonce and a '#' in the answer.
-local codeText, codeWrite = '', false
--- include: code-issue
 -- The record is the answer, then a space and the fingerprint (it may hold spaces).
 local fingerprint = ARGV[3]
 local answer = (allowed and '1 ' or '0 ') .. reason .. ' ' .. waitText .. ' ' .. sendsText .. ' '
@@ -133,10 +128,7 @@ local answer = (allowed and '1 ' or '0 ') .. reason .. ' ' .. waitText .. ' ' ..
   .. (fingerprint == '' and '' or ' ') .. fingerprint
 -- include: idempotency-record
 if allowed then
-  -- include: cooldown-write
-  -- include: ip-count
-  -- include: guard-count
-  -- include: code-write
+  -- rules: write
 elseif repair then
   call('PEXPIRE', KEYS[1], string.format('%d', remaining))
 end
