@@ -242,6 +242,31 @@ struct GateCooldownTests {
         }
     }
 
+    /// A refusal by `SET NX` never waits longer than the policy's cooldown on the word of a
+    /// deadline: one further ahead (written on a clock ahead of this gate's: another gate's,
+    /// or a script's reckoning of Redis's, up to 25 ms ahead) may end after the key does, so
+    /// Redis's `PTTL` gives the wait. Here a key of 60 s holds a deadline 60.9 s ahead.
+    @Test func aDeadlineBeyondTheCooldownWaitsOnlyAsLongAsTheKeyLives() async throws {
+        try await withLiveGate { redis, gate async throws in
+            let client = try redis.client()
+            let first = try await gate.reserve(phone: number)
+            #expect(first.allowed)
+            let nonce = try #require(try client.command("GET", cooldownKey()).string).prefix(16)
+            let wall = Int64(Date().timeIntervalSince1970 * 1000)
+            let ahead = String(nonce) + String(format: "%012llx", wall + 60_900)
+            #expect(try client.command("SET", cooldownKey(), ahead, "XX", "PX", "60000") == .simpleString("OK"))
+
+            let refused = try await gate.reserve(phone: number)
+            let after = try #require(try client.pttl(cooldownKey()))
+            #expect(!refused.allowed && refused.reason == .cooldown)
+            #expect(refused.countdownToken == first.countdownToken)
+            // Not the deadline's 60.9 s (less the few ms since `wall`): at most the key's life.
+            #expect(refused.retryAfterMilliseconds <= 60_000 && refused.retryAfterMilliseconds >= Int64(after),
+                    "wait \(refused.retryAfterMilliseconds) ms, the key's life after it \(after) ms")
+            #expect(refused.retryAfter == 60)
+        }
+    }
+
     /// A purpose whose policy changes between a gate's restarts keeps its running cooldown
     /// and that cooldown's token both ways: the plain path's value (nonce and deadline) is
     /// read by the scripts, and a script's value (nonce alone) by the plain path.

@@ -45,14 +45,17 @@ struct CooldownDecisionTests {
         #expect(!decision.allowed && decision.reason == .cooldown && decision.retryAfterMilliseconds == 41_234)
         #expect(decision.resendAtMilliseconds == Self.now + 41_234)
         #expect(Self.cipher.open(try #require(decision.countdownToken))?.cooldownValue == Self.running.text)
-        // Another gate's clock a little ahead: still trusted, within the allowance.
-        let ahead = try #require(try Self.decide(Self.value(deadline: Self.now + 60_900), nil, repaired: &repaired)).get()
-        #expect(ahead.retryAfterMilliseconds == 60_900)
+        // Just sent: the whole cooldown.
+        let whole = try #require(try Self.decide(Self.value(deadline: Self.now + 60_000), nil, repaired: &repaired)).get()
+        #expect(whole.retryAfterMilliseconds == 60_000)
     }
 
-    /// A deadline that cannot be this cooldown's (past, or further than the cooldown plus the
-    /// allowed clock skew), a script's value (no deadline), or another program's: PTTL decides.
-    @Test(arguments: [Int64(-5), 0, 61_001, 10_000_000])
+    /// A deadline that cannot be this cooldown's (past), one further ahead than the cooldown
+    /// (another gate's clock ahead of this one, a script's reckoning of Redis's clock a few ms
+    /// ahead, or a longer cooldown's: the key may end sooner than it says), a script's value
+    /// (no deadline), or another program's: PTTL decides, so a refusal never waits longer
+    /// than the key lives.
+    @Test(arguments: [Int64(-5), 0, 60_001, 60_900, 61_001, 10_000_000])
     func anUntrustedDeadlineAsksRedis(offset: Int64) throws {
         var repaired = false
         #expect(try Self.decide(Self.value(deadline: Self.now + offset), nil, repaired: &repaired) == nil)

@@ -12,15 +12,14 @@ import RedisClient
 /// running cooldown's nonce, for their token, and its deadline, for their wait.
 ///
 /// The deadline is the allowing gate's clock (gates keep theirs in step: NTP; the reserve
-/// script writes Redis's). A deadline not within the cooldown ahead of this gate's clock
-/// (give or take `clockSkewAllowance`), or none (a lock, an older version's key), is not
-/// trusted: a `PTTL` asks Redis. `server_time` is the gate's clock too.
+/// script writes Redis's as its connection reckons it, up to 25 ms off). A deadline not
+/// within the cooldown ahead of this gate's clock, or none (a lock, an older version's key),
+/// is not trusted: a `PTTL` asks Redis. One further ahead was written on a clock ahead of
+/// this one, or is a longer cooldown's (a policy change): only Redis knows which, and a
+/// refusal never tells a wait longer than the key lives. `server_time` is the gate's clock too.
 ///
 /// The rule owns where gates keep cooldowns (`WindowCooldowns`).
 final class Cooldowns {
-    /// How far another gate's clock may be ahead or behind before its deadlines are not trusted.
-    static let clockSkewAllowance: Int64 = 1_000
-
     private let context: GateContext
     /// Where gates keep cooldowns.
     let windows: WindowCooldowns
@@ -107,8 +106,8 @@ final class Cooldowns {
         case .success(let reply): return .failure(GateContext.unexpected(reply))
         }
         let remaining: Int64
-        if let deadline = running?.deadlineMilliseconds, deadline - now > 0,
-           deadline - now <= milliseconds + clockSkewAllowance {
+        // Beyond the cooldown ahead, the key may end sooner than the deadline says: PTTL.
+        if let deadline = running?.deadlineMilliseconds, deadline - now > 0, deadline - now <= milliseconds {
             remaining = deadline - now
         } else {
             switch pttl {
