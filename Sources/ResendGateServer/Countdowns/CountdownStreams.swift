@@ -105,7 +105,6 @@ final class CountdownStreams {
     }
 
     /// Closes the oldest stream on this worker; false if none.
-    @discardableResult
     func evictOldest() -> Bool {
         while let serial = order.popFirst() {
             guard let stream = streams[serial] else { continue }
@@ -117,9 +116,7 @@ final class CountdownStreams {
 
     private func evict(_ stream: EventStream) {
         metrics.add(.sseEvicted)
-        stream.evict()
-        // A stream whose connection could not be found is still ended (and forgotten).
-        if streams[stream.serial] != nil { stream.endForShutdown() }
+        stream.evict()  // ends it, and so removes it
     }
 
     private func beat() {
