@@ -147,9 +147,7 @@ public struct ServerConfiguration: Sendable {
     static func isLoopback(_ host: String) -> Bool {
         if host == "localhost" { return true }
         var v4 = in_addr()
-        if inet_pton(AF_INET, host, &v4) == 1 {
-            return UInt32(bigEndian: v4.s_addr) >> 24 == 127
-        }
+        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
         var v6 = in6_addr()
         guard inet_pton(AF_INET6, host, &v6) == 1 else { return false }
         let bytes = withUnsafeBytes(of: &v6) { Array($0) }

@@ -64,8 +64,7 @@ final class CountdownStreams {
         }
         if isShuttingDown {
             // The server is draining: tell the client to go elsewhere at once.
-            let frame = CountdownEventSource.shutdown
-            _ = frame.withUnsafeBufferPointer { rg_http_stream_write(connection, $0.baseAddress, $0.count, 0, 1) }
+            _ = CountdownEventSource.shutdown.withUnsafeBufferPointer { rg_http_stream_write(connection, $0.baseAddress, $0.count, 0, 1) }
             return rg_http_end_stream(connection)
         }
         nextSerial &+= 1
