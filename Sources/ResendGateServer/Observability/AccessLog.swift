@@ -35,9 +35,9 @@ final class AccessLog {
     func gateLogger(worker index: Int) -> GateLogger {
         // The two enums name their levels alike; `off` has no `GateLogger` level.
         guard let minimum = GateLogger.Level.allCases.first(where: { $0.description == level.rawValue }) else { return .off }
-        let log = Unchecked(self)
+        nonisolated(unsafe) let log = self
         return GateLogger(minimumLevel: minimum) { level, text in
-            log.value.message(LogLevel(rawValue: level.description)!, "worker \(index): \(text)")
+            log.message(LogLevel(rawValue: level.description)!, "worker \(index): \(text)")
         }
     }
 
