@@ -7,6 +7,9 @@ final class AccessLog {
     private let level: LogLevel
     private var buffer: [UInt8] = []
     private let flushThreshold = 32 * 1024
+    /// At most one warning line per worker and cause (failed accepts, shed connections)
+    /// this often, however often it recurs.
+    static let reportInterval: Duration = .seconds(5)
 
     init(level: LogLevel) {
         self.level = level
