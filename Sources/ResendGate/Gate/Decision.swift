@@ -120,6 +120,12 @@ public struct CountdownReading: Sendable, Equatable {
     /// stream matches releases on.
     public let cooldownIdentity: String
 
+    public init(retryAfterMilliseconds: Int64, serverTimeMilliseconds: Int64, cooldownIdentity: String = "") {
+        self.retryAfterMilliseconds = retryAfterMilliseconds
+        self.serverTimeMilliseconds = serverTimeMilliseconds
+        self.cooldownIdentity = cooldownIdentity
+    }
+
     /// Whole seconds left, rounded up.
     public var retryAfter: Int64 { Decision.wholeSeconds(retryAfterMilliseconds) }
     /// When the cooldown ends, in ms since 1970.

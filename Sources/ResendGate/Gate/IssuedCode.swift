@@ -11,6 +11,13 @@ public struct IssuedCode: Sendable, Equatable {
     /// Follows the code's lifetime without the code ("code expires in 4:32"), like a
     /// cooldown's token: `Gate.countdown(_:)`, `GET /v1/countdowns/{token}`.
     public let countdownToken: CountdownToken?
+
+    public init(code: String, expiresAtMilliseconds: Int64, resent: Bool, countdownToken: CountdownToken?) {
+        self.code = code
+        self.expiresAtMilliseconds = expiresAtMilliseconds
+        self.resent = resent
+        self.countdownToken = countdownToken
+    }
 }
 
 /// What a check of a typed code found (`Gate.check`): a right code, used up by this check.
