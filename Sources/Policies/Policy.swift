@@ -120,7 +120,8 @@ public struct Policy: Sendable, Equatable {
         if let maxSends, maxSends < 1 { throw fail("max-sends", "must be at least 1, got \(maxSends)") }
         let inWindow = limits.filter(countsInWindow)
         if let second = inWindow.dropFirst(maxSends == nil ? 1 : 0).first {
-            throw fail("limit " + second.name, "counts the number's sends in the policy's window, as \(maxSends == nil ? "limit " + inWindow[0].name : "max-sends") does: keep one (the smaller binds)")
+            let first = maxSends == nil ? "limit " + inWindow[0].name : "max-sends"
+            throw fail("limit " + second.name, "counts the number's sends in the policy's window, as \(first) does: keep one (the smaller binds)")
         }
         if let limit = windowLimit, limit.budget.limit >= 1 {
             // The last allowed send comes after the cooldowns of the sends before it.
