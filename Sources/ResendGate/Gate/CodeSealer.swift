@@ -21,10 +21,10 @@ final class CodeSealer {
     let keyID: String
 
     init(secret: String) {
-        let bytes = Array(secret.utf8)
-        digestKey = Self.hmac(key: bytes, message: Array("resendgate code digest v1".utf8))
-        sealKey = Self.hmac(key: bytes, message: Array("resendgate code seal v1".utf8))
-        keyID = CountdownToken.base64URL(Array(Self.hmac(key: bytes, message: Array("resendgate code key id v1".utf8)).prefix(3)))
+        let derive = { (label: String) in NumberKeyHasher.hmacSHA256(key: Array(secret.utf8), message: Array(label.utf8)) }
+        digestKey = derive("resendgate code digest v1")
+        sealKey = derive("resendgate code seal v1")
+        keyID = CountdownToken.base64URL(Array(derive("resendgate code key id v1").prefix(3)))
     }
 
     /// A fresh code of `length` digits from the system's CSPRNG, uniform: draws at or above
@@ -42,14 +42,13 @@ final class CodeSealer {
 
     /// What a check of `code` for `number` (its key text) and `purpose` compares.
     func digest(code: String, purpose: Purpose, number: String) -> String {
-        let mac = Self.hmac(key: digestKey, message: Self.message(purpose, number, code))
-        return CountdownToken.base64URL(Array(mac.prefix(12)))
+        CountdownToken.base64URL(Array(Self.mac(digestKey, purpose, number, code).prefix(12)))
     }
 
     /// The digest, the secret's identifier, then the seal: a new code's script argument
     /// after its identity.
     func sealedCode(_ code: String, identity: CooldownNonce, purpose: Purpose, number: String) -> String {
-        let pad = Self.hmac(key: sealKey, message: Self.message(purpose, number, identity.text))
+        let pad = Self.mac(sealKey, purpose, number, identity.text)
         let sealed = zip(code.utf8, pad).map { $0 ^ $1 }
         return digest(code: code, purpose: purpose, number: number) + keyID + sealed.lowercaseHex
     }
@@ -58,7 +57,7 @@ final class CodeSealer {
     func open(_ record: CodeRecord, purpose: Purpose, number: String) -> String? {
         guard record.keyID == keyID, IssuedCodes.lengths.contains(record.sealed.utf8.count / 2),
               let sealed = CountdownToken.bytes(lowercaseHex: record.sealed) else { return nil }
-        let pad = Self.hmac(key: sealKey, message: Self.message(purpose, number, String(record.identity)))
+        let pad = Self.mac(sealKey, purpose, number, String(record.identity))
         let code = String(decoding: zip(sealed, pad).map { $0 ^ $1 }, as: UTF8.self)
         guard IssuedCodes.isWellFormed(Substring(code)),
               constantTimeEquals(digest(code: code, purpose: purpose, number: number).utf8, record.digest.utf8) else { return nil }
@@ -75,11 +74,8 @@ final class CodeSealer {
             countdownToken: CooldownNonce(text: record.identity).map { cipher.seal(purpose: purpose, number: number, nonce: $0, kind: .code) })
     }
 
-    private static func message(_ purpose: Purpose, _ number: String, _ last: String) -> [UInt8] {
-        Array(purpose.name.utf8) + [0] + Array(number.utf8) + [0] + Array(last.utf8)
-    }
-
-    private static func hmac(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        NumberKeyHasher.hmacSHA256(key: key, message: message)
+    /// HMAC-SHA256 under `key` of `purpose ‖ 0 ‖ number ‖ 0 ‖ last`.
+    private static func mac(_ key: [UInt8], _ purpose: Purpose, _ number: String, _ last: String) -> [UInt8] {
+        NumberKeyHasher.hmacSHA256(key: key, message: Array(purpose.name.utf8) + [0] + Array(number.utf8) + [0] + Array(last.utf8))
     }
 }

@@ -13,13 +13,9 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
 
     /// Accepts exactly a token's shape (44 to 128 characters of `[A-Za-z0-9_-]`), so
     /// malformed input never reaches the cipher or Redis.
-    public init?(validating text: Substring) {
+    public init?(validating text: some StringProtocol) {
         guard Self.lengths.contains(text.utf8.count), text.utf8.allSatisfy({ Self.sextet($0) != nil }) else { return nil }
         self.text = String(text)
-    }
-
-    public init?(validating text: String) {
-        self.init(validating: Substring(text))
     }
 
     init(uncheckedText: String) {

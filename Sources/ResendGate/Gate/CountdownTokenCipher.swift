@@ -101,10 +101,9 @@ public final class CountdownTokenCipher {
         let purposeLength = Int(plain[1])
         guard plainCount >= 2 + purposeLength + 2,
               let purpose = try? Purpose(String(decoding: plain[2..<2 + purposeLength], as: UTF8.self)) else { return nil }
-        let form = plain[2 + purposeLength]
         let numberBytes = plain[(3 + purposeLength)...]
         let number: String
-        switch form {
+        switch plain[2 + purposeLength] {  // the number's form
         case 0: number = String(decoding: numberBytes, as: UTF8.self)
         case 1 where numberBytes.count == 32: number = numberBytes.lowercaseHex
         default: return nil

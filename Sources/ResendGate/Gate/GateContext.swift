@@ -14,13 +14,13 @@ final class GateContext {
     /// Makes, seals and checks issued codes, with the deployment's code secret; nil without one.
     let codeSealer: CodeSealer?
 
-    init(store: any GateStore, configuration: GateConfiguration, keys: GateKeys, numberHasher: NumberKeyHasher, compiled: [String: CompiledPolicy]) {
-        codeSealer = configuration.codeSecret.map(CodeSealer.init(secret:))
+    init(store: any GateStore, configuration: GateConfiguration, compiled: [String: CompiledPolicy]) {
         self.store = store
         self.configuration = configuration
-        self.keys = keys
-        self.numberHasher = numberHasher
         self.compiled = compiled
+        keys = GateKeys(prefix: configuration.keyPrefix)
+        numberHasher = NumberKeyHasher(secret: configuration.keySecret)
+        codeSealer = configuration.codeSecret.map(CodeSealer.init(secret:))
     }
 
     /// The policy of a configured purpose; for any other nil, once `completion` got

@@ -10,8 +10,6 @@ public final class GateWorker {
     public let configuration: GateConfiguration
     /// This worker's own parser and cache, so parsing never contends across loops.
     public let parser: PhoneNumberParser
-    /// How this gate's Redis keys are spelled (under `configuration.keyPrefix`).
-    public var keys: GateKeys { context.keys }
     let context: GateContext
     /// Seals and opens countdown tokens, once the deployment's secret is known.
     let tokenSecret: TokenSecret
@@ -57,9 +55,7 @@ public final class GateWorker {
         // Loaded at connect; purposes of one policy share their scripts.
         let scripts = GateScripts.all + Set(reserveScripts.values.flatMap(\.all)).sorted { $0.sha1 < $1.sha1 }
         let store = makeStore?(scripts) ?? RedisStore(loop: loop, configuration: configuration.redis, scripts: scripts, logger: logger)
-        context = GateContext(
-            store: store, configuration: configuration, keys: GateKeys(prefix: configuration.keyPrefix),
-            numberHasher: NumberKeyHasher(secret: configuration.keySecret), compiled: compiled)
+        context = GateContext(store: store, configuration: configuration, compiled: compiled)
         tokenSecret = TokenSecret(given: configuration.tokenSecret, store: store, key: context.keys.tokenSecret)
         cooldowns = Cooldowns(loop: loop, context: context)
         refunds = Refunds(context: context)
@@ -149,7 +145,7 @@ public final class GateWorker {
             }) { return }
             if cooldowns.reservePlainly(send, codes: codes, completion: completion) { return }
         }
-        let tokens = context.tokens
+        let tokens = context.tokens, keys = context.keys
         var script = ReserveArguments(
             keys: keys, send: send, placed: placed, nonce: tokens.next(), ipMember: placed.ipInScript.map { _ in tokens.next() })
         script.code = codes.argument(policy, purpose: request.purpose, number: number)

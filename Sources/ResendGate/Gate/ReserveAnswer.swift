@@ -17,9 +17,9 @@ struct ReserveAnswer {
     /// written apart must hold, so its replay carries the code.
     let nonceField: Substring
     /// The cooldown's nonce the answer's token names ("" : none).
-    let nonce: Substring
+    var nonce: Substring { nonceField.prefix { $0 != "#" } }
     /// An allowed send's code record (`CodeRecord`), after a `#` in the nonce field; or nil.
-    let code: Substring?
+    var code: Substring? { nonceField.firstIndex(of: "#").map { nonceField[nonceField.index(after: $0)...] } }
     /// The rules in observe mode that would have refused.
     let observed: [Decision.Reason]
 
@@ -74,10 +74,7 @@ struct ReserveAnswer {
         self.sends = sends
         nextMilliseconds = next
         nowMilliseconds = now
-        let field = fields[6], mark = field.firstIndex(of: "#")
-        nonceField = field
-        nonce = field[..<(mark ?? field.endIndex)]
-        code = mark.map { field[field.index(after: $0)...] }
+        nonceField = fields[6]
         self.observed = observed.split(separator: ",").compactMap { Decision.Reason(rawValue: String($0)) }
     }
 
@@ -121,7 +118,7 @@ struct ReserveAnswer {
         var decision = Decision(
             request, refusedBy: answer.reason, wait: answer.waitMilliseconds, now: answer.nowMilliseconds,
             next: answer.nextMilliseconds, sendsInWindow: answer.sends,
-            sendsLeft: send.policy.rules.maxSends.map { max(0, $0 - answer.sends) },
+            sendsLeft: send.policy.windowLimit.map { max(0, $0.budget.limit - answer.sends) },
             token: (CooldownValue(text: answer.nonce)?.nonce).map { cipher.seal(purpose: request.purpose, number: number, nonce: $0) },
             observed: answer.observed, replayed: replayed)
         if let code = answer.code, answer.allowed {

@@ -11,12 +11,9 @@ final class SameNumberQueue {
     func run(_ key: String, if queued: Bool = true, _ body: @escaping (_ done: @escaping () -> Void) -> Void) {
         guard queued else { return body {} }
         let start = { [unowned self] in body { self.finish(key) } }
-        if waiting[key] != nil {
-            waiting[key]!.append(start)
-        } else {
-            waiting[key] = []
-            start()
-        }
+        guard waiting[key] == nil else { return waiting[key]!.append(start) }
+        waiting[key] = []
+        start()
     }
 
     /// Numbers with a decision running (for tests: the table empties).

@@ -3,7 +3,8 @@
 /// `overflow`), and the next call after it answered reads again. Confined to its worker's loop.
 final class SharedRead<Value> {
     private var waiting: [(Result<Value, GateError>) -> Void] = []
-    private let limit = 65_536
+    /// The most calls that wait for one read (and for `WindowCooldowns`'s first read).
+    static var limit: Int { 65_536 }
     private let overflow: GateError
 
     init(overflow: GateError) {
@@ -12,7 +13,7 @@ final class SharedRead<Value> {
 
     /// Gives `done` the answer of the read in flight, or of `read`, started now.
     func run(_ done: @escaping (Result<Value, GateError>) -> Void, read: (@escaping (Result<Value, GateError>) -> Void) -> Void) {
-        guard waiting.count < limit else { return done(.failure(overflow)) }
+        guard waiting.count < Self.limit else { return done(.failure(overflow)) }
         waiting.append(done)
         guard waiting.count == 1 else { return }
         read { [self] result in

@@ -145,7 +145,7 @@ extension Cooldowns: NumberRule {
 
     static func block(_ script: ReserveVariant) -> String {
         let policy = script.policy, ladder = policy.ladderMilliseconds
-        let keepSends = max(policy.rules.maxSends ?? 0, ladder.count, 16)
+        let keepSends = max(policy.windowLimit?.budget.limit ?? 0, ladder.count, 16)
         // A number's first send and the step after it, the most frequent, without a call of `step`.
         let first = ladder.first ?? 0, second = ladder.dropFirst().first ?? first
         return """

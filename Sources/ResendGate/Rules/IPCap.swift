@@ -45,7 +45,7 @@ extension IPCap: NumberRule {
         let policy = script.policy, window = policy.ipWindowMilliseconds
         // The IP's set is shared by every purpose that caps IPs: kept by the longest window of any.
         let keep = max(window, script.longestIPWindowMilliseconds)
-        let cap = script.countingIP ? policy.rules.ipMaxSends ?? 0 : 0
-        return "local ipMax, ipWindow, ipKeep, ipKeepText, watchIP = \(cap), \(window), \(keep), '\(keep + keep / 8)', \(policy.rules.observes(.ipLimit))\n"
+        let cap = script.countingIP ? policy.rules.ipMaxSends ?? 0 : 0, watched = policy.rules.observes(.ipLimit)
+        return "local ipMax, ipWindow, ipKeep, ipKeepText, watchIP = \(cap), \(window), \(keep), '\(keep + keep / 8)', \(watched)\n"
     }
 }

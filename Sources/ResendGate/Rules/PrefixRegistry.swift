@@ -50,13 +50,11 @@ final class PrefixRegistry {
         context.store.send(slotKey: key, { args in
             args.append("ZREVRANGE", key, 0, Self.capacity - 1)
         }, completion: { [unowned self] result in
-            let members: [(Purpose, PrefixKey, PumpingGuard)]
-            switch result {
-            case .success(.array(let items)): members = items.compactMap { self.registryEntry($0.string) }
-            case .success(let reply): return completion(.failure(GateContext.unexpected(reply)))
-            case .failure(let error): return completion(.failure(.store(error)))
+            let read = GateContext.decode(result) { reply throws(GateError) in
+                guard case .array(let items) = reply else { throw GateContext.unexpected(reply) }
+                return items.compactMap { self.registryEntry($0.string) }
             }
-            guard !members.isEmpty else { return completion(.success([])) }
+            guard case .success(let members) = read, !members.isEmpty else { return completion(read.map { _ in [] }) }
             // The replies as they arrive, on the worker's loop: the blocked ones, or the first failure.
             var waiting = members.count
             var found: [PrefixFigures] = []

@@ -34,8 +34,6 @@ final class WindowCooldowns {
     private var closed = false
     /// Decisions waiting for the first read (`waitForFirstRead`); nil once it was answered.
     private var waiting: [() -> Void]? = []
-    /// At most this many decisions wait for the first read; more take the script.
-    static let maximumWaiting = 65_536
 
     /// `windowed`: the purposes this gate keeps in windows, with their longest hold in ms.
     init(
@@ -55,9 +53,9 @@ final class WindowCooldowns {
     var firstReadAnswered: Bool { waiting == nil }
 
     /// Runs `body` once the first read is answered, so a plain gate's first decisions need
-    /// not take the script; false, without keeping it, when too many wait already.
+    /// not take the script; false, without keeping it, when `SharedRead.limit` wait already.
     func waitForFirstRead(_ body: @escaping () -> Void) -> Bool {
-        guard let count = waiting?.count, count < Self.maximumWaiting else { return false }
+        guard let count = waiting?.count, count < SharedRead<Void>.limit else { return false }
         waiting!.append(body)
         return true
     }
@@ -71,10 +69,9 @@ final class WindowCooldowns {
 
     /// Whether this gate may keep cooldowns in window keys now.
     func keepsCooldownsInWindows() -> Bool {
-        guard !announced.isEmpty else { return false }
+        guard !announced.isEmpty, let windowsFrom, let lastRead else { return false }
         let now = ContinuousClock.now
-        guard let windowsFrom, let lastRead, windowsFrom <= now else { return false }
-        return now - lastRead.at <= twoPeriods
+        return windowsFrom <= now && now - lastRead.at <= twoPeriods
     }
 
     /// Stops the announcements.
