@@ -34,19 +34,17 @@ public final class HTTPServer: Sendable {
         // One count of --ip-max-requests for the whole process, as nginx's limit_req zone.
         let requestLimiter = gate.ipMaxRequests.map { RequestLimiter(rate: $0) }
         let workers = loops.enumerated().map { index, loop in
-            loop.submitAndWait {
-                Unchecked(Worker(index: index, loop: loop, configuration: configuration, gate: gate, requestLimiter: requestLimiter))
-            }.value
+            loop.submitAndWait { Worker(index: index, loop: loop, configuration: configuration, gate: gate, requestLimiter: requestLimiter) }
         }
         let shared = SharedState(
             metrics: workers.map(\.metrics), redis: workers.map(\.gate.store.statistics), apiKeys: configuration.apiKeys)
         var port = configuration.port
         for (worker, loop) in zip(workers, loops) {
-            let job = Unchecked(worker)
+            nonisolated(unsafe) let worker = worker  // loop-confined: used on its own loop's thread only
             do {
                 port = try loop.submitAndWait { [port] () throws(ConfigurationError) -> Int in
-                    job.value.shared = shared
-                    return try job.value.start(port: port)
+                    worker.shared = shared
+                    return try worker.start(port: port)
                 }
             } catch {
                 Self.drain(workers, loops, until: .now)  // what started: closed at once
@@ -69,16 +67,9 @@ public final class HTTPServer: Sendable {
     /// `Worker.drain` on each loop; returns once every loop has stopped.
     private static func drain(_ workers: [Worker], _ loops: [EventLoop], until deadline: ContinuousClock.Instant) {
         for (worker, loop) in zip(workers, loops) {
-            let job = Unchecked(worker)
-            loop.execute { job.value.drain(until: deadline) }
+            nonisolated(unsafe) let worker = worker  // loop-confined: drained on its own loop
+            loop.execute { worker.drain(until: deadline) }
         }
         for loop in loops { loop.waitUntilStopped() }
     }
 }
-
-/// Carries a loop-confined object to its own loop's thread.
-struct Unchecked<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}
-

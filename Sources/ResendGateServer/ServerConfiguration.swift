@@ -62,9 +62,9 @@ public struct ServerConfiguration: Sendable {
         guard connectionMemoryBytes >= 1 << 20 else {
             throw ConfigurationError(field: "max-connection-memory", message: "must be at least 1 (MiB)")
         }
-        let maxConnectionsPerWorker = maxConnectionsPerWorker
+        self.maxConnectionsPerWorker = maxConnectionsPerWorker
             ?? ConnectionBudget(workers: workers, connectionMemory: connectionMemoryBytes).defaultPerWorker
-        guard maxConnectionsPerWorker > 0 else {
+        guard self.maxConnectionsPerWorker > 0 else {
             throw ConfigurationError(field: "max-connections", message: "must be at least 1")
         }
         if apiKeys.isEmpty && !insecureNoAuth && !Self.isLoopback(host) {
@@ -84,7 +84,6 @@ public struct ServerConfiguration: Sendable {
         self.maxBodyBytes = maxBodyBytes
         self.maxHeaderBytes = maxHeaderBytes
         self.connectionTimeout = connectionTimeout
-        self.maxConnectionsPerWorker = maxConnectionsPerWorker
         self.connectionMemoryBytes = connectionMemoryBytes
         self.logLevel = logLevel
         self.drainTimeout = drainTimeout
@@ -147,9 +146,7 @@ public struct ServerConfiguration: Sendable {
     static func isLoopback(_ host: String) -> Bool {
         if host == "localhost" { return true }
         var v4 = in_addr()
-        if inet_pton(AF_INET, host, &v4) == 1 {
-            return UInt32(bigEndian: v4.s_addr) >> 24 == 127
-        }
+        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
         var v6 = in6_addr()
         guard inet_pton(AF_INET6, host, &v6) == 1 else { return false }
         let bytes = withUnsafeBytes(of: &v6) { Array($0) }

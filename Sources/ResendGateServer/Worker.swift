@@ -1,4 +1,3 @@
-import CHTTPConnection
 import GateEventLoop
 import ResendGate
 

@@ -64,8 +64,7 @@ final class CountdownStreams {
         }
         if isShuttingDown {
             // The server is draining: tell the client to go elsewhere at once.
-            let frame = CountdownEventSource.shutdown
-            _ = frame.withUnsafeBufferPointer { rg_http_stream_write(connection, $0.baseAddress, $0.count, 0, 1) }
+            _ = CountdownEventSource.shutdown.withUnsafeBufferPointer { rg_http_stream_write(connection, $0.baseAddress, $0.count, 0, 1) }
             return rg_http_end_stream(connection)
         }
         nextSerial &+= 1
@@ -105,7 +104,6 @@ final class CountdownStreams {
     }
 
     /// Closes the oldest stream on this worker; false if none.
-    @discardableResult
     func evictOldest() -> Bool {
         while let serial = order.popFirst() {
             guard let stream = streams[serial] else { continue }
@@ -117,9 +115,7 @@ final class CountdownStreams {
 
     private func evict(_ stream: EventStream) {
         metrics.add(.sseEvicted)
-        stream.evict()
-        // A stream whose connection could not be found is still ended (and forgotten).
-        if streams[stream.serial] != nil { stream.endForShutdown() }
+        stream.evict()  // ends it, and so removes it
     }
 
     private func beat() {

@@ -38,9 +38,7 @@ final class LoopCountdownScheduler: CountdownScheduler, @unchecked Sendable {
     /// instant on ours: re-arm for the rest rather than wake the center early.
     private func timerFired() {
         guard let due = pending else { return }
-        if clock.now < due.instant {
-            return arm(for: due.instant)
-        }
+        guard clock.now >= due.instant else { return arm(for: due.instant) }
         pending = nil
         due.fire()
     }

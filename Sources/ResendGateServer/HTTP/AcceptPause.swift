@@ -17,8 +17,6 @@ final class AcceptPause {
     static let evictionBatch = 32
     /// Streams closed per failed accept when no connection is idle.
     static let streamEvictionBatch = 4
-    /// At most one log line per worker this often, however many accepts fail.
-    static let logInterval: Duration = .seconds(5)
 
     private var listener: OpaquePointer?
     private let connections: ConnectionTracker
@@ -66,10 +64,11 @@ final class AcceptPause {
         }
         let now = ContinuousClock.now
         guard now >= nextLog else { return }
-        nextLog = now + Self.logInterval
+        nextLog = now + AccessLog.reportInterval
         let what = String(cString: strerror(error))
         let relief = outOfDescriptors ? "; \(evicted) idle connections and \(streamsClosed) event streams closed to make room" : ""
-        log.message(.warning, "accept() failed: \(what) (\(failures)x since the last report); the listener pauses \(Self.pause) after each failure\(relief); reported at most every \(Self.logInterval)")
+        log.message(.warning, "accept() failed: \(what) (\(failures)x since the last report); the listener pauses \(Self.pause) after each failure"
+            + "\(relief); reported at most every \(AccessLog.reportInterval)")
         failures = 0
         evicted = 0
         streamsClosed = 0

@@ -2,9 +2,8 @@
 /// buffers, unsent answers and stream frames, libevent's events), counted as allocated.
 /// One connection is bounded (64 KiB ahead, one answer unsent), but not many: 1 500
 /// header lines of 5 bytes take about 170 KB, so 2 000 slow clients took 300 MB. Past its
-/// even share a worker closes those stuck with unsent bytes, most first, then the oldest
-/// not being served, down to three quarters of it; never a request being served, nor a
-/// connection that has not sent a request yet (a new `/healthz`: `ConnectionTracker.shed`).
+/// even share a worker closes connections down to three quarters of it (`lowWater`); which
+/// ones, and which never, is `ConnectionTracker.shed`'s to say.
 public struct ConnectionMemoryBudget: Sendable, Equatable {
     /// The default `--max-connection-memory`: with the ~34 MB a started server takes and what
     /// glibc keeps until trimmed, RSS stays under 64 MB.

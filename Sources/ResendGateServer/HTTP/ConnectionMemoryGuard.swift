@@ -7,9 +7,6 @@ import GateEventLoop
 /// this guard once its callback returns, before any other connection is read (and the
 /// 200 ms housekeeping checks too). A request's path pays only the count. Loop-confined.
 final class ConnectionMemoryGuard {
-    /// At most one log line per worker this often.
-    static let logInterval: Duration = .seconds(5)
-
     let budget: ConnectionMemoryBudget
     private let connections: ConnectionTracker
     private let metrics: WorkerMetrics
@@ -36,9 +33,8 @@ final class ConnectionMemoryGuard {
 
     /// From the worker's housekeeping timer.
     func check() {
-        let now = held
-        metrics.set(.connectionMemoryBytes, Int64(now))
-        if now > budget.perWorker { relieve() } else { rg_memory_rearm() }
+        metrics.set(.connectionMemoryBytes, Int64(held))
+        relieve()
     }
 
     /// Stops watching; call on the loop before the loop or the connections are freed.
@@ -60,10 +56,10 @@ final class ConnectionMemoryGuard {
         closedSinceLog += closed
         let now = ContinuousClock.now
         guard closedSinceLog > 0, now >= nextLog else { return }
-        nextLog = now + Self.logInterval
+        nextLog = now + AccessLog.reportInterval
         log.message(.warning, "connections held \(before >> 10) KiB, over this worker's \(budget.perWorker >> 10) KiB budget: "
             + "\(closedSinceLog) closed since the last report (stuck with unsent bytes, most first, then the oldest idle); "
-            + "reported at most every \(Self.logInterval)")
+            + "reported at most every \(AccessLog.reportInterval)")
         closedSinceLog = 0
     }
 }

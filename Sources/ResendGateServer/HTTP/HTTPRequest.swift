@@ -23,10 +23,8 @@ struct HTTPRequest {
         let request = parsed.pointee
         let bytes = UnsafeBufferPointer(start: request.head + Int(request.target_offset), count: Int(request.target_length))
         let uri = String(decoding: bytes, as: UTF8.self)
-        if let mark = uri.firstIndex(of: "?") {
-            return (uri[..<mark], uri[uri.index(after: mark)...])
-        }
-        return (uri[...], nil)
+        guard let mark = uri.firstIndex(of: "?") else { return (uri[...], nil) }
+        return (uri[..<mark], uri[uri.index(after: mark)...])
     }
 
     /// A request header's value (the first one, matched without case).

@@ -1,15 +1,14 @@
 import GateRuntime
 
 /// The top-level members of a JSON object body, read strictly (RFC 8259): bounded nesting,
-/// valid UTF-8, anything malformed refused (400 `invalid_json`), not guessed at. Nested
-/// values are checked, not kept.
+/// valid UTF-8, anything malformed refused (400 `invalid_json`), not guessed at. Only
+/// strings are kept: numbers, booleans and nested values are checked, never read.
 struct JSONFields {
     enum Value: Equatable {
         case string(String)
-        case number(Substring)
-        case bool(Bool)
         case null
-        case nested
+        /// A number, a boolean, an object or an array: valid, and not a string.
+        case other
     }
 
     static let maximumDepth = 32
@@ -82,15 +81,14 @@ private struct Reader {
         guard let byte = peek else { throw .malformed("unexpected end of the body") }
         switch byte {
         case UInt8(ascii: "\""): return .string(try string())
-        case UInt8(ascii: "{"), UInt8(ascii: "["):
-            try container(depth: depth)
-            return .nested
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
         case UInt8(ascii: "n"): try literal("null"); return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
+        case UInt8(ascii: "{"), UInt8(ascii: "["): try container(depth: depth)
+        case UInt8(ascii: "t"): try literal("true")
+        case UInt8(ascii: "f"): try literal("false")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
         default: throw .malformed("unexpected character at byte \(index)")
         }
+        return .other
     }
 
     private mutating func literal(_ word: StaticString) throws(APIError) {
@@ -101,28 +99,28 @@ private struct Reader {
         index += length
     }
 
-    private mutating func number() throws(APIError) -> Substring {
+    private mutating func number() throws(APIError) {
         let start = index
+        func bad() -> APIError { .malformed("bad number at byte \(start)") }
         _ = consume(UInt8(ascii: "-"))
-        guard let first = peek, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
-            throw .malformed("bad number at byte \(start)")
-        }
+        guard let first = peek, Self.digits.contains(first) else { throw bad() }
         if first == UInt8(ascii: "0") { index += 1 } else { skipDigits() }
         if consume(UInt8(ascii: ".")) {
-            guard skipDigits() > 0 else { throw .malformed("bad number at byte \(start)") }
+            guard skipDigits() > 0 else { throw bad() }
         }
         if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
             index += 1
             if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { index += 1 }
-            guard skipDigits() > 0 else { throw .malformed("bad number at byte \(start)") }
+            guard skipDigits() > 0 else { throw bad() }
         }
-        return Substring(decoding: bytes[start..<index], as: UTF8.self)
     }
+
+    private static let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
 
     @discardableResult
     private mutating func skipDigits() -> Int {
         let start = index
-        while let byte = peek, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) { index += 1 }
+        while let byte = peek, Self.digits.contains(byte) { index += 1 }
         return index - start
     }
 
@@ -158,25 +156,15 @@ private struct Reader {
         let start = index
         while let byte = peek, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 { index += 1 }
         if peek == UInt8(ascii: "\"") {
-            let text = bytes.withUnsafeBufferPointer { all -> String? in
-                let utf8 = UnsafeBufferPointer(rebasing: all[start..<index])
-                // ASCII (almost every field) skips the generic validation's run-time type lookups.
-                return utf8.allSatisfy { $0 < 0x80 } ? String(decoding: utf8, as: UTF8.self) : String(validating: utf8, as: UTF8.self)
-            }
             index += 1
-            guard let text else { throw .malformed("a string is not valid UTF-8") }
-            return text
+            return try bytes.withUnsafeBufferPointer { all throws(APIError) in try Self.text(.init(rebasing: all[start..<index - 1])) }
         }
         var scalars = Array(bytes[start..<index])
         while true {
             guard let byte = peek else { throw .malformed("unterminated string") }
             index += 1
             switch byte {
-            case UInt8(ascii: "\""):
-                guard let text = String(validating: scalars, as: UTF8.self) else {
-                    throw .malformed("a string is not valid UTF-8")
-                }
-                return text
+            case UInt8(ascii: "\""): return try scalars.withUnsafeBufferPointer { buffer throws(APIError) in try Self.text(buffer) }
             case UInt8(ascii: "\\"):
                 guard let escape = peek else { throw .malformed("unterminated string") }
                 index += 1
@@ -194,6 +182,14 @@ private struct Reader {
             default: scalars.append(byte)
             }
         }
+    }
+
+    /// A string's bytes as text, refused unless valid UTF-8. ASCII (almost every field)
+    /// skips the generic validation's run-time type lookups.
+    private static func text(_ utf8: UnsafeBufferPointer<UInt8>) throws(APIError) -> String {
+        if utf8.allSatisfy({ $0 < 0x80 }) { return String(decoding: utf8, as: UTF8.self) }
+        guard let text = String(validating: utf8, as: UTF8.self) else { throw .malformed("a string is not valid UTF-8") }
+        return text
     }
 
     private mutating func hex4() throws(APIError) -> UInt32 {

@@ -48,11 +48,9 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
         // Most values (numbers, purposes, tokens, times, reasons) need no escape: copied whole.
         let copied = text.utf8.withContiguousStorageIfAvailable { utf8 in
-            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F {
-                return false
-            }
-            bytes.append(contentsOf: utf8)
-            return true
+            let plain = utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") && $0 != 0x7F }
+            if plain { bytes.append(contentsOf: utf8) }
+            return plain
         }
         if copied == true { return bytes.append(UInt8(ascii: "\"")) }
         for byte in text.utf8 {

@@ -4,7 +4,6 @@ import ResendGate
 /// is never early), `retry_after_ms`, when it ends by Redis's clock; and a refusal's
 /// `Retry-After` and IETF `RateLimit` / `RateLimit-Policy` headers.
 enum WaitEncoding {
-    /// Writes `retry_after` and `retry_after_ms`.
     static func write(_ milliseconds: Int64, to json: inout JSONWriter) {
         json.field("retry_after", Decision.wholeSeconds(milliseconds))
         json.field("retry_after_ms", milliseconds)

@@ -7,6 +7,9 @@ final class AccessLog {
     private let level: LogLevel
     private var buffer: [UInt8] = []
     private let flushThreshold = 32 * 1024
+    /// At most one warning line per worker and cause (failed accepts, shed connections)
+    /// this often, however often it recurs.
+    static let reportInterval: Duration = .seconds(5)
 
     init(level: LogLevel) {
         self.level = level
@@ -35,9 +38,9 @@ final class AccessLog {
     func gateLogger(worker index: Int) -> GateLogger {
         // The two enums name their levels alike; `off` has no `GateLogger` level.
         guard let minimum = GateLogger.Level.allCases.first(where: { $0.description == level.rawValue }) else { return .off }
-        let log = Unchecked(self)
+        nonisolated(unsafe) let log = self
         return GateLogger(minimumLevel: minimum) { level, text in
-            log.value.message(LogLevel(rawValue: level.description)!, "worker \(index): \(text)")
+            log.message(LogLevel(rawValue: level.description)!, "worker \(index): \(text)")
         }
     }
 

@@ -50,15 +50,13 @@ enum PrometheusText {
         single("resendgate_sse_evicted_total", "counter", "Streams closed, with their shutdown event, to make room: past the streams of one token or of one worker, or at the connection cap.", sum(.sseEvicted))
         single("resendgate_http_requests_too_slow_total", "counter", "Connections closed by the request deadline: a request still arriving --connection-timeout after its first byte (a client silent that long is closed by the idle timeout instead, not counted here).", sum(.lateRequests))
         var cumulative: Int64 = 0
-        var histogram: [(String, String)] = []
-        let bounds = WorkerMetrics.latencyBuckets.map { "\($0)" } + ["+Inf"]
-        for (index, bound) in bounds.enumerated() {
+        let buckets = (WorkerMetrics.latencyBuckets.map { "\($0)" } + ["+Inf"]).enumerated().map { index, bound in
             cumulative += workers.reduce(0) { $0 + $1.bucketCount(index) }
-            histogram.append(("_bucket{le=\"\(bound)\"}", "\(cumulative)"))
+            return ("_bucket{le=\"\(bound)\"}", "\(cumulative)")
         }
-        histogram.append(("_sum", "\(Double(sum(.latencySumMicroseconds)) / 1_000_000)"))
-        histogram.append(("_count", "\(sum(.latencyCount))"))
-        metric("resendgate_http_request_duration_seconds", "histogram", "Time from request to response.", histogram)
+        metric("resendgate_http_request_duration_seconds", "histogram", "Time from request to response.", buckets + [
+            ("_sum", "\(Double(sum(.latencySumMicroseconds)) / 1_000_000)"), ("_count", "\(sum(.latencyCount))"),
+        ])
         single("resendgate_redis_up", "gauge", "Worker connections to Redis that are ready.", redis.filter(\.isReady).count)
         single("resendgate_redis_evicting", "gauge", "Worker connections whose Redis may evict keys (maxmemory-policy not noeviction; any master on a cluster).", redis.filter(\.evictsKeys).count)
         single("resendgate_redis_errors_total", "counter", "Redis errors: failed connects, timeouts, error replies (not a cluster's redirections).", redis.reduce(0) { $0 + $1.errorCount })
