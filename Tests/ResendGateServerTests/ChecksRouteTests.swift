@@ -91,6 +91,21 @@ struct ChecksRouteTests {
         }
     }
 
+    /// A check refused because wrong codes locked the number (`--lockout-scope number`: 429
+    /// `locked`) is not stored by a cache either: its answer keeps `Cache-Control: no-store`
+    /// beside the lock's `Retry-After` and `RateLimit-Policy` (they replaced it before).
+    @Test func aLockedNumbersCheckIsNotCachedEither() throws {
+        let gate = try TestGate(serve: Self.flags + ["--lockout-scope", "number"])
+        defer { gate.stop(grace: .seconds(2)) }
+        let client = gate.client()
+        let code = try #require(try Self.object(client.send(phone: Self.number))["code"] as? String)
+        for _ in 0..<3 { _ = try Self.check(client, Self.wrong(code)) }
+        let locked = try Self.check(client, code)
+        #expect(locked.status == 429 && locked.errorCode == "locked", "\(locked)")
+        #expect(locked.header("Cache-Control") == "no-store" && locked.header("Retry-After") != nil, "\(locked)")
+        #expect(locked.header("RateLimit-Policy") == #""locked";q=3"#)
+    }
+
     /// A page's request (any `Origin`, even an allowed one) is answered without the code:
     /// its user must get the code by SMS.
     @Test func aBrowserNeverGetsTheCode() throws {

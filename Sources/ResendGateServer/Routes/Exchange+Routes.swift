@@ -27,12 +27,12 @@ extension Exchange {
         }
     }
 
-    /// A gate error's answer with `headers`; a 429 (`refund_limit`, `locked`) instead with
-    /// `Retry-After` and the `RateLimit` pair, whose quota is the refunds or the wrong codes a window.
+    /// A gate error's answer with `headers`; a 429 (`refund_limit`, `locked`) with
+    /// `Retry-After` and the `RateLimit` pair too, whose quota is the refunds or the wrong codes a window.
     func respond(_ error: GateError, purpose: Purpose, headers: [(String, String)] = []) {
         guard error.kind == .refundLimit || error.kind == .locked else { return respond(APIError(error), headers: headers) }
         let policy = gate.configuration.policies.policy(for: purpose)
         let quota = error.kind == .locked ? policy.maxFailedChecks : policy.maxRefunds
-        respond(APIError(error), headers: WaitEncoding.headers(error.retryAfterMilliseconds ?? 0, limit: error.code, quota: quota))
+        respond(APIError(error), headers: headers + WaitEncoding.headers(error.retryAfterMilliseconds ?? 0, limit: error.code, quota: quota))
     }
 }
