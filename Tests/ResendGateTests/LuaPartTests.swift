@@ -11,7 +11,7 @@ import Testing
 struct LuaPartTests {
     /// Every file a script includes, or a rule puts in reserve.lua's slots (`NumberRule.parts`).
     static let parts = Set(
-        GateScripts.files.values.flatMap { includes(String(decoding: $0, as: UTF8.self)) } + NumberRules.all.flatMap { $0.parts.values }).sorted()
+        GateScripts.files.values.flatMap { includes(String(decoding: $0, as: UTF8.self)) } + ReserveScripts.numberRules.flatMap { $0.parts.values }).sorted()
 
     /// Lua's and Redis's globals, and the prelude's locals: every script starts with it.
     static let environment = Set([
@@ -64,7 +64,7 @@ struct LuaPartTests {
                 return
             }
             let linked = ReserveScripts.withRules(
-                String(reserve[..<start.upperBound]) + block + reserve[end.upperBound...], NumberRules.of(guarded: guarded, codes: guarded))
+                String(reserve[..<start.upperBound]) + block + reserve[end.upperBound...], ReserveScripts.rules(guarded: guarded, codes: guarded))
             Self.walk(linked, path: "reserve", issues: &issues)
         }
         #expect(issues == [])

@@ -192,11 +192,11 @@ extension ReserveScriptsTests {
         #expect(windowed.cooldownKeyOnly == nil)
     }
 
-    /// Each rule's parts go in reserve.lua's slots, in `NumberRules.all`'s order, indented as
+    /// Each rule's parts go in reserve.lua's slots, in `ReserveScripts.numberRules`'s order, indented as
     /// the slot; a script without the budgets' guard or codes has none of theirs.
     @Test func theRulesPartsGoInTheirSlotsInTheListsOrder() {
         let text = "a\n\n  -- rules: check\n-- rules: hold\n-- rules: write\n"
-        #expect(ReserveScripts.withRules(text, NumberRules.all) == """
+        #expect(ReserveScripts.withRules(text, ReserveScripts.numberRules) == """
             a
 
               -- include: cooldown-check
@@ -211,7 +211,7 @@ extension ReserveScriptsTests {
             -- include: code-write
 
             """)
-        #expect(ReserveScripts.withRules(text, NumberRules.of(guarded: false, codes: false)) == """
+        #expect(ReserveScripts.withRules(text, ReserveScripts.rules(guarded: false, codes: false)) == """
             a
 
               -- include: cooldown-check

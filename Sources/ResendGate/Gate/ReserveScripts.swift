@@ -63,6 +63,14 @@ struct ReserveScripts {
     /// the part (not an include line, which would put itself in again).
     private static let budgetPolicyLine = "-- the policy's budgets (ReserveScripts writes them here)\n"
 
+    /// The number's rules, in the order their parts run in each slot.
+    static var numberRules: [any NumberRule.Type] { [Cooldowns.self, MaxSends.self, IPCap.self, FraudGuard.self, IssuedCodeRule.self] }
+
+    /// A script's rules: the budgets and pumping guard only where guarded (one Redis), codes only for a purpose that issues them.
+    static func rules(guarded: Bool, codes: Bool) -> [any NumberRule.Type] {
+        numberRules.filter { ($0 != FraudGuard.self || guarded) && ($0 != IssuedCodeRule.self || codes) }
+    }
+
     /// reserve.lua linked once per process, not per gate (linking reads every line, and a gate
     /// makes a script per purpose and variant): `[guarded][codes]`.
     private static let linked = [false, true].map { g in [false, true].map { linked(guarded: g, codes: $0, files: GateScripts.files) } }
@@ -70,9 +78,9 @@ struct ReserveScripts {
     /// reserve.lua from `files` with its rules' parts put in; guarded, the budgets are left as a line to replace.
     private static func linked(guarded: Bool, codes: Bool, files: [String: [UInt8]]) -> String {
         var parts = files
-        let rules = NumberRules.of(guarded: guarded, codes: codes)
+        let rules = rules(guarded: guarded, codes: codes)
         // A rule left out puts in nothing, also where a reserve.lua from before the slots includes its part by name.
-        for left in NumberRules.all where !rules.contains(where: { $0 == left }) { for part in left.parts.values { parts[part] = [] } }
+        for left in numberRules where !rules.contains(where: { $0 == left }) { for part in left.parts.values { parts[part] = [] } }
         if guarded { parts["budget-policy"] = Array(budgetPolicyLine.utf8) }
         let reserve = withRules(String(decoding: files["reserve"] ?? [], as: UTF8.self), rules)
         return String(decoding: GateScripts.withParts(Array(reserve.utf8), parts: parts), as: UTF8.self)
@@ -96,11 +104,10 @@ struct ReserveScripts {
     /// `prelude.lua`, then `reserve.lua` with `policy`'s block; guarded, with fraud-guard.lua
     /// (its block too) and the guard's parts, with the policy's budgets.
     static func source(_ script: ReserveVariant, guarded: Bool = false) -> String {
-        let policy = script.policy
         let block = Self.block(script) + (guarded ? "" : "local guardRegister\n"), guardBlock = FraudGuard.block(script)
         guard let text = assemble(
-            linked[guarded ? 1 : 0][policy.rules.codes == nil ? 0 : 1], block: { _ in block },
-            guardFile: guarded ? EmbeddedFiles.fraudGuard : nil, guardBlock: { _ in guardBlock }, budgets: budgetPolicy(policy))
+            linked[guarded ? 1 : 0][script.policy.rules.codes == nil ? 0 : 1], block: { _ in block },
+            guardFile: guarded ? EmbeddedFiles.fraudGuard : nil, guardBlock: { _ in guardBlock }, budgets: budgetPolicy(script.policy))
         else { preconditionFailure("reserve.lua or fraud-guard.lua lost a policy block's marker lines, or guard-check.lua its budgets") }
         return GateScripts.source([]) + "\n" + text
     }
@@ -162,6 +169,6 @@ struct ReserveScripts {
     static func block(_ script: ReserveVariant) -> String {
         let lifetime = script.idempotencyLifetimeMilliseconds
         return "local lifetime, lifetimeText = \(lifetime), '\(lifetime)'\n"
-            + NumberRules.of(guarded: false, codes: script.policy.rules.codes != nil).map { $0.block(script) }.joined()
+            + rules(guarded: false, codes: script.policy.rules.codes != nil).map { $0.block(script) }.joined()
     }
 }

@@ -43,7 +43,6 @@ extension IPCap: NumberRule {
 
     static func block(_ script: ReserveVariant) -> String {
         let policy = script.policy, window = policy.ipWindowMilliseconds
-        // The IP's set is shared by every purpose that caps IPs: kept by the longest window of any.
         let keep = max(window, script.longestIPWindowMilliseconds)
         let cap = script.countingIP ? policy.rules.ipMaxSends ?? 0 : 0, watched = policy.rules.observes(.ipLimit)
         return "local ipMax, ipWindow, ipKeep, ipKeepText, watchIP = \(cap), \(window), \(keep), '\(keep + keep / 8)', \(watched)\n"

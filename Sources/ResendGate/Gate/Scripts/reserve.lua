@@ -84,7 +84,7 @@ local held = call('MGET', KEYS[1], KEYS[2])
 local list = held[2]
 -- include: window-read
 local reason, wait = '', 0
--- The rules' checks (`NumberRule`, in `NumberRules.all`'s order): the cooldown, max sends,
+-- The rules' checks (`NumberRule`, in `ReserveScripts.numberRules`' order): the cooldown, max sends,
 -- the IP's cap; the budgets and SMS-pumping guard (in a policy with either on one Redis),
 -- which refuse whatever the number's rules say.
 -- rules: check
