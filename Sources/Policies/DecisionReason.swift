@@ -62,7 +62,7 @@ public enum DecisionReason: String, Sendable, CaseIterable {
         if let budgetLimit { return budgetLimit }
         return switch self {
         case .cooldown: 1
-        case .maxSends: policy.windowLimit?.budget.limit ?? sendsInWindow
+        case .maxSends: policy.maxSends ?? sendsInWindow
         case .ipLimit: policy.ipMaxSends ?? 1
         case .locked: policy.maxFailedChecks
         case .countryLimit, .globalLimit, .tooManyRequests, .outsideSendHours: 1

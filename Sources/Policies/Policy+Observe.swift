@@ -7,23 +7,9 @@ extension Policy {
         observe.contains(rule)
     }
 
-    /// Whether a send under this policy must fit in a budget (a region's, the total, a limit's).
+    /// Whether a send under this policy must fit in a budget (a region's or the total).
     public var hasBudgets: Bool {
-        maxSendsTotal != nil || !countryMaxSends.isEmpty || limits.contains { !countsInWindow($0) }
-    }
-
-    /// The limit of a number's sends in the policy's own `window`: `max_sends`, or its other
-    /// spelling, a `per=number` limit answering `max_sends` in that window. The number's window
-    /// key counts those sends already (for the ladder), atomically with its cooldown and in its
-    /// slot, so such a limit is counted there, not in budget shards. A policy has at most one.
-    public var windowLimit: SendLimit? {
-        maxSends.map { SendLimit(name: "max-sends", per: .number, budget: SendBudget(limit: $0, window: window)) }
-            ?? limits.first(where: countsInWindow)
-    }
-
-    /// Whether `limit` is a `windowLimit` (budget shards count every other limit).
-    public func countsInWindow(_ limit: SendLimit) -> Bool {
-        limit.per == .number && limit.budget.window == window && limit.reason == .maxSends
+        maxSendsTotal != nil || !countryMaxSends.isEmpty || !limits.isEmpty
     }
 
     /// Reads `country_limit,global_limit` into rules; any name that is not a reason code is

@@ -117,20 +117,13 @@ public struct Policy: Sendable, Equatable {
         }
         guard window >= .milliseconds(1) else { throw fail("window", "must be at least 1 ms") }
         guard ipWindow >= .milliseconds(1) else { throw fail("ip-window", "must be at least 1 ms") }
-        if let maxSends, maxSends < 1 { throw fail("max-sends", "must be at least 1, got \(maxSends)") }
-        let inWindow = limits.filter(countsInWindow)
-        if let second = inWindow.dropFirst(maxSends == nil ? 1 : 0).first {
-            let first = maxSends == nil ? "limit " + inWindow[0].name : "max-sends"
-            throw fail("limit " + second.name, "counts the number's sends in the policy's window, as \(first) does: keep one (the smaller binds)")
-        }
-        if let limit = windowLimit, limit.budget.limit >= 1 {
+        if let maxSends {
+            guard maxSends >= 1 else { throw fail("max-sends", "must be at least 1, got \(maxSends)") }
             // The last allowed send comes after the cooldowns of the sends before it.
             var elapsed = Duration.zero
-            for index in 0..<(limit.budget.limit - 1) { elapsed += ladder[min(index, ladder.count - 1)] }
+            for index in 0..<(maxSends - 1) { elapsed += ladder[min(index, ladder.count - 1)] }
             guard elapsed < window else {
-                throw fail(
-                    maxSends == nil ? "limit " + limit.name : "max-sends",
-                    "\(limit.budget.limit) sends cannot fit into the window of \(window): the cooldowns before the last one add up to \(elapsed)")
+                throw fail("max-sends", "\(maxSends) sends cannot fit into the window of \(window): the cooldowns before the last one add up to \(elapsed)")
             }
         }
         guard maxRefunds >= 0 else { throw fail("max-refunds", "must be 0 (no refunds) or more, got \(maxRefunds)") }

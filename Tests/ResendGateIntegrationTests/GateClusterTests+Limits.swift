@@ -33,22 +33,4 @@ extension GateClusterTests {
         }
         #expect(counted == 12)
     }
-
-    /// `max_sends` spelled as data (a `per=number` limit in the policy's window) stays in the
-    /// number's slot on a Cluster: counted in its window key by its one script, atomically,
-    /// with no budget key on any master.
-    @Test func aPerNumberLimitInThePolicysWindowStaysInTheNumbersSlot() async throws {
-        let cluster = try RedisCluster()
-        defer { cluster.stop() }
-        var policy = Policy(ladder: [.seconds(60)])
-        policy.observe = [.cooldown]
-        policy.limits = try SendLimit.parseList("day,per=number,sends=3/24h")
-        let gate = try await Self.servedGate(cluster: cluster, policy: policy)
-        let decisions = try await Self.reserveAtOnce(gate, Array(repeating: Self.spreadNumbers(1)[0], count: 12))
-        #expect(decisions.filter(\.allowed).count == 3)
-        #expect(decisions.filter { !$0.allowed }.allSatisfy { $0.reason == .maxSends && $0.sendsLeft == 0 })
-        for master in try cluster.masters() {
-            #expect(try cluster.client(port: master.port).command("KEYS", "rg:budget:*").array?.isEmpty == true)
-        }
-    }
 }

@@ -119,35 +119,4 @@ struct GateLimitTests {
             #expect(try GateBudgetTests.counted(client, "rg:budget:{*:c.*") == 3)
         }
     }
-
-    /// A `per=number` limit answering `max_sends` in the policy's window is `max_sends` spelled as
-    /// data (`Policy.windowLimit`): counted in the number's window key (no budget key), at once
-    /// for one number exactly its sends, its filling send holding the cooldown until the window
-    /// lets the next one in, its refusals carrying what else was observed; the two spellings
-    /// answer alike, request for request. (Counted in budget shards, the limit answered
-    /// neither `sends_left`, nor the hold, nor the observed cooldown.)
-    @Test func aPerNumberLimitInThePolicysWindowIsMaxSendsSpelledAsData() async throws {
-        var asData = try Self.policy("day,per=number,sends=3/24h")
-        asData.observe = [.cooldown]
-        var asField = Policy(ladder: [.seconds(60)], maxSends: 3)
-        asField.observe = [.cooldown]
-        var answers: [[String]] = []
-        for policy in [asData, asField] {
-            try await withLiveGate(policy: policy) { redis, gate async throws in
-                let decisions = try await GateBudgetTests.reserveConcurrently(gate, Array(repeating: "+8613800138000", count: 12))
-                #expect(decisions.filter(\.allowed).count == 3)
-                for refused in decisions where !refused.allowed {
-                    #expect(refused.reason == .maxSends && refused.observed == [.cooldown] && refused.sendsLeft == 0)
-                    #expect(refused.retryAfterMilliseconds > 86_000_000 && refused.retryAfterMilliseconds <= 86_400_000)
-                }
-                let filling = decisions.filter { $0.allowed && $0.sendsLeft == 0 }
-                #expect(filling.count == 1 && filling.allSatisfy { $0.retryAfterMilliseconds > 86_000_000 })
-                #expect(try redis.client().keys("rg:budget:*").isEmpty)
-                answers.append(decisions.map {
-                    "\($0.allowed) \($0.reason?.rawValue ?? "") \($0.sendsLeft ?? -1) \($0.retryAfterMilliseconds > 3_600_000)"
-                }.sorted())
-            }
-        }
-        #expect(answers.count == 2 && answers[0] == answers[1])
-    }
 }

@@ -62,25 +62,4 @@ struct SendLimitTests {
             #expect(error?.field == field, "\(json): \(String(describing: error))")
         }
     }
-
-    /// `max_sends` and a `per=number` limit answering `max_sends` in the policy's window count
-    /// the same sends, in the number's window key (`Policy.windowLimit`): a policy takes one, and
-    /// it must fit the ladder as `max_sends` must. Another window or reason is a budget's.
-    @Test func aPolicyHasOneLimitOfTheNumbersSendsInItsWindow() throws {
-        var policy = Policy(ladder: [.seconds(60)], window: .seconds(86_400), maxSends: 5)
-        policy.limits = try SendLimit.parseList("day,per=number,sends=3/24h")
-        #expect(configurationError { () throws(ConfigurationError) in try policy.lint() }?.field == "limit day")
-        policy.maxSends = nil
-        try policy.lint()
-        #expect(policy.windowLimit?.name == "day" && policy.windowLimit?.budget.limit == 3 && !policy.hasBudgets)
-        policy.limits += try SendLimit.parseList("again,per=number,sends=4/24h")
-        #expect(configurationError { () throws(ConfigurationError) in try policy.lint() }?.field == "limit again")
-        policy.limits = try SendLimit.parseList("day,per=number,sends=2000/24h")
-        #expect(configurationError { () throws(ConfigurationError) in try policy.lint() }?.message.contains("cannot fit") == true)
-        policy.limits = try SendLimit.parseList("hour,per=number,sends=3/1h;day,per=number,sends=3/24h,reason=global_limit")
-        try policy.lint()
-        #expect(policy.windowLimit == nil && policy.hasBudgets)
-        policy.maxSends = 7
-        #expect(policy.windowLimit == SendLimit(name: "max-sends", per: .number, budget: SendBudget(limit: 7, window: .seconds(86_400))))
-    }
 }

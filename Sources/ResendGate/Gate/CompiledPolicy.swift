@@ -2,8 +2,6 @@
 struct CompiledPolicy {
     let rules: Policy
     let ladderMilliseconds: [Int64]
-    /// `max_sends`, however spelled (`Policy.windowLimit`): counted in the number's window key.
-    let windowLimit: SendLimit?
     /// 0 when sends need no counting (a flat cooldown without a cap). A policy with a window
     /// keeps a number's running cooldown in its window key (`reserve.lua`).
     let windowMilliseconds: Int64
@@ -21,8 +19,7 @@ struct CompiledPolicy {
     init(_ rules: Policy) {
         self.rules = rules
         ladderMilliseconds = rules.ladder.map(\.wholeMilliseconds)
-        windowLimit = rules.windowLimit
-        windowMilliseconds = rules.ladder.count > 1 || windowLimit != nil ? rules.window.wholeMilliseconds : 0
+        windowMilliseconds = rules.ladder.count > 1 || rules.maxSends != nil ? rules.window.wholeMilliseconds : 0
         ipWindowMilliseconds = rules.ipWindow.wholeMilliseconds
         policyWindowMilliseconds = rules.window.wholeMilliseconds
         longestHoldMilliseconds = max(windowMilliseconds, ladderMilliseconds.max() ?? 0)

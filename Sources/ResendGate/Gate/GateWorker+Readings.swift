@@ -41,7 +41,7 @@ extension GateWorker {
             GateScripts.peek, keys: context.keys, purpose: purpose, number: context.number(phone),
             numberKeys: [.cooldown, .window],
             arguments: { args in
-                args.append(Int(policy.windowMilliseconds), policy.windowLimit?.budget.limit ?? 0)
+                args.append(Int(policy.windowMilliseconds), policy.rules.maxSends ?? 0)
                 args.appendRedisNow()
             },
             decode: { reply throws(GateError) in

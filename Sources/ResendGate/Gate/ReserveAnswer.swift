@@ -118,7 +118,7 @@ struct ReserveAnswer {
         var decision = Decision(
             request, refusedBy: answer.reason, wait: answer.waitMilliseconds, now: answer.nowMilliseconds,
             next: answer.nextMilliseconds, sendsInWindow: answer.sends,
-            sendsLeft: send.policy.windowLimit.map { max(0, $0.budget.limit - answer.sends) },
+            sendsLeft: send.policy.rules.maxSends.map { max(0, $0 - answer.sends) },
             token: (CooldownValue(text: answer.nonce)?.nonce).map { cipher.seal(purpose: request.purpose, number: number, nonce: $0) },
             observed: answer.observed, replayed: replayed)
         if let code = answer.code, answer.allowed {

@@ -19,7 +19,7 @@ struct BudgetCheck {
             (BudgetCheck(reason: .countryLimit, budget: $0.value, kind: $0.key, observed: policy.observes(.countryLimit)), false)
         } + (policy.maxSendsTotal.map {
             [(BudgetCheck(reason: .globalLimit, budget: $0, kind: "total", observed: policy.observes(.globalLimit)), false)]
-        } ?? []) + policy.limits.filter { !policy.countsInWindow($0) }.map {
+        } ?? []) + policy.limits.map {
             (BudgetCheck(reason: $0.reason, budget: $0.budget, kind: $0.name + ".", observed: policy.observes($0)), true)
         }
     }
@@ -40,7 +40,7 @@ struct BudgetCheck {
         }
         guard !policy.limits.isEmpty else { return checks }
         let number = context.number(request.phone), address = context.addressKeyText(request)
-        for limit in policy.limits where !policy.countsInWindow(limit) {
+        for limit in policy.limits {
             let value: String
             switch limit.per {
             case .number: value = number

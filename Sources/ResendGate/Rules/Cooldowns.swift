@@ -16,7 +16,7 @@ import RedisClient
 /// within the cooldown ahead of this gate's clock, or none (a lock, an older version's key),
 /// is not trusted: a `PTTL` asks Redis. One further ahead was written on a clock ahead of
 /// this one, or is a longer cooldown's (a policy change): only Redis knows which, and a
-/// refusal never tells a wait longer than the key lives. `server_time` is the gate's clock too.
+/// refusal never tells a wait longer than the cooldown. `server_time` is the gate's clock too.
 ///
 /// The rule owns where gates keep cooldowns (`WindowCooldowns`).
 final class Cooldowns {
@@ -145,7 +145,7 @@ extension Cooldowns: NumberRule {
 
     static func block(_ script: ReserveVariant) -> String {
         let policy = script.policy, ladder = policy.ladderMilliseconds
-        let keepSends = max(policy.windowLimit?.budget.limit ?? 0, ladder.count, 16)
+        let keepSends = max(policy.rules.maxSends ?? 0, ladder.count, 16)
         // A number's first send and the step after it, the most frequent, without a call of `step`.
         let first = ladder.first ?? 0, second = ladder.dropFirst().first ?? first
         return """
