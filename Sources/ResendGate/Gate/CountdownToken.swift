@@ -12,8 +12,9 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
     public static let lengths = 44...128
 
     /// Accepts exactly a token's shape (44 to 128 characters of `[A-Za-z0-9_-]`), so
-    /// malformed input never reaches the cipher or Redis.
-    public init?(validating text: some StringProtocol) {
+    /// malformed input never reaches the cipher or Redis. Inlinable: a caller's string type is
+    /// known where it calls, so the check runs on it directly, not through a generic's witnesses.
+    @inlinable public init?(validating text: some StringProtocol) {
         guard Self.lengths.contains(text.utf8.count), text.utf8.allSatisfy({ Self.sextet($0) != nil }) else { return nil }
         self.text = String(text)
     }
@@ -89,7 +90,7 @@ public struct CountdownToken: Hashable, Sendable, CustomStringConvertible {
         return out
     }
 
-    private static func sextet(_ byte: UInt8) -> UInt8? {
+    @usableFromInline static func sextet(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")
         case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - UInt8(ascii: "a") + 26

@@ -10,6 +10,8 @@ public final class GateWorker {
     public let configuration: GateConfiguration
     /// This worker's own parser and cache, so parsing never contends across loops.
     public let parser: PhoneNumberParser
+    /// How this gate's Redis keys are spelled (under `configuration.keyPrefix`).
+    public var keys: GateKeys { context.keys }
     let context: GateContext
     /// Seals and opens countdown tokens, once the deployment's secret is known.
     let tokenSecret: TokenSecret
