@@ -75,6 +75,30 @@ struct ReserveScriptTests {
         for (key, ttl) in full.ttls { #expect(abs(ttl - (keys.ttls[key] ?? -100)) < slack, "\(state): TTL of \(key)") }
     }
 
+    /// A deadline further ahead than the cooldown (written on a clock ahead of Redis's, or a
+    /// longer cooldown's) is not the script's word either: it answers the key's PTTL, never
+    /// more than the cooldown, as the plain path does (`Cooldowns`; it trusted up to a second
+    /// more, so the two paths told one refused client different waits).
+    @Test func aDeadlineBeyondTheCooldownIsAnsweredByTheKeysLifeInTheScriptToo() async throws {
+        let redis = try await startRedis(RedisServer.Options())
+        defer { redis.stop() }
+        let client = try redis.client()
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let ahead = CooldownValue(nonce: CooldownNonce(text: "BBBBBBBBBBBBBBBB"[...])!, deadlineMilliseconds: now + 60_500).text
+        let source = ReserveScripts.source(ReserveVariant(
+            policy: CompiledPolicy(.default), countingIP: false, cooldownInWindow: false, idempotencyLifetimeMilliseconds: 86_400_000,
+            longestIPWindowMilliseconds: 0))
+        let full = try Self.run(client, setup: [["SET", Self.cooldown, ahead, "PX", Self.step]], [[
+            "EVAL", source, "4",
+            Self.cooldown, gateKey(.window, "+8613800138000"), gateKey(.noIP, "+8613800138000"),
+            gateKey(.noIdempotency, "+8613800138000"),
+            "", Self.nonce, "",
+        ]])
+        let script = try #require(full.replies[0].string.flatMap(ReserveAnswer.init(answer:)), "\(full.replies)")
+        #expect(!script.allowed && script.reason == .cooldown && script.nonce == "BBBBBBBBBBBBBBBB")
+        #expect(script.waitMilliseconds <= 60_000 && script.waitMilliseconds > 50_000, "\(full.replies)")
+    }
+
     /// What the gate's plain path writes: the nonce and the deadline (`CooldownValue`).
     static func plainValue() -> String {
         let now = Int64(Date().timeIntervalSince1970 * 1000)

@@ -6,15 +6,17 @@
 -- key without expiry to give one) and `locked`; sets `reason`/`wait` or `observedText`.
 -- A running cooldown refuses. A cooldown key refuses while it exists (Redis alone decides
 -- that): its wait is the deadline its value holds after the nonce, when that is one the
--- gate could have set (ahead by at most the longest hold, give or take a second of another
--- gate's clock); else, or for a lock, the key's PTTL. The window's own cooldown refuses
+-- gate could have set (ahead by at most the longest hold); else, or for a lock, the key's
+-- PTTL. One further ahead was written on a clock ahead of Redis's (another gate's) or is a
+-- longer cooldown's, and may end after the key: a wait is never longer than the longest hold
+-- (as the plain path's, `Cooldowns`, never longer than its cooldown). The window's own cooldown refuses
 -- until its deadline (at most the longest hold ahead). With both, the key's is the
 -- cooldown (its nonce, its lock) and the wait the longer of the two.
 local value, remaining, repair, locked = held[1], 0, false, false
 if value then
   locked = string.sub(value, 1, 6) == 'locked'
   local deadline = not locked and cooldownDeadline(value)
-  if deadline and deadline > now and deadline - now <= longest + 1000 then
+  if deadline and deadline > now and deadline - now <= longest then
     remaining = deadline - now
   else
     remaining = call('PTTL', KEYS[1])
